@@ -1,0 +1,47 @@
+// Archive format v1: the header frame that opens every .ccpack file. docs/FORMAT.md is the reference.
+//
+//   archive := header-frame payload
+//   header-frame (a zstd skippable frame, so stock `zstd -d` skips it):
+//     u32le 0x184D2A5E            skippable-frame magic
+//     u32le N                     bytes that follow in this frame
+//     8     "\x89CCPACK\n"        ccpack magic
+//     u32le 1                     format version
+//     u32le 0                     flags (reserved, must be 0)
+//     u64le P                     payload bytes (the zstd frames after this header)
+//     32    SHA-256(manifest)
+//     u32le M, M bytes            manifest (UTF-8 JSON, see manifest.hpp)
+//     u32le S, S bytes            signature block (UTF-8 JSON array; "[]" when unsigned)
+//   payload := zstd-frame+        their concatenated content is one POSIX pax tar stream
+//
+// The header is read without touching the payload, so restore can refuse an archive before decompressing.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace ccpack::manifest {
+
+inline constexpr std::uint32_t kSkippableMagic = 0x184D2A5E;
+inline constexpr char kMagic[8] = {'\x89', 'C', 'C', 'P', 'A', 'C', 'K', '\n'};
+inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::uint32_t kMaxManifestBytes = 512u << 20;
+inline constexpr std::uint32_t kMaxSignatureBytes = 1u << 20;
+// Frames are decoded with at most this window (zstd's default decoder limit, so stock `zstd -d` works).
+inline constexpr int kMaxWindowLog = 27;
+
+struct ArchiveHeader {
+  std::uint32_t version = kFormatVersion;
+  std::uint64_t payload_size = 0;
+  std::string manifest;    // exact bytes, as signed
+  std::string signatures = "[]";
+  std::uint64_t header_size = 0;  // bytes of the whole header frame (= payload offset in the file)
+};
+
+[[nodiscard]] std::string encode_header(const ArchiveHeader& header);
+
+// Reads and checks the header frame of `fd` (named `path` in errors); throws IntegrityError on any mismatch,
+// including a file size that does not match the recorded payload size (truncation, appended bytes).
+[[nodiscard]] ArchiveHeader read_header(int fd, const std::filesystem::path& path);
+
+}  // namespace ccpack::manifest

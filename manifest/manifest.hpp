@@ -1,0 +1,102 @@
+// The manifest: the signed description of everything in a .ccpack archive.
+//
+// It lists the packed components (which cache folder each top-level tar folder came from), every zstd frame of
+// the payload (offset, sizes, SHA-256 of the compressed bytes) and every tar entry in stream order (path, type,
+// mode, size, SHA-256 of the content, frame). Signatures cover the exact manifest bytes and the manifest covers
+// every byte of the payload, so one signature check plus hash checks cover the whole archive.
+//
+// It is serialised as compact JSON with a fixed key order, so the same content gives the same bytes.
+// `Manifest::parse` is the gate for untrusted input: it rejects, naming the field, anything that is malformed,
+// inconsistent or unsafe to extract (absolute paths, "..", duplicates, links out of the tree, setuid bits,
+// entries out of order, sizes past the limits), so later stages may trust what it returns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "manifest/tar.hpp"
+#include "util/sha256.hpp"
+
+namespace ccpack::manifest {
+
+inline constexpr int kManifestVersion = 1;
+
+// Bounds that keep a hostile manifest from exhausting memory or disk before hashes catch it.
+struct Limits {
+  std::uint64_t max_entries = 10'000'000;
+  std::uint64_t max_file_size = 64ULL << 30;    // 64 GiB
+  std::uint64_t max_total_size = 1ULL << 40;    // 1 TiB
+  std::size_t max_path_length = 4096;
+  std::size_t max_frames = 1'000'000;
+};
+
+enum class ComponentKind : std::uint8_t { inductor, triton, extra };
+
+[[nodiscard]] std::string_view to_string(ComponentKind kind);
+
+struct Component {
+  std::string name;     // top-level folder in the tar stream
+  ComponentKind kind = ComponentKind::extra;
+  std::string source;   // absolute folder it was packed from (informational; restore chooses its own target)
+  std::uint64_t files = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct Frame {
+  std::uint64_t offset = 0;           // from the start of the payload (the first byte after the header frame)
+  std::uint64_t compressed_size = 0;
+  std::uint64_t raw_size = 0;         // bytes of tar stream it decompresses to
+  Digest sha256{};                    // of the compressed bytes
+  std::uint64_t first_entry = 0;
+  std::uint64_t entry_count = 0;
+};
+
+struct Entry {
+  std::string path;                   // "<component>/<relative path>", no trailing '/'
+  EntryType type = EntryType::file;
+  std::uint32_t mode = 0;
+  std::uint64_t size = 0;             // files only
+  Digest sha256{};                    // files only
+  std::string link_target;            // symlinks only
+  std::uint32_t frame = 0;
+};
+
+struct Compression {
+  std::string codec = "zstd";
+  int level = 0;
+  int window_log = 0;
+};
+
+struct Manifest {
+  int version = kManifestVersion;
+  std::string created_by;
+  Compression compression;
+  std::string fingerprint_json = "{}";  // environment fingerprint, an opaque JSON object in this version
+  std::vector<Component> components;
+  std::vector<Frame> frames;
+  std::vector<Entry> entries;
+  std::uint64_t tar_size = 0;
+
+  [[nodiscard]] std::string to_json() const;
+  // Parses and validates untrusted bytes; throws IntegrityError naming the field.
+  [[nodiscard]] static Manifest parse(std::string_view json, const Limits& limits = {});
+  // Checks every rule `parse` enforces; throws IntegrityError.
+  void validate(const Limits& limits = {}) const;
+
+  [[nodiscard]] std::uint64_t payload_size() const;
+  [[nodiscard]] static Manifest from_json_tree(const nlohmann::json& root, const Limits& limits);
+  [[nodiscard]] const Component* find_component(std::string_view name) const;
+};
+
+// The component of an entry path ("triton/ABC/x.json" -> "triton") and the rest ("ABC/x.json").
+[[nodiscard]] std::string_view component_of(std::string_view path);
+[[nodiscard]] std::string_view relative_of(std::string_view path);
+
+// A component name is 1-64 of [A-Za-z0-9_.-], not starting with '.' or '-'.
+[[nodiscard]] bool is_valid_component_name(std::string_view name);
+
+}  // namespace ccpack::manifest

@@ -1,0 +1,33 @@
+// `ccpack create`: scan the cache folders, stream them as one pax tar through zstd, write the archive atomically.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "manifest/locations.hpp"
+#include "manifest/manifest.hpp"
+
+namespace ccpack::pack {
+
+struct PackOptions {
+  int level = 1;                          // zstd level
+  int window_log = 27;                    // zstd long-range window (<= manifest::kMaxWindowLog)
+  unsigned jobs = 0;                      // 0: all cores
+  std::uint64_t frame_limit = 1ULL << 30; // a new frame starts at the first entry boundary past this many raw bytes
+  std::string fingerprint_json = "{}";
+  bool progress = false;
+};
+
+struct PackResult {
+  manifest::Manifest manifest;
+  std::uint64_t archive_size = 0;
+  std::vector<std::string> skipped;
+};
+
+// Packs `dirs` into `output`. On any error the output path is untouched. Throws Error.
+[[nodiscard]] PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const std::filesystem::path& output,
+                                        const PackOptions& options);
+
+}  // namespace ccpack::pack

@@ -1,0 +1,26 @@
+// An opened .ccpack archive: the file, its header and its parsed, validated manifest. Nothing of the payload is
+// read here, so every command can refuse a bad or mismatched archive before decompressing anything.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "manifest/format.hpp"
+#include "manifest/manifest.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+namespace ccpack::unpack {
+
+struct Archive {
+  std::filesystem::path path;
+  UniqueFd fd;
+  manifest::ArchiveHeader header;
+  manifest::Manifest manifest;
+  Digest manifest_digest{};  // SHA-256 of the exact manifest bytes: the archive's identity
+
+  // Throws Error (missing, unreadable) or IntegrityError (anything wrong inside).
+  [[nodiscard]] static Archive open(const std::filesystem::path& path);
+};
+
+}  // namespace ccpack::unpack

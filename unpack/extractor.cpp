@@ -1,0 +1,435 @@
+// The restore/verify pipeline (oneTBB parallel_pipeline):
+//
+//   1. serial, in order:   read each frame's compressed bytes (only the range the manifest gives it), hash them,
+//                          decompress into 4 MiB chunks, and parse the tar stream. Every header is checked
+//                          against the next manifest entry (path, type, mode, size, link). Folders are created
+//                          here, so they exist before any file is written; a file that spans chunks is opened
+//                          here too. The chunk goes on with a list of file pieces that lie in it.
+//   2. parallel:           write the pieces: a file that lies whole in one chunk is created, written, hashed and
+//                          checked here (most cache files); pieces of larger files are written with pwrite.
+//   3. serial, in order:   hash the pieces of large files in order; check and close them at their last piece.
+//
+// Zero-copy where it matters: file data is written straight from the decompressed chunk. Memory is bounded by
+// the zstd window (128 MiB) plus the chunks in flight. Symlinks are created last, after every file, so no write
+// can pass through a link; folder modes are applied last, so a read-only folder can still be filled.
+#include "unpack/extractor.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/parallel_pipeline.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "manifest/tar.hpp"
+#include "util/error.hpp"
+#include "util/progress.hpp"
+#include "util/sha256.hpp"
+
+namespace ccpack::unpack {
+namespace {
+
+using manifest::Entry;
+using manifest::EntryType;
+using manifest::kTarBlock;
+
+constexpr std::size_t kChunkBytes = 4 << 20;
+constexpr std::size_t kInputBytes = 1 << 20;
+
+struct LargeFile {
+  UniqueFd fd;
+  Sha256 hash;
+};
+
+struct Piece {
+  std::uint32_t entry = 0;
+  std::size_t at = 0;  // offset in the chunk
+  std::size_t length = 0;
+  std::uint64_t file_offset = 0;
+  bool last = false;
+  std::shared_ptr<LargeFile> large;  // null: the whole file is in this chunk
+};
+
+struct Chunk {
+  std::vector<char> data;
+  std::size_t size = 0;
+  std::vector<Piece> pieces;
+};
+
+std::string entry_name(const Entry& e, std::size_t index) { return "entry " + std::to_string(index) + " '" + e.path + "'"; }
+
+void check_digest(const Digest& got, const Entry& e, std::size_t index) {
+  if (got != e.sha256) throw IntegrityError(entry_name(e, index) + ": SHA-256 mismatch (corrupt or tampered archive)");
+}
+
+class Decoder {
+ public:
+  Decoder(const Archive& a, const std::vector<int>& root_of_component, Progress& progress)
+      : a_(a), m_(a.manifest), roots_(root_of_component), progress_(progress), dctx_(ZSTD_createDCtx()), input_(kInputBytes) {
+    if (dctx_ == nullptr) throw Error("zstd: cannot create a decompression context");
+    ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, manifest::kMaxWindowLog);
+    start_frame();
+  }
+  ~Decoder() { ZSTD_freeDCtx(dctx_); }
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // Fills the next chunk; returns null at the end of the stream.
+  std::shared_ptr<Chunk> next() {
+    if (frame_ >= m_.frames.size()) return nullptr;
+    auto chunk = std::make_shared<Chunk>();
+    chunk->data.resize(kChunkBytes);
+    while (chunk->size < kChunkBytes && frame_ < m_.frames.size()) fill(*chunk);
+    parse(*chunk);
+    return chunk;
+  }
+
+  // Called once the stream is exhausted.
+  void finish() const {
+    if (phase_ != Phase::done) throw IntegrityError(quoted_path(a_.path) + ": tar stream ends early (missing end-of-archive blocks)");
+    if (next_entry_ != m_.entries.size()) {
+      throw IntegrityError(quoted_path(a_.path) + ": the tar stream holds " + std::to_string(next_entry_) + " entries, the manifest lists " +
+                           std::to_string(m_.entries.size()));
+    }
+  }
+
+  [[nodiscard]] const std::vector<std::size_t>& symlinks() const { return symlinks_; }
+  [[nodiscard]] const std::vector<std::size_t>& folders() const { return folders_; }
+
+ private:
+  enum class Phase { header, pax, data, padding, end, done };
+
+  void start_frame() {
+    if (frame_ >= m_.frames.size()) return;
+    ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_only);
+    const manifest::Frame& f = m_.frames[frame_];
+    in_left_ = f.compressed_size;
+    in_offset_ = a_.header.header_size + f.offset;
+    in_ = {input_.data(), 0, 0};
+    raw_in_frame_ = 0;
+    frame_done_ = false;
+  }
+
+  std::string frame_name() const { return quoted_path(a_.path) + ": frame " + std::to_string(frame_); }
+
+  void fill(Chunk& c) {
+    const manifest::Frame& f = m_.frames[frame_];
+    if (in_.pos == in_.size && in_left_ > 0) {
+      std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(in_left_, input_.size()));
+      std::size_t got = pread_full(a_.fd.get(), input_.data(), want, static_cast<off_t>(in_offset_), quoted_path(a_.path));
+      if (got != want) throw IntegrityError(quoted_path(a_.path) + " is truncated inside frame " + std::to_string(frame_));
+      frame_hash_.update(input_.data(), got);
+      in_ = {input_.data(), got, 0};
+      in_offset_ += got;
+      in_left_ -= got;
+    }
+    ZSTD_outBuffer out{c.data.data() + c.size, c.data.size() - c.size, 0};
+    std::size_t rc = ZSTD_decompressStream(dctx_, &out, &in_);
+    if (ZSTD_isError(rc)) throw IntegrityError(frame_name() + " is corrupt: " + ZSTD_getErrorName(rc));
+    c.size += out.pos;
+    raw_in_frame_ += out.pos;
+    if (raw_in_frame_ > f.raw_size) throw IntegrityError(frame_name() + " decompresses to more than its recorded size");
+    if (rc == 0) {
+      if (in_.pos != in_.size || in_left_ != 0) throw IntegrityError(frame_name() + " ends before its recorded compressed size");
+      if (raw_in_frame_ != f.raw_size) throw IntegrityError(frame_name() + " decompresses to fewer bytes than recorded");
+      if (frame_hash_.finish() != f.sha256) throw IntegrityError(frame_name() + ": SHA-256 of the compressed bytes mismatch");
+      ++frame_;
+      start_frame();
+    } else if (in_.pos == in_.size && in_left_ == 0 && out.pos == 0) {
+      throw IntegrityError(frame_name() + " is truncated (the zstd frame does not end)");
+    }
+  }
+
+  void parse(Chunk& c) {
+    std::size_t pos = 0;
+    while (pos < c.size) {
+      std::size_t avail = c.size - pos;
+      switch (phase_) {
+        case Phase::header:
+        case Phase::end: {
+          std::size_t take = std::min(avail, kTarBlock - block_.size());
+          block_.append(c.data.data() + pos, take);
+          pos += take;
+          tar_offset_ += take;
+          if (block_.size() == kTarBlock) on_block(c, pos);
+          break;
+        }
+        case Phase::pax: {
+          std::size_t take = std::min<std::uint64_t>(avail, pax_need_ - pax_.size());
+          pax_.append(c.data.data() + pos, take);
+          pos += take;
+          tar_offset_ += take;
+          if (pax_.size() == pax_need_) {
+            pending_pax_ = true;
+            phase_ = Phase::header;
+          }
+          break;
+        }
+        case Phase::data: {
+          std::size_t take = std::min<std::uint64_t>(avail, data_left_);
+          const Entry& e = m_.entries[current_];
+          Piece p;
+          p.entry = static_cast<std::uint32_t>(current_);
+          p.at = pos;
+          p.length = take;
+          p.file_offset = e.size - data_left_;
+          p.last = take == data_left_;
+          p.large = large_;
+          c.pieces.push_back(std::move(p));
+          pos += take;
+          tar_offset_ += take;
+          data_left_ -= take;
+          if (data_left_ == 0) {
+            large_.reset();
+            pad_left_ = manifest::tar_padding(e.size);
+            phase_ = pad_left_ > 0 ? Phase::padding : Phase::header;
+          }
+          break;
+        }
+        case Phase::padding: {
+          std::size_t take = std::min<std::uint64_t>(avail, pad_left_);
+          pos += take;
+          tar_offset_ += take;
+          pad_left_ -= take;
+          if (pad_left_ == 0) phase_ = Phase::header;
+          break;
+        }
+        case Phase::done:
+          throw IntegrityError(quoted_path(a_.path) + ": data after the end of the tar stream");
+      }
+    }
+  }
+
+  void on_block(Chunk& c, std::size_t pos) {
+    std::string where = quoted_path(a_.path) + ": tar offset " + std::to_string(tar_offset_ - kTarBlock);
+    if (phase_ == Phase::end) {
+      if (!manifest::is_zero_block(block_.data())) throw IntegrityError(where + ": expected the second end-of-archive block");
+      block_.clear();
+      phase_ = Phase::done;
+      return;
+    }
+    if (manifest::is_zero_block(block_.data())) {
+      if (pending_pax_) throw IntegrityError(where + ": pax header without an entry");
+      block_.clear();
+      phase_ = Phase::end;
+      return;
+    }
+    manifest::UstarBlock b = manifest::decode_ustar_block(block_.data(), where);
+    block_.clear();
+    if (b.typeflag == 'x') {
+      if (pending_pax_) throw IntegrityError(where + ": two pax headers in a row");
+      if (b.size > 1 << 20) throw IntegrityError(where + ": pax header too large");
+      pax_.clear();
+      pax_need_ = b.size + manifest::tar_padding(b.size);
+      pax_size_ = b.size;
+      phase_ = Phase::pax;
+      return;
+    }
+    if (pending_pax_) {
+      manifest::apply_pax_records(std::string_view(pax_).substr(0, pax_size_), b, where);
+      pending_pax_ = false;
+    }
+    if (next_entry_ >= m_.entries.size()) throw IntegrityError(where + ": entry '" + b.path + "' is not in the manifest");
+    std::size_t index = next_entry_++;
+    const Entry& e = m_.entries[index];
+    const manifest::Frame& f = m_.frames[e.frame];
+    (void)f;
+    EntryType type = b.typeflag == '5' ? EntryType::dir : b.typeflag == '2' ? EntryType::symlink
+                     : (b.typeflag == '0' || b.typeflag == '\0') ? EntryType::file : static_cast<EntryType>(255);
+    if (static_cast<int>(type) == 255) {
+      throw IntegrityError(where + ": entry '" + b.path + "' has tar type '" + std::string(1, b.typeflag) + "', which ccpack never writes");
+    }
+    std::string path = b.path;
+    if (type == EntryType::dir && !path.empty() && path.back() == '/') path.pop_back();
+    if (path != e.path || type != e.type || (b.mode & 07777) != e.mode || (type == EntryType::file && b.size != e.size) ||
+        (type != EntryType::file && b.size != 0) || (type == EntryType::symlink && b.link_target != e.link_target)) {
+      throw IntegrityError(where + ": tar header '" + b.path + "' does not match manifest " + entry_name(e, index));
+    }
+    int root = roots_[component_index(e)];
+    std::string rel(manifest::relative_of(e.path));
+    switch (e.type) {
+      case EntryType::dir:
+        folders_.push_back(index);
+        if (root >= 0 && !rel.empty() && ::mkdirat(root, rel.c_str(), 0700) != 0) throw_errno("cannot create folder " + rel);
+        break;
+      case EntryType::symlink:
+        symlinks_.push_back(index);
+        break;
+      case EntryType::file: {
+        progress_.advance(e.size);
+        if (e.size == 0) {
+          c.pieces.push_back(Piece{static_cast<std::uint32_t>(index), pos, 0, 0, true, nullptr});
+          break;
+        }
+        current_ = index;
+        data_left_ = e.size;
+        phase_ = Phase::data;
+        if (e.size > c.size - pos) {  // spans chunks: open here, write and hash in order
+          large_ = std::make_shared<LargeFile>();
+          if (root >= 0) {
+            large_->fd.reset(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
+            if (!large_->fd.valid()) throw_errno("cannot create " + e.path);
+          }
+        }
+        break;
+      }
+    }
+  }
+
+  std::size_t component_index(const Entry& e) {
+    std::string_view comp = manifest::component_of(e.path);
+    for (std::size_t i = 0; i < m_.components.size(); ++i) {
+      if (m_.components[i].name == comp) return i;
+    }
+    throw IntegrityError("entry '" + e.path + "' is not under a listed component");
+  }
+
+  const Archive& a_;
+  const manifest::Manifest& m_;
+  const std::vector<int>& roots_;
+  Progress& progress_;
+  ZSTD_DCtx* dctx_;
+  std::vector<char> input_;
+  ZSTD_inBuffer in_{};
+  std::uint64_t in_left_ = 0;
+  std::uint64_t in_offset_ = 0;
+  std::uint64_t raw_in_frame_ = 0;
+  bool frame_done_ = false;
+  Sha256 frame_hash_;
+  std::size_t frame_ = 0;
+
+  Phase phase_ = Phase::header;
+  std::string block_;
+  std::string pax_;
+  std::uint64_t pax_need_ = 0;
+  std::uint64_t pax_size_ = 0;
+  bool pending_pax_ = false;
+  std::uint64_t tar_offset_ = 0;
+  std::size_t next_entry_ = 0;
+  std::size_t current_ = 0;
+  std::uint64_t data_left_ = 0;
+  std::uint64_t pad_left_ = 0;
+  std::shared_ptr<LargeFile> large_;
+  std::vector<std::size_t> symlinks_;
+  std::vector<std::size_t> folders_;
+};
+
+}  // namespace
+
+ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& targets, const ExtractOptions& options) {
+  const manifest::Manifest& m = archive.manifest;
+  std::vector<int> roots(m.components.size(), -1);
+  for (const StagingTarget& t : targets) {
+    for (std::size_t i = 0; i < m.components.size(); ++i) {
+      if (m.components[i].name == t.component) roots[i] = t.root_fd;
+    }
+  }
+  auto root_of = [&](const Entry& e) {
+    std::string_view comp = manifest::component_of(e.path);
+    for (std::size_t i = 0; i < m.components.size(); ++i) {
+      if (m.components[i].name == comp) return roots[i];
+    }
+    return -1;
+  };
+
+  ExtractStats stats;
+  std::uint64_t total = 0;
+  for (const Entry& e : m.entries) {
+    if (e.type == EntryType::file) {
+      ++stats.files;
+      total += e.size;
+    }
+  }
+  stats.bytes = total;
+
+  unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
+  oneapi::tbb::global_control threads(oneapi::tbb::global_control::max_allowed_parallelism, jobs);
+  Progress progress(targets.empty() ? "verify" : "restore", total, options.progress);
+  Decoder decoder(archive, roots, progress);
+  std::atomic<std::uint64_t> written{0};
+
+  auto read = [&](oneapi::tbb::flow_control& fc) -> std::shared_ptr<Chunk> {
+    auto c = decoder.next();
+    if (!c) fc.stop();
+    return c;
+  };
+
+  auto write = [&](std::shared_ptr<Chunk> c) -> std::shared_ptr<Chunk> {
+    std::uint64_t local_written = 0;
+    for (const Piece& p : c->pieces) {
+      const Entry& e = m.entries[p.entry];
+      const char* data = c->data.data() + p.at;
+      if (p.large) {
+        if (p.large->fd.valid()) pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), e.path);
+        continue;
+      }
+      check_digest(Sha256::of(data, p.length), e, p.entry);
+      int root = root_of(e);
+      if (root < 0) continue;
+      std::string rel(manifest::relative_of(e.path));
+      UniqueFd fd(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
+      if (!fd.valid()) throw_errno("cannot create " + e.path);
+      write_all(fd.get(), data, p.length, e.path);
+      ++local_written;
+    }
+    written += local_written;
+    return c;
+  };
+
+  auto finish_large = [&](std::shared_ptr<Chunk> c) {
+    for (const Piece& p : c->pieces) {
+      if (!p.large) continue;
+      p.large->hash.update(c->data.data() + p.at, p.length);
+      if (p.last) {
+        check_digest(p.large->hash.finish(), m.entries[p.entry], p.entry);
+        if (p.large->fd.valid()) {
+          if (::close(p.large->fd.release()) != 0) throw_errno("cannot write " + m.entries[p.entry].path);
+          ++written;
+        }
+      }
+    }
+  };
+
+  mode_t old_mask = ::umask(0);
+  try {
+    oneapi::tbb::parallel_pipeline(
+        2 * static_cast<std::size_t>(jobs) + 2,
+        oneapi::tbb::make_filter<void, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::serial_in_order, read) &
+            oneapi::tbb::make_filter<std::shared_ptr<Chunk>, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::parallel, write) &
+            oneapi::tbb::make_filter<std::shared_ptr<Chunk>, void>(oneapi::tbb::filter_mode::serial_in_order, finish_large));
+    decoder.finish();
+
+    for (std::size_t index : decoder.symlinks()) {
+      const Entry& e = m.entries[index];
+      int root = root_of(e);
+      std::string rel(manifest::relative_of(e.path));
+      if (root >= 0 && ::symlinkat(e.link_target.c_str(), root, rel.c_str()) != 0) throw_errno("cannot create symlink " + e.path);
+    }
+    // Folder modes last, deepest first, so read-only folders could be filled.
+    const auto& folders = decoder.folders();
+    for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
+      const Entry& e = m.entries[*it];
+      int root = root_of(e);
+      if (root < 0) continue;
+      std::string rel(manifest::relative_of(e.path));
+      int rc = rel.empty() ? ::fchmod(root, e.mode) : ::fchmodat(root, rel.c_str(), e.mode, 0);
+      if (rc != 0) throw_errno("cannot set the mode of " + e.path);
+    }
+  } catch (...) {
+    ::umask(old_mask);
+    throw;
+  }
+  ::umask(old_mask);
+  progress.finish();
+  stats.written_files = written;
+  return stats;
+}
+
+}  // namespace ccpack::unpack

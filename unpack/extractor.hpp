@@ -1,0 +1,34 @@
+// Streams an archive's payload, checks every byte against the manifest, and (optionally) writes the entries
+// into staging folders. `ccpack verify` runs it with no targets; `ccpack restore` with one staging folder per
+// component it restores.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "unpack/archive.hpp"
+
+namespace ccpack::unpack {
+
+struct StagingTarget {
+  std::string component;
+  int root_fd = -1;  // an open, empty folder; -1: check this component's entries but write nothing
+};
+
+struct ExtractOptions {
+  unsigned jobs = 0;  // 0: all cores
+  bool progress = false;
+};
+
+struct ExtractStats {
+  std::uint64_t files = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t written_files = 0;
+};
+
+// Throws IntegrityError naming the frame or entry on any mismatch, Error on I/O failure. On error, staging folders
+// hold partial content: the caller discards them.
+ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& targets, const ExtractOptions& options);
+
+}  // namespace ccpack::unpack

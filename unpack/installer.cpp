@@ -1,0 +1,182 @@
+// Staging, locking and the atomic swap behind `ccpack restore`.
+//
+// For a target folder T (say ~/.triton/cache) everything happens in T's parent P, on T's filesystem:
+//   P/.T.ccpack-lock            flock()ed for the whole restore: concurrent restores (eight ranks on a pod)
+//                               queue here; the later ones see the marker and return at once.
+//   P/.T.ccpack-staging.<pid>   the new content, extracted and checked; it gets T/.ccpack-marker.json with the
+//                               archive's manifest digest, then is swapped with T by renameat2(RENAME_EXCHANGE)
+//                               (or renamed into place when T does not exist), and the old content is removed.
+// A crash at any moment leaves T old or new, never a mix; staging left by a killed run is removed by the next
+// run, under the lock. Nothing is written outside T but those two hidden names beside it.
+#include "unpack/installer.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "unpack/extractor.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/version.hpp"
+
+namespace ccpack::unpack {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Slot {
+  std::size_t component = 0;  // index in the manifest
+  fs::path target;
+  fs::path parent;
+  std::string base;            // target's file name
+  UniqueFd lock;
+  fs::path staging;
+  UniqueFd staging_fd;
+  bool restore = false;
+};
+
+UniqueFd take_lock(const fs::path& parent, const std::string& base) {
+  fs::path lock_path = parent / ("." + base + ".ccpack-lock");
+  UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!fd.valid()) throw_errno("cannot create lock file " + quoted_path(lock_path));
+  while (::flock(fd.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) throw_errno("cannot lock " + quoted_path(lock_path));
+  }
+  return fd;
+}
+
+void remove_debris(const fs::path& parent, const std::string& base) {
+  std::string staging_prefix = "." + base + ".ccpack-staging.";
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(parent.c_str()), ::closedir);
+  if (!d) return;
+  std::vector<fs::path> debris;
+  while (dirent* ent = ::readdir(d.get())) {
+    if (std::string_view(ent->d_name).starts_with(staging_prefix)) debris.push_back(parent / ent->d_name);
+  }
+  for (const fs::path& p : debris) remove_tree(p);
+}
+
+void write_marker(int dir_fd, const Archive& a, const std::string& component) {
+  std::string text = "{\"archive_manifest_sha256\":\"" + to_hex(a.manifest_digest) + "\",\"component\":\"" + component +
+                     "\",\"restored_by\":\"ccpack " + kVersion + "\",\"fingerprint\":" + a.manifest.fingerprint_json + "}\n";
+  UniqueFd fd(::openat(dir_fd, kMarkerName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd.valid()) throw_errno("cannot write the restore marker");
+  write_all(fd.get(), text.data(), text.size(), "the restore marker");
+}
+
+void swap_into_place(const Slot& s) {
+  if (::renameat2(AT_FDCWD, s.staging.c_str(), AT_FDCWD, s.target.c_str(), RENAME_NOREPLACE) == 0) return;
+  if (errno != EEXIST && errno != ENOTEMPTY) throw_errno("cannot move the restored folder into " + quoted_path(s.target));
+  struct stat st {};
+  if (::lstat(s.target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    throw Error("cannot restore into " + quoted_path(s.target) + ": it exists and is not a folder");
+  }
+  if (::renameat2(AT_FDCWD, s.staging.c_str(), AT_FDCWD, s.target.c_str(), RENAME_EXCHANGE) != 0) {
+    throw_errno("cannot swap the restored folder into " + quoted_path(s.target));
+  }
+  remove_tree(s.staging);  // now holds the previous content
+}
+
+}  // namespace
+
+bool RestoreReport::noop() const {
+  return std::none_of(components.begin(), components.end(), [](const ComponentOutcome& c) { return c.status == ComponentOutcome::Status::restored; });
+}
+
+std::string read_marker_digest(const fs::path& dir) {
+  UniqueFd fd(::open((dir / kMarkerName).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return {};
+  char buf[4096];
+  std::size_t n = pread_full(fd.get(), buf, sizeof buf - 1, 0, quoted_path(dir / kMarkerName));
+  std::string_view text(buf, n);
+  constexpr std::string_view key = "\"archive_manifest_sha256\":\"";
+  auto pos = text.find(key);
+  if (pos == std::string_view::npos || pos + key.size() + 64 > text.size()) return {};
+  return std::string(text.substr(pos + key.size(), 64));
+}
+
+RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs, const RestoreOptions& options) {
+  const manifest::Manifest& m = archive.manifest;
+  const std::string digest = to_hex(archive.manifest_digest);
+  RestoreReport report;
+  std::vector<Slot> slots;
+  for (std::size_t i = 0; i < m.components.size(); ++i) {
+    const manifest::Component& c = m.components[i];
+    ComponentOutcome out{c.name, {}, ComponentOutcome::Status::skipped, {}, c.files, c.bytes};
+    auto it = std::find_if(dirs.begin(), dirs.end(), [&](const manifest::CacheDir& d) { return d.name == c.name; });
+    if (it == dirs.end()) {
+      out.reason = "no folder given: pass --add " + c.name + "=DIR to restore it";
+    } else {
+      out.dir = it->dir;
+      Slot s;
+      s.component = i;
+      s.target = it->dir;
+      s.parent = it->dir.parent_path();
+      s.base = it->dir.filename().string();
+      if (s.base.empty() || s.parent.empty()) throw Error("cannot restore into " + quoted_path(it->dir) + ": not a folder below another");
+      slots.push_back(std::move(s));
+    }
+    report.components.push_back(std::move(out));
+  }
+
+  // Lock in path order, so two restores with overlapping folders cannot deadlock.
+  std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.target < b.target; });
+  for (Slot& s : slots) {
+    std::error_code ec;
+    fs::create_directories(s.parent, ec);
+    if (ec) throw Error("cannot create folder " + quoted_path(s.parent) + ": " + ec.message());
+    s.lock = take_lock(s.parent, s.base);
+    ComponentOutcome& out = report.components[s.component];
+    if (read_marker_digest(s.target) == digest) {
+      out.status = ComponentOutcome::Status::already;
+      continue;
+    }
+    s.restore = true;
+  }
+  if (std::none_of(slots.begin(), slots.end(), [](const Slot& s) { return s.restore; })) return report;
+
+  std::vector<StagingTarget> targets;
+  try {
+    for (Slot& s : slots) {
+      if (!s.restore) continue;
+      remove_debris(s.parent, s.base);
+      s.staging = s.parent / ("." + s.base + ".ccpack-staging." + std::to_string(::getpid()));
+      if (::mkdir(s.staging.c_str(), 0700) != 0) throw_errno("cannot create staging folder " + quoted_path(s.staging));
+      s.staging_fd.reset(::open(s.staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!s.staging_fd.valid()) throw_errno("cannot open staging folder " + quoted_path(s.staging));
+      targets.push_back(StagingTarget{m.components[s.component].name, s.staging_fd.get()});
+    }
+    (void)extract(archive, targets, ExtractOptions{options.jobs, options.progress});
+    for (Slot& s : slots) {
+      if (s.restore) write_marker(s.staging_fd.get(), archive, m.components[s.component].name);
+    }
+    if (options.durable) {
+      for (Slot& s : slots) {
+        if (s.restore && ::syncfs(s.staging_fd.get()) != 0) throw_errno("cannot flush " + quoted_path(s.staging));
+      }
+    }
+    for (Slot& s : slots) {
+      if (!s.restore) continue;
+      swap_into_place(s);
+      s.staging.clear();
+      report.components[s.component].status = ComponentOutcome::Status::restored;
+    }
+  } catch (...) {
+    for (Slot& s : slots) {
+      if (!s.staging.empty()) {
+        std::error_code ec;
+        fs::remove_all(s.staging, ec);
+      }
+    }
+    throw;
+  }
+  return report;
+}
+
+}  // namespace ccpack::unpack

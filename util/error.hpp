@@ -1,0 +1,48 @@
+// The one exception family of ccpack and the exit codes it maps to.
+//
+// Low layers throw `Error` (or a subclass that fixes the exit code); the CLI catches once at the top, prints a
+// single line "ccpack: error: ..." and exits with `exit_code_of()`. Exit codes are part of the interface
+// (README "Exit codes"), so they live in one enum and one mapping function.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace ccpack {
+
+enum class ExitCode : int {
+  ok = 0,
+  error = 1,      // I/O failure, missing folder, bad local state
+  usage = 2,      // bad command line
+  refused = 3,    // environment fingerprint differs (policy refuses)
+  integrity = 4,  // signature, hash, structure or safety check of an archive failed
+};
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message, ExitCode code = ExitCode::error)
+      : std::runtime_error(message), code_(code) {}
+  [[nodiscard]] ExitCode code() const noexcept { return code_; }
+
+ private:
+  ExitCode code_;
+};
+
+// The archive is corrupt, truncated, tampered with or hostile.
+class IntegrityError : public Error {
+ public:
+  explicit IntegrityError(const std::string& message) : Error(message, ExitCode::integrity) {}
+};
+
+class UsageError : public Error {
+ public:
+  explicit UsageError(const std::string& message) : Error(message, ExitCode::usage) {}
+};
+
+// Formats errno into "what: strerror".
+[[nodiscard]] std::string errno_message(const std::string& what, int err);
+
+// Throws Error(errno_message(what, errno)).
+[[noreturn]] void throw_errno(const std::string& what);
+
+}  // namespace ccpack

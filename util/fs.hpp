@@ -1,0 +1,81 @@
+// Small POSIX file helpers: an owning file descriptor, full reads and writes, a recursive remove, and
+// `AtomicFile`, the only way ccpack publishes a file.
+//
+// AtomicFile writes into an unnamed O_TMPFILE inode in the destination folder (a plain temporary name where the
+// filesystem lacks O_TMPFILE), and only `commit()` gives it its name: linked under a temporary name, then renamed
+// over the destination. The destructor never commits, so an error, an exception or a kill before commit leaves
+// the destination as it was and, with O_TMPFILE, no debris at all.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+namespace ccpack {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
+  int release() noexcept {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset(int fd = -1) noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
+// Writes everything or throws Error naming `what`.
+void write_all(int fd, const void* data, std::size_t size, const std::string& what);
+void pwrite_all(int fd, const void* data, std::size_t size, off_t offset, const std::string& what);
+// Reads exactly `size` bytes at `offset`; returns the count actually read (short only at end of file).
+std::size_t pread_full(int fd, void* data, std::size_t size, off_t offset, const std::string& what);
+
+// Reads a whole (small) file; throws Error naming the path.
+[[nodiscard]] std::string read_file(const std::filesystem::path& path);
+
+// Removes a tree without following symlinks; missing is fine. Throws Error on failure.
+void remove_tree(const std::filesystem::path& path);
+
+// Shell-style display of a path in messages: quoted with single quotes.
+[[nodiscard]] std::string quoted_path(const std::filesystem::path& path);
+
+class AtomicFile {
+ public:
+  // Opens a temporary beside `destination`; throws Error naming the folder when it is missing or not writable.
+  explicit AtomicFile(std::filesystem::path destination, mode_t mode = 0644);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  [[nodiscard]] int fd() const noexcept { return fd_.get(); }
+  [[nodiscard]] const std::filesystem::path& destination() const noexcept { return destination_; }
+  void write(const void* data, std::size_t size);
+  // fsync (when asked), then give the file its name. After commit the object is inert.
+  void commit(bool durable = true);
+
+ private:
+  std::filesystem::path destination_;
+  std::filesystem::path named_temp_;  // only without O_TMPFILE
+  UniqueFd fd_;
+  mode_t mode_;
+  bool committed_ = false;
+};
+
+}  // namespace ccpack

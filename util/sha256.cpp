@@ -1,0 +1,84 @@
+#include "util/sha256.hpp"
+
+#include <openssl/evp.h>
+
+#include "util/error.hpp"
+
+namespace ccpack {
+namespace {
+
+const EVP_MD* sha256_md() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  if (md == nullptr) throw Error("OpenSSL: SHA-256 is not available");
+  return md;
+}
+
+}  // namespace
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (ctx_ == nullptr || EVP_DigestInit_ex(ctx_, sha256_md(), nullptr) != 1) throw Error("OpenSSL: SHA-256 init failed");
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(ctx_); }
+
+Sha256::Sha256(Sha256&& other) noexcept : ctx_(other.ctx_) { other.ctx_ = nullptr; }
+
+Sha256& Sha256::operator=(Sha256&& other) noexcept {
+  if (this != &other) {
+    EVP_MD_CTX_free(ctx_);
+    ctx_ = other.ctx_;
+    other.ctx_ = nullptr;
+  }
+  return *this;
+}
+
+void Sha256::update(const void* data, std::size_t size) {
+  if (size != 0 && EVP_DigestUpdate(ctx_, data, size) != 1) throw Error("OpenSSL: SHA-256 update failed");
+}
+
+Digest Sha256::finish() {
+  Digest out{};
+  unsigned int len = 0;
+  if (EVP_DigestFinal_ex(ctx_, out.data(), &len) != 1 || len != out.size() ||
+      EVP_DigestInit_ex(ctx_, sha256_md(), nullptr) != 1) {
+    throw Error("OpenSSL: SHA-256 final failed");
+  }
+  return out;
+}
+
+Digest Sha256::of(const void* data, std::size_t size) {
+  Digest out{};
+  unsigned int len = 0;
+  if (EVP_Digest(data, size, out.data(), &len, sha256_md(), nullptr) != 1) throw Error("OpenSSL: SHA-256 failed");
+  return out;
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (std::uint8_t b : bytes) {
+    out.push_back(digits[b >> 4]);
+    out.push_back(digits[b & 0xf]);
+  }
+  return out;
+}
+
+std::optional<Digest> digest_from_hex(std::string_view hex) {
+  if (hex.size() != 64) return std::nullopt;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  Digest out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    int hi = nibble(hex[2 * i]);
+    int lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return out;
+}
+
+}  // namespace ccpack
