@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <oneapi/tbb/global_control.h>
@@ -31,6 +32,7 @@
 
 #include "manifest/format.hpp"
 #include "pack/scanner.hpp"
+#include "util/big_buffer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/progress.hpp"
@@ -54,9 +56,26 @@ struct Batch {
   bool piece = false;
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
-  std::string bytes;      // tar stream bytes of this batch
-  std::size_t data_at = 0;  // piece: where its file data starts in `bytes`
+  std::shared_ptr<BigBuffer> buffer;  // tar stream bytes of this batch: [0, used)
+  std::size_t used = 0;
+  std::size_t data_at = 0;  // piece: where its file data starts in the buffer
+
+  char* grow(std::size_t n, const fs::path& source) {
+    if (used + n > buffer->size()) {
+      throw Error("file " + quoted_path(source) + " grew while being packed; stop the writer (torch.compile) and run create again");
+    }
+    char* at = buffer->data() + used;
+    used += n;
+    return at;
+  }
+  void append(const std::string& bytes, const fs::path& source) { std::memcpy(grow(bytes.size(), source), bytes.data(), bytes.size()); }
 };
+
+// Upper bound of the tar bytes of one entry: pax header and records, ustar header, data, padding.
+std::size_t tar_bytes_bound(const SourceEntry& e) {
+  std::size_t pax = e.path.size() + e.link_target.size() + 128;
+  return 3 * manifest::kTarBlock + pax + e.size;
+}
 
 bool same_version(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
@@ -74,18 +93,22 @@ manifest::TarHeader header_of(const SourceEntry& e, std::uint64_t size) {
 }
 
 // Reads a whole small file into `out` with its tar framing; retries when it changes while read.
-void append_small_file(std::string& out, SourceEntry& e, manifest::Entry& m) {
+void append_small_file(Batch& out, SourceEntry& e, manifest::Entry& m) {
+  std::string header;
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
     UniqueFd fd = open_source(e);
     struct stat before {};
     if (::fstat(fd.get(), &before) != 0) throw_errno("cannot stat " + quoted_path(e.source));
     if (!S_ISREG(before.st_mode)) throw Error(quoted_path(e.source) + " stopped being a regular file while packing");
     auto size = static_cast<std::uint64_t>(before.st_size);
-    std::size_t start = out.size();
-    manifest::append_tar_header(out, header_of(e, size));
-    std::size_t data_at = out.size();
-    out.resize(data_at + size + manifest::tar_padding(size), '\0');
-    std::size_t got = pread_full(fd.get(), out.data() + data_at, size, 0, quoted_path(e.source));
+    std::size_t start = out.used;
+    header.clear();
+    manifest::append_tar_header(header, header_of(e, size));
+    out.append(header, e.source);
+    std::size_t padding = manifest::tar_padding(size);
+    char* data = out.grow(size + padding, e.source);
+    std::memset(data + size, 0, padding);
+    std::size_t got = pread_full(fd.get(), data, size, 0, quoted_path(e.source));
     char extra = 0;
     bool grew = got == size && ::pread(fd.get(), &extra, 1, static_cast<off_t>(size)) > 0;
     struct stat after {};
@@ -93,17 +116,17 @@ void append_small_file(std::string& out, SourceEntry& e, manifest::Entry& m) {
     if (got == size && !grew && same_version(before, after)) {
       e.size = size;
       m.size = size;
-      m.sha256 = Sha256::of(out.data() + data_at, size);
+      m.sha256 = Sha256::of(data, size);
       return;
     }
-    out.resize(start);  // changed while read: try again
+    out.used = start;  // changed while read: try again
   }
   throw Error("file " + quoted_path(e.source) + " kept changing while being read; stop the writer (torch.compile) and run create again");
 }
 
 class FrameWriter {
  public:
-  FrameWriter(int out_fd, const PackOptions& options, unsigned jobs) : out_fd_(out_fd), cctx_(ZSTD_createCCtx()) {
+  FrameWriter(int out_fd, const PackOptions& options, unsigned jobs) : out_fd_(out_fd), cctx_(ZSTD_createCCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})) {
     if (cctx_ == nullptr) throw Error("zstd: cannot create a compression context");
     set(ZSTD_c_compressionLevel, options.level);
     set(ZSTD_c_windowLog, options.window_log);
@@ -229,6 +252,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
   Progress progress("create", total_bytes, options.progress);
   FrameWriter writer(scratch.get(), options, jobs);
 
+  BufferPool pool(kBatchBytes + kPieceBytes + (1 << 20));
   std::size_t next = 0;
   std::uint64_t next_offset = 0;  // within a large file being cut into pieces
   Sha256 piece_hash;
@@ -252,16 +276,20 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
         next_offset = 0;
         ++next;
       }
+      b->buffer = pool.take(tar_bytes_bound(e) - e.size + b->length);
       return b;
     }
     std::uint64_t bytes = 0;
+    std::size_t bound = 0;
     while (next < src.size() && bytes < kBatchBytes) {
       const SourceEntry& x = src[next];
       if (x.type == EntryType::file && x.size > kPieceBytes) break;
       bytes += x.size + manifest::kTarBlock;
+      bound += tar_bytes_bound(x);
       ++next;
       ++b->count;
     }
+    b->buffer = pool.take(bound);
     return b;
   };
 
@@ -275,22 +303,30 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
           st.st_mtim.tv_nsec != e.mtime.tv_nsec) {
         throw Error("file " + quoted_path(e.source) + " changed while being packed; stop the writer (torch.compile) and run create again");
       }
-      if (b->offset == 0) manifest::append_tar_header(b->bytes, header_of(e, e.size));
-      b->data_at = b->bytes.size();
+      if (b->offset == 0) {
+        std::string header;
+        manifest::append_tar_header(header, header_of(e, e.size));
+        b->append(header, e.source);
+      }
+      b->data_at = b->used;
       bool last = b->offset + b->length == e.size;
-      b->bytes.resize(b->data_at + b->length + (last ? manifest::tar_padding(e.size) : 0), '\0');
-      if (pread_full(fd.get(), b->bytes.data() + b->data_at, b->length, static_cast<off_t>(b->offset), quoted_path(e.source)) != b->length) {
+      std::size_t padding = last ? manifest::tar_padding(e.size) : 0;
+      char* data = b->grow(b->length + padding, e.source);
+      std::memset(data + b->length, 0, padding);
+      if (pread_full(fd.get(), data, b->length, static_cast<off_t>(b->offset), quoted_path(e.source)) != b->length) {
         throw Error("file " + quoted_path(e.source) + " shrank while being packed; stop the writer (torch.compile) and run create again");
       }
       return b;
     }
-    b->bytes.reserve(kBatchBytes + 64 * 1024);
+    std::string header;
     for (std::size_t i = b->first; i < b->first + b->count; ++i) {
       SourceEntry& e = src[i];
       if (e.type == EntryType::file) {
-        append_small_file(b->bytes, e, m.entries[i]);
+        append_small_file(*b, e, m.entries[i]);
       } else {
-        manifest::append_tar_header(b->bytes, header_of(e, 0));
+        header.clear();
+        manifest::append_tar_header(header, header_of(e, 0));
+        b->append(header, e.source);
       }
     }
     return b;
@@ -308,7 +344,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
     auto frame_index = static_cast<std::uint32_t>(m.frames.size());
     for (std::size_t i = b->first; i < b->first + b->count; ++i) m.entries[i].frame = frame_index;
     if (b->piece) {
-      piece_hash.update(b->bytes.data() + b->data_at, b->length);
+      piece_hash.update(b->buffer->data() + b->data_at, b->length);
       const SourceEntry& e = src[b->first];
       if (b->offset + b->length == e.size) {
         m.entries[b->first].size = e.size;
@@ -320,7 +356,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
       for (std::size_t i = b->first; i < b->first + b->count; ++i) n += src[i].size;
       progress.advance(n);
     }
-    writer.feed(b->bytes.data(), b->bytes.size());
+    writer.feed(b->buffer->data(), b->used);
   };
 
   std::size_t tokens = 2 * static_cast<std::size_t>(jobs) + 2;

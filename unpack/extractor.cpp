@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <oneapi/tbb/global_control.h>
@@ -26,9 +27,11 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "manifest/tar.hpp"
+#include "util/big_buffer.hpp"
 #include "util/error.hpp"
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
@@ -58,7 +61,8 @@ struct Piece {
 };
 
 struct Chunk {
-  std::vector<char> data;
+  std::shared_ptr<BigBuffer> buffer;
+  char* data = nullptr;
   std::size_t size = 0;
   std::vector<Piece> pieces;
 };
@@ -72,7 +76,8 @@ void check_digest(const Digest& got, const Entry& e, std::size_t index) {
 class Decoder {
  public:
   Decoder(const Archive& a, const std::vector<int>& root_of_component, Progress& progress)
-      : a_(a), m_(a.manifest), roots_(root_of_component), progress_(progress), dctx_(ZSTD_createDCtx()), input_(kInputBytes) {
+      : a_(a), m_(a.manifest), roots_(root_of_component), progress_(progress),
+        dctx_(ZSTD_createDCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})), input_(kInputBytes) {
     if (dctx_ == nullptr) throw Error("zstd: cannot create a decompression context");
     ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, manifest::kMaxWindowLog);
     start_frame();
@@ -85,7 +90,8 @@ class Decoder {
   std::shared_ptr<Chunk> next() {
     if (frame_ >= m_.frames.size()) return nullptr;
     auto chunk = std::make_shared<Chunk>();
-    chunk->data.resize(kChunkBytes);
+    chunk->buffer = pool_.take();
+    chunk->data = chunk->buffer->data();
     while (chunk->size < kChunkBytes && frame_ < m_.frames.size()) fill(*chunk);
     parse(*chunk);
     return chunk;
@@ -130,7 +136,7 @@ class Decoder {
       in_offset_ += got;
       in_left_ -= got;
     }
-    ZSTD_outBuffer out{c.data.data() + c.size, c.data.size() - c.size, 0};
+    ZSTD_outBuffer out{c.data + c.size, kChunkBytes - c.size, 0};
     std::size_t rc = ZSTD_decompressStream(dctx_, &out, &in_);
     if (ZSTD_isError(rc)) throw IntegrityError(frame_name() + " is corrupt: " + ZSTD_getErrorName(rc));
     c.size += out.pos;
@@ -155,7 +161,7 @@ class Decoder {
         case Phase::header:
         case Phase::end: {
           std::size_t take = std::min(avail, kTarBlock - block_.size());
-          block_.append(c.data.data() + pos, take);
+          block_.append(c.data + pos, take);
           pos += take;
           tar_offset_ += take;
           if (block_.size() == kTarBlock) on_block(c, pos);
@@ -163,7 +169,7 @@ class Decoder {
         }
         case Phase::pax: {
           std::size_t take = std::min<std::uint64_t>(avail, pax_need_ - pax_.size());
-          pax_.append(c.data.data() + pos, take);
+          pax_.append(c.data + pos, take);
           pos += take;
           tar_offset_ += take;
           if (pax_.size() == pax_need_) {
@@ -291,6 +297,7 @@ class Decoder {
     throw IntegrityError("entry '" + e.path + "' is not under a listed component");
   }
 
+  BufferPool pool_{kChunkBytes};  // first member, destroyed last: chunks in flight return to it
   const Archive& a_;
   const manifest::Manifest& m_;
   const std::vector<int>& roots_;
@@ -365,7 +372,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
     std::uint64_t local_written = 0;
     for (const Piece& p : c->pieces) {
       const Entry& e = m.entries[p.entry];
-      const char* data = c->data.data() + p.at;
+      const char* data = c->data + p.at;
       if (p.large) {
         if (p.large->fd.valid()) pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), e.path);
         continue;
@@ -386,7 +393,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
   auto finish_large = [&](std::shared_ptr<Chunk> c) {
     for (const Piece& p : c->pieces) {
       if (!p.large) continue;
-      p.large->hash.update(c->data.data() + p.at, p.length);
+      p.large->hash.update(c->data + p.at, p.length);
       if (p.last) {
         check_digest(p.large->hash.finish(), m.entries[p.entry], p.entry);
         if (p.large->fd.valid()) {

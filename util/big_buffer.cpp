@@ -1,0 +1,94 @@
+#include "util/big_buffer.hpp"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+namespace ccpack {
+namespace {
+
+constexpr std::size_t kHuge = 2 << 20;
+constexpr std::size_t kHeader = 64;  // huge_alloc keeps the mapping size in front of the block
+
+void* map_huge(std::size_t size) {
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  ::madvise(p, size, MADV_HUGEPAGE);
+  return p;
+}
+
+}  // namespace
+
+BigBuffer::BigBuffer(std::size_t size) : size_(size) {
+  data_ = static_cast<char*>(map_huge(size));
+  if (data_ == nullptr) throw std::bad_alloc();
+}
+
+BigBuffer::~BigBuffer() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+}
+
+BigBuffer::BigBuffer(BigBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+BigBuffer& BigBuffer::operator=(BigBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(data_, size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void* huge_alloc(void* /*opaque*/, std::size_t size) {
+  if (size < kHuge) {
+    auto* p = static_cast<char*>(std::malloc(size + kHeader));
+    if (p == nullptr) return nullptr;
+    std::size_t tag = 0;
+    std::memcpy(p, &tag, sizeof tag);
+    return p + kHeader;
+  }
+  auto* p = static_cast<char*>(map_huge(size + kHeader));
+  if (p == nullptr) return nullptr;
+  std::size_t total = size + kHeader;
+  std::memcpy(p, &total, sizeof total);
+  return p + kHeader;
+}
+
+void huge_free(void* /*opaque*/, void* address) {
+  if (address == nullptr) return;
+  char* p = static_cast<char*>(address) - kHeader;
+  std::size_t total = 0;
+  std::memcpy(&total, p, sizeof total);
+  if (total == 0) {
+    std::free(p);
+  } else {
+    ::munmap(p, total);
+  }
+}
+
+}  // namespace ccpack
+
+namespace ccpack {
+
+std::shared_ptr<BigBuffer> BufferPool::take(std::size_t size) {
+  if (size > buffer_size_) return std::make_shared<BigBuffer>(size);
+  std::unique_ptr<BigBuffer> b;
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      b = std::move(free_.back());
+      free_.pop_back();
+    }
+  }
+  if (!b) b = std::make_unique<BigBuffer>(buffer_size_);
+  return {b.release(), [this](BigBuffer* done) {
+            std::lock_guard lock(mutex_);
+            free_.emplace_back(done);
+          }};
+}
+
+}  // namespace ccpack
