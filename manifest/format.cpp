@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/error.hpp"
@@ -50,13 +51,17 @@ ArchiveHeader read_header(int fd, const std::filesystem::path& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw_errno("cannot stat " + name);
   auto file_size = static_cast<std::uint64_t>(st.st_size);
-  char fixed[kFixedBytes];
-  if (pread_full(fd, fixed, sizeof fixed, 0, name) != sizeof fixed) {
-    throw IntegrityError(name + " is truncated: too short for a ccpack header");
-  }
-  if (get_le(fixed, 4) != kSkippableMagic || std::memcmp(fixed + 8, kMagic, sizeof kMagic) != 0) {
+  char fixed[kFixedBytes] = {};
+  std::size_t got = pread_full(fd, fixed, sizeof fixed, 0, name);
+  // Magic first, on what is there: a short file that starts like ccpack is truncated, anything else is foreign.
+  char expected[16] = {};
+  std::memcpy(expected, "\x5e\x2a\x4d\x18", 4);
+  std::memcpy(expected + 4, fixed + 4, 4);
+  std::memcpy(expected + 8, kMagic, sizeof kMagic);
+  if (std::memcmp(fixed, expected, std::min<std::size_t>(got, sizeof expected)) != 0 || got == 0) {
     throw IntegrityError(name + " is not a ccpack archive (bad magic)");
   }
+  if (got != sizeof fixed) throw IntegrityError(name + " is truncated: too short for a ccpack header");
   ArchiveHeader h;
   auto frame_size = get_le(fixed + 4, 4);
   h.version = static_cast<std::uint32_t>(get_le(fixed + 16, 4));

@@ -215,7 +215,8 @@ void apply_pax_records(std::string_view records, UstarBlock& block, const std::s
     } else if (key == "linkpath") {
       block.link_target = std::string(value);
     } else if (key == "size") {
-      if (std::from_chars(value.data(), value.data() + value.size(), block.size).ec != std::errc{}) {
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), block.size);
+      if (ec != std::errc{} || end != value.data() + value.size()) {
         throw IntegrityError(where + ": malformed pax size");
       }
     }

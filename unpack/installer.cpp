@@ -1,13 +1,15 @@
 // Staging, locking and the atomic swap behind `ccpack restore`.
 //
 // For a target folder T (say ~/.triton/cache) everything happens in T's parent P, on T's filesystem:
-//   P/.T.ccpack-lock            flock()ed for the whole restore: concurrent restores (eight ranks on a pod)
-//                               queue here; the later ones see the marker and return at once.
+//   P itself                    flock()ed (on a descriptor of the folder) for the whole restore: concurrent
+//                               restores (eight ranks on a pod) queue here; the later ones see the marker and
+//                               return at once. Locking the folder leaves no lock file behind.
 //   P/.T.ccpack-staging.<pid>   the new content, extracted and checked; it gets T/.ccpack-marker.json with the
 //                               archive's manifest digest, then is swapped with T by renameat2(RENAME_EXCHANGE)
 //                               (or renamed into place when T does not exist), and the old content is removed.
 // A crash at any moment leaves T old or new, never a mix; staging left by a killed run is removed by the next
-// run, under the lock. Nothing is written outside T but those two hidden names beside it.
+// run, under the lock. Nothing is written outside T but the staging folder beside it, which never outlives a run
+// that ends normally.
 #include "unpack/installer.hpp"
 
 #include <dirent.h>
@@ -35,18 +37,16 @@ struct Slot {
   fs::path target;
   fs::path parent;
   std::string base;            // target's file name
-  UniqueFd lock;
   fs::path staging;
   UniqueFd staging_fd;
   bool restore = false;
 };
 
-UniqueFd take_lock(const fs::path& parent, const std::string& base) {
-  fs::path lock_path = parent / ("." + base + ".ccpack-lock");
-  UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-  if (!fd.valid()) throw_errno("cannot create lock file " + quoted_path(lock_path));
+UniqueFd take_lock(const fs::path& folder) {
+  UniqueFd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) throw_errno("cannot open folder " + quoted_path(folder));
   while (::flock(fd.get(), LOCK_EX) != 0) {
-    if (errno != EINTR) throw_errno("cannot lock " + quoted_path(lock_path));
+    if (errno != EINTR) throw_errno("cannot lock folder " + quoted_path(folder));
   }
   return fd;
 }
@@ -125,13 +125,21 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
     report.components.push_back(std::move(out));
   }
 
-  // Lock in path order, so two restores with overlapping folders cannot deadlock.
+  // Lock each parent folder once, in path order, so two restores with overlapping folders cannot deadlock
+  // (flock locks belong to the open file, so locking one folder twice from this process would).
   std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.target < b.target; });
-  for (Slot& s : slots) {
+  std::vector<fs::path> parents;
+  for (const Slot& s : slots) parents.push_back(s.parent);
+  std::sort(parents.begin(), parents.end());
+  parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
+  std::vector<UniqueFd> locks;
+  for (const fs::path& parent : parents) {
     std::error_code ec;
-    fs::create_directories(s.parent, ec);
-    if (ec) throw Error("cannot create folder " + quoted_path(s.parent) + ": " + ec.message());
-    s.lock = take_lock(s.parent, s.base);
+    fs::create_directories(parent, ec);
+    if (ec) throw Error("cannot create folder " + quoted_path(parent) + ": " + ec.message());
+    locks.push_back(take_lock(parent));
+  }
+  for (Slot& s : slots) {
     ComponentOutcome& out = report.components[s.component];
     if (read_marker_digest(s.target) == digest) {
       out.status = ComponentOutcome::Status::already;
