@@ -78,9 +78,15 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : static_cast<int>(ExitCode::usage);
+    std::fprintf(stderr, "ccpack: error: %s (see ccpack --help)\n", e.what());
+    return static_cast<int>(ExitCode::usage);
   }
 
   try {

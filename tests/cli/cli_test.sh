@@ -1,1 +1,131 @@
-exit 0
+#!/usr/bin/env bash
+# CLI suite: drives the real binary and pins each scenario to its exact exit code and error line.
+# Usage: cli_test.sh PATH/TO/ccpack PATH/TO/tests/data
+set -u
+CCPACK=$(realpath "$1")
+DATA=$(realpath "$2")
+SAMPLE="$DATA/sample-cache"
+T=$(mktemp -d "${TMPDIR:-/tmp}/ccpack-cli.XXXXXX")
+pass=0
+fail=0
+trap 'if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "kept $T"; fi' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect CODE PATTERN -- command...: exit code must be CODE and stderr must match PATTERN (grep -E), on one line.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  if [ "$rc" -ne "$code" ]; then bad "$* -> exit $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
+  if [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$T/err"; then bad "$* -> stderr '$(cat "$T/err")' lacks /$pattern/"; return; fi
+  if [ "$code" -ne 0 ] && [ "$(grep -c 'ccpack: error:' "$T/err")" -ne 1 ]; then bad "$* -> not exactly one error line"; return; fi
+  ok
+}
+
+same_tree() {  # same files, bytes and modes (restore marker aside)
+  if diff <(cd "$1" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) \
+          <(cd "$2" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) >/dev/null &&
+     diff -r --exclude=.ccpack-marker.json "$1" "$2" >/dev/null; then ok; else bad "trees differ: $1 vs $2"; fi
+}
+
+unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME
+export HOME="$T/home" TMPDIR="$T/tmp"
+mkdir -p "$HOME" "$TMPDIR"
+A="$T/a.ccpack"
+
+# --- usage -------------------------------------------------------------------------------------------
+expect 2 "" -- "$CCPACK"
+expect 2 "" -- "$CCPACK" create
+expect 2 "--level" -- "$CCPACK" create -o "$A" --level fastest --inductor-dir "$SAMPLE/inductor_cache"
+expect 2 "--add expects NAME=DIR" -- "$CCPACK" create -o "$A" --add nodir
+expect 0 "" -- "$CCPACK" --help
+grep -q "Exit codes" "$T/out" && ok || bad "--help does not list exit codes"
+
+# --- create ------------------------------------------------------------------------------------------
+expect 1 "no cache folder found" -- "$CCPACK" create -o "$A"
+expect 1 "inductor cache folder '$T/missing'" -- "$CCPACK" create -o "$A" --inductor-dir "$T/missing"
+expect 1 "folder '$T/no/such' does not exist" -- "$CCPACK" create -o "$T/no/such/a.ccpack" --inductor-dir "$SAMPLE/inductor_cache"
+[ ! -e "$A" ] && ok || bad "failed create left $A"
+expect 0 "" -- "$CCPACK" create -q -o "$A" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
+[ ! -s "$T/err" ] && ok || bad "-q printed: $(cat "$T/err")"
+# Environment variables pick the folders, as they do for torch.
+TORCHINDUCTOR_CACHE_DIR="$SAMPLE/inductor_cache" TRITON_CACHE_DIR="$SAMPLE/triton_cache" \
+  expect 0 "packed 107 files" -- "$CCPACK" create -o "$T/env.ccpack"
+cmp -s "$A" "$T/env.ccpack" && ok || bad "env-var create differs from flag create"
+# Deterministic.
+"$CCPACK" create -q -o "$T/again.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
+cmp -s "$A" "$T/again.ccpack" && ok || bad "create is not deterministic"
+
+# Unreadable file: named. Root reads everything, so drop to nobody where we are root.
+mkdir -p "$T/unread/sub" && echo secret >"$T/unread/sub/k.bin" && chmod 000 "$T/unread/sub/k.bin" && chmod -R a+rX "$T/unread/sub" 2>/dev/null
+chmod 000 "$T/unread/sub/k.bin"; chmod 755 "$T" "$T/unread" "$T/unread/sub"
+if [ "$(id -u)" -eq 0 ]; then
+  if command -v setpriv >/dev/null; then
+    mkdir -p "$T/nobody" && chmod 777 "$T/nobody"
+    expect 1 "cannot read '$T/unread/sub/k.bin': Permission denied" -- setpriv --reuid=65534 --regid=65534 --clear-groups \
+      "$CCPACK" create -o "$T/nobody/u.ccpack" --inductor-dir "$T/unread"
+    [ -z "$(ls -A "$T/nobody")" ] && ok || bad "failed create left files in $T/nobody"
+  fi
+else
+  expect 1 "cannot read '$T/unread/sub/k.bin': Permission denied" -- "$CCPACK" create -o "$T/u.ccpack" --inductor-dir "$T/unread"
+fi
+
+# Special files are refused by name.
+mkdir -p "$T/special" && mkfifo "$T/special/pipe"
+expect 1 "refusing to pack FIFO '$T/special/pipe'" -- "$CCPACK" create -o "$T/s.ccpack" --inductor-dir "$T/special"
+
+# --- inspect / verify ---------------------------------------------------------------------------------
+expect 0 "" -- "$CCPACK" inspect "$A"
+grep -q "inductor .* 18 files" "$T/out" && grep -q "triton .* 89 files" "$T/out" && ok || bad "inspect summary: $(cat "$T/out")"
+expect 0 "" -- "$CCPACK" inspect --json --files "$A"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert len([e for e in j['manifest']['entries'] if e['type']=='file'])==107" "$T/out" && ok || bad "inspect --json --files"
+expect 0 "OK, 1 frames and 107 files" -- "$CCPACK" verify "$A"
+
+# --- stock tools ---------------------------------------------------------------------------------------
+mkdir -p "$T/stock"
+zstd -dc "$A" | tar -xf - -C "$T/stock" && ok || bad "zstd -dc | tar -x failed"
+same_tree "$T/stock/inductor" "$SAMPLE/inductor_cache"
+same_tree "$T/stock/triton" "$SAMPLE/triton_cache"
+
+# --- restore -------------------------------------------------------------------------------------------
+expect 0 "triton: restored" -- "$CCPACK" restore "$A" --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
+same_tree "$T/r/ind" "$SAMPLE/inductor_cache"
+same_tree "$T/r/tri" "$SAMPLE/triton_cache"
+expect 0 "inductor: already restored" -- "$CCPACK" restore "$A" --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
+# Defaults: the same locations torch and triton use.
+USER=tester expect 0 "" -- "$CCPACK" restore -q "$A"
+same_tree "$TMPDIR/torchinductor_tester" "$SAMPLE/inductor_cache"
+same_tree "$HOME/.triton/cache" "$SAMPLE/triton_cache"
+expect 0 "" -- "$CCPACK" restore --json "$A" --inductor-dir "$T/j/ind" --triton-dir "$T/j/tri"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert [c['status'] for c in j['components']]==['restored','restored']" "$T/out" && ok || bad "restore --json"
+
+# --- damage: exit 4, target untouched --------------------------------------------------------------------
+snap() { (cd "$1" && find . -printf '%p %s %m\n' | sort && find . -type f -exec sha256sum {} + | sort); }
+# A target holding other content (a restored target would make the restore a no-op that reads no payload).
+mkdir -p "$T/d/ind" && echo precious >"$T/d/ind/keep.txt"
+before=$(snap "$T/d")
+size=$(stat -c %s "$A")
+cp "$A" "$T/flip.ccpack"
+printf '\x55' | dd of="$T/flip.ccpack" bs=1 seek=$((size - 200)) conv=notrunc status=none
+expect 4 "" -- "$CCPACK" verify "$T/flip.ccpack"
+expect 4 "" -- "$CCPACK" restore "$T/flip.ccpack" --inductor-dir "$T/d/ind" --triton-dir "$T/d/tri"
+[ "$(snap "$T/d")" = "$before" ] && ok || bad "damaged restore changed the target"
+head -c $((size - 1000)) "$A" >"$T/cut.ccpack"
+expect 4 "cut.ccpack' is truncated" -- "$CCPACK" verify "$T/cut.ccpack"
+expect 4 "cut.ccpack' is truncated" -- "$CCPACK" restore "$T/cut.ccpack" --inductor-dir "$T/d/ind" --triton-dir "$T/d/tri"
+[ "$(snap "$T/d")" = "$before" ] && ok || bad "truncated restore changed the target"
+echo "not an archive at all, just some text that is long enough" >"$T/text.ccpack"
+expect 4 "is not a ccpack archive" -- "$CCPACK" inspect "$T/text.ccpack"
+expect 1 "cannot open archive '$T/none.ccpack'" -- "$CCPACK" verify "$T/none.ccpack"
+ls -a "$T/d" | grep -q staging && bad "staging debris left in $T/r" || ok
+
+# --- golden archive ----------------------------------------------------------------------------------------
+expect 0 "" -- "$CCPACK" verify "$DATA/golden-v1.ccpack"
+expect 0 "" -- "$CCPACK" restore -q "$DATA/golden-v1.ccpack" --inductor-dir "$T/g/ind" --triton-dir "$T/g/tri"
+same_tree "$T/g/tri" "$SAMPLE/triton_cache"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
