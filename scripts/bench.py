@@ -89,9 +89,12 @@ def warm_page_cache(root):
 
 
 def listing(root):
+    """Everything under root but ccpack's own restore marker, which is not part of the cache."""
     out = {}
     for dirpath, dirs, names in os.walk(root):
         for n in dirs + names:
+            if dirpath == str(root) and n == ".ccpack-marker.json":
+                continue
             p = os.path.join(dirpath, n)
             out[os.path.relpath(p, root)] = os.lstat(p)
     return out
