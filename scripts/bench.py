@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO.parent / "shared" / "fixtures" / "real-cache-h200.tar.xz"
 GEN = Path(__file__).resolve().parent / "gen_synthetic_cache.py"
 MB, MIB = 1e6, 1024 * 1024
+DELETE_BETWEEN_REPS = False
 
 
 class Failure(Exception):
@@ -64,7 +65,18 @@ def run(cmd, timed=True):
     return wall, ru.ru_maxrss * 1024 / MIB  # ru_maxrss is in KiB on Linux
 
 
+# Where fresh_dir moves earlier restore targets instead of deleting them (None: delete). On ext4 without a
+# journal (this machine's root filesystem), creating inodes within 60 s of deleting thousands of others makes the
+# inode allocator scan for "recently deleted" slots, which doubles the cost of creating files for ccpack and tar
+# alike; a pod restoring into a fresh container never pays it. Moving them aside, then deleting them all once
+# the timing is over, measures the pod's case. --delete-between-reps measures the other.
+TRASH = None
+
+
 def fresh_dir(path, *subdirs):
+    if TRASH is not None and path.exists():
+        TRASH.mkdir(parents=True, exist_ok=True)
+        path.rename(TRASH / f"{path.name}.{len(list(TRASH.iterdir()))}")
     shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True)
     for s in subdirs:
@@ -141,7 +153,11 @@ def verify(pairs):
 
 def measure(cache, work, ccpack, reps, level=None, noop=True):
     """Time ccpack vs stock create/restore on cache (a folder holding inductor_cache, triton_cache)."""
+    global TRASH
+    TRASH = None
     fresh_dir(work)
+    if not DELETE_BETWEEN_REPS:
+        TRASH = work / "trash"
     ck, st = work / "out.ccpack", work / "out.tar.zst"
     tc, ts = work / "restore-ccpack", work / "restore-stock"
     create_ck = [ccpack, "create", "-o", str(ck), "--inductor-dir", str(cache / "inductor_cache"),
@@ -191,6 +207,7 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
     }
     if noop:
         res["noop_restore_ms"] = med["noop"] * 1000
+    TRASH = None
     shutil.rmtree(work, ignore_errors=True)
     return res
 
@@ -290,8 +307,13 @@ def main():
                     help="scratch folder (default: %(default)s)")
     ap.add_argument("--level", help="passed to `ccpack create --level`")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    ap.add_argument("--delete-between-reps", action="store_true",
+                    help="delete earlier restore targets before each rep (default: move them aside, delete at the end)")
     ap.add_argument("--scaling", action="store_true", help="measure synthetic caches of 10k files, 100k files, --scale 3")
     args = ap.parse_args()
+    global DELETE_BETWEEN_REPS
+    DELETE_BETWEEN_REPS = args.delete_between_reps
+    log("restore targets of earlier reps are " + ("deleted before each rep" if DELETE_BETWEEN_REPS else "moved aside and deleted after timing"))
     reps = args.reps or (3 if args.scaling else 5)
     ccpack = shutil.which(args.ccpack) or args.ccpack
     work = Path(args.workdir).resolve()

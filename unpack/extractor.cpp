@@ -120,7 +120,6 @@ class Decoder {
     in_offset_ = a_.header.header_size + f.offset;
     in_ = {input_.data(), 0, 0};
     raw_in_frame_ = 0;
-    frame_done_ = false;
   }
 
   std::string frame_name() const { return quoted_path(a_.path) + ": frame " + std::to_string(frame_); }
@@ -245,8 +244,6 @@ class Decoder {
     if (next_entry_ >= m_.entries.size()) throw IntegrityError(where + ": entry '" + b.path + "' is not in the manifest");
     std::size_t index = next_entry_++;
     const Entry& e = m_.entries[index];
-    const manifest::Frame& f = m_.frames[e.frame];
-    (void)f;
     EntryType type = b.typeflag == '5' ? EntryType::dir : b.typeflag == '2' ? EntryType::symlink
                      : (b.typeflag == '0' || b.typeflag == '\0') ? EntryType::file : static_cast<EntryType>(255);
     if (static_cast<int>(type) == 255) {
@@ -308,7 +305,6 @@ class Decoder {
   std::uint64_t in_left_ = 0;
   std::uint64_t in_offset_ = 0;
   std::uint64_t raw_in_frame_ = 0;
-  bool frame_done_ = false;
   Sha256 frame_hash_;
   std::size_t frame_ = 0;
 
