@@ -88,7 +88,7 @@ struct Manifest {
   void validate(const Limits& limits = {}) const;
 
   [[nodiscard]] std::uint64_t payload_size() const;
-  [[nodiscard]] static Manifest from_json_tree(const nlohmann::json& root, const Limits& limits);
+  [[nodiscard]] static Manifest from_json_tree(const nlohmann::json& root, std::vector<Entry> entries, const Limits& limits);
   [[nodiscard]] const Component* find_component(std::string_view name) const;
 };
 

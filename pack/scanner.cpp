@@ -50,6 +50,7 @@ struct Walker {
     e.dev = st.st_dev;
     e.ino = st.st_ino;
     e.mtime = st.st_mtim;
+    e.ctime = st.st_ctim;
     if (S_ISDIR(st.st_mode)) {
       e.type = EntryType::dir;
       e.mode |= 0700;  // ccpack must be able to read back and restore into what it packed

@@ -35,6 +35,7 @@ struct SourceEntry {
   dev_t dev = 0;
   ino_t ino = 0;
   timespec mtime{};
+  timespec ctime{};
 };
 
 struct ScanResult {
