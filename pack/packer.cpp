@@ -154,10 +154,10 @@ class FrameWriter {
     set(ZSTD_c_windowLog, options.window_log);
     set(ZSTD_c_enableLongDistanceMatching, 1);
     set(ZSTD_c_checksumFlag, 0);  // every frame and file is covered by SHA-256 in the manifest
-    if (jobs > 1) {
-      set(ZSTD_c_nbWorkers, static_cast<int>(jobs));
-      set(ZSTD_c_jobSize, kJobBytes);
-    }
+    // Always at least one worker: zstd's multi-threaded format cuts jobs by size, not by thread count, so the
+    // archive is the same bytes whatever -j or the machine's core count (single-threaded mode would differ).
+    set(ZSTD_c_nbWorkers, static_cast<int>(std::max(1u, jobs)));
+    set(ZSTD_c_jobSize, kJobBytes);
     out_.resize(ZSTD_CStreamOutSize());
   }
   ~FrameWriter() { ZSTD_freeCCtx(cctx_); }

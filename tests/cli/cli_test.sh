@@ -58,6 +58,10 @@ cmp -s "$A" "$T/env.ccpack" && ok || bad "env-var create differs from flag creat
 # Deterministic.
 "$CCPACK" create -q -o "$T/again.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
 cmp -s "$A" "$T/again.ccpack" && ok || bad "create is not deterministic"
+# ... and independent of the thread count (a build machine and a laptop make the same archive).
+"$CCPACK" create -q -j 1 -o "$T/j1.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
+"$CCPACK" create -q -j 3 -o "$T/j3.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
+cmp -s "$T/j1.ccpack" "$T/j3.ccpack" && cmp -s "$A" "$T/j1.ccpack" && ok || bad "archive depends on -j"
 
 # Unreadable file: named. Root reads everything, so drop to nobody where we are root.
 mkdir -p "$T/unread/sub" && echo secret >"$T/unread/sub/k.bin" && chmod 000 "$T/unread/sub/k.bin" && chmod -R a+rX "$T/unread/sub" 2>/dev/null
