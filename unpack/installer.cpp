@@ -70,14 +70,35 @@ void write_marker(int dir_fd, const Archive& a, const std::string& component) {
   write_all(fd.get(), text.data(), text.size(), "the restore marker");
 }
 
+bool unsupported(int err) { return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP; }
+
+// Fallback where renameat2's flags are not supported (some filesystems, gVisor): move the old folder aside, then
+// the new one in. Both renames happen under the lock; a crash between them leaves the old content beside the
+// missing target, which the next run removes (remove_debris) before it restores again.
+void swap_by_two_renames(const Slot& s) {
+  fs::path old = s.parent / ("." + s.base + ".ccpack-staging.old." + std::to_string(::getpid()));
+  struct stat st {};
+  bool had_target = ::lstat(s.target.c_str(), &st) == 0;
+  if (had_target && !S_ISDIR(st.st_mode)) throw Error("cannot restore into " + quoted_path(s.target) + ": it exists and is not a folder");
+  if (had_target && ::rename(s.target.c_str(), old.c_str()) != 0) throw_errno("cannot move " + quoted_path(s.target) + " aside");
+  if (::rename(s.staging.c_str(), s.target.c_str()) != 0) {
+    int err = errno;
+    if (had_target) ::rename(old.c_str(), s.target.c_str());
+    throw Error(errno_message("cannot move the restored folder into " + quoted_path(s.target), err));
+  }
+  if (had_target) remove_tree(old);
+}
+
 void swap_into_place(const Slot& s) {
   if (::renameat2(AT_FDCWD, s.staging.c_str(), AT_FDCWD, s.target.c_str(), RENAME_NOREPLACE) == 0) return;
+  if (unsupported(errno)) return swap_by_two_renames(s);
   if (errno != EEXIST && errno != ENOTEMPTY) throw_errno("cannot move the restored folder into " + quoted_path(s.target));
   struct stat st {};
   if (::lstat(s.target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     throw Error("cannot restore into " + quoted_path(s.target) + ": it exists and is not a folder");
   }
   if (::renameat2(AT_FDCWD, s.staging.c_str(), AT_FDCWD, s.target.c_str(), RENAME_EXCHANGE) != 0) {
+    if (unsupported(errno)) return swap_by_two_renames(s);
     throw_errno("cannot swap the restored folder into " + quoted_path(s.target));
   }
   remove_tree(s.staging);  // now holds the previous content
