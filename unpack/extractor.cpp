@@ -2,9 +2,10 @@
 //
 //   1. serial, in order:   read each frame's compressed bytes (only the range the manifest gives it), hash them,
 //                          decompress into 4 MiB chunks, and parse the tar stream. Every header is checked
-//                          against the next manifest entry (path, type, mode, size, link). Folders are created
-//                          here, so they exist before any file is written; a file that spans chunks is opened
-//                          here too. The chunk goes on with a list of file pieces that lie in it.
+//                          against the next manifest entry (path, type, mode, size, link). The chunk goes on
+//                          with the folders and file pieces that lie in it.
+//   1b. serial, in order:  create the chunk's folders and open its files that span chunks, off the decoder's
+//                          thread (the critical path); in order, so every folder exists before a file in it.
 //   2. parallel:           write the pieces: a file that lies whole in one chunk is created, written, hashed and
 //                          checked here (most cache files); pieces of larger files are written with pwrite.
 //   3. serial, in order:   hash the pieces of large files in order; check and close them at their last piece.
@@ -65,7 +66,11 @@ struct Chunk {
   char* data = nullptr;
   std::size_t size = 0;
   std::vector<Piece> pieces;
+  std::vector<std::uint32_t> folders;  // folder entries whose headers lie in this chunk, in stream order
 };
+
+// A folder is created with its final mode when that leaves its owner full access; others get 0700 until the end.
+bool needs_final_chmod(const Entry& e) { return (e.mode & 0700) != 0700; }
 
 std::string entry_name(const Entry& e, std::size_t index) { return "entry " + std::to_string(index) + " '" + e.path + "'"; }
 
@@ -75,8 +80,8 @@ void check_digest(const Digest& got, const Entry& e, std::size_t index) {
 
 class Decoder {
  public:
-  Decoder(const Archive& a, const std::vector<int>& root_of_component, Progress& progress)
-      : a_(a), m_(a.manifest), roots_(root_of_component), progress_(progress),
+  Decoder(const Archive& a, Progress& progress)
+      : a_(a), m_(a.manifest), progress_(progress),
         dctx_(ZSTD_createDCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})), input_(kInputBytes) {
     if (dctx_ == nullptr) throw Error("zstd: cannot create a decompression context");
     ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, manifest::kMaxWindowLog);
@@ -255,12 +260,10 @@ class Decoder {
         (type != EntryType::file && b.size != 0) || (type == EntryType::symlink && b.link_target != e.link_target)) {
       throw IntegrityError(where + ": tar header '" + b.path + "' does not match manifest " + entry_name(e, index));
     }
-    int root = roots_[component_index(e)];
-    std::string rel(manifest::relative_of(e.path));
     switch (e.type) {
       case EntryType::dir:
         folders_.push_back(index);
-        if (root >= 0 && !rel.empty() && ::mkdirat(root, rel.c_str(), 0700) != 0) throw_errno("cannot create folder " + rel);
+        c.folders.push_back(static_cast<std::uint32_t>(index));
         break;
       case EntryType::symlink:
         symlinks_.push_back(index);
@@ -274,30 +277,15 @@ class Decoder {
         current_ = index;
         data_left_ = e.size;
         phase_ = Phase::data;
-        if (e.size > c.size - pos) {  // spans chunks: open here, write and hash in order
-          large_ = std::make_shared<LargeFile>();
-          if (root >= 0) {
-            large_->fd.reset(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
-            if (!large_->fd.valid()) throw_errno("cannot create " + e.path);
-          }
-        }
+        if (e.size > c.size - pos) large_ = std::make_shared<LargeFile>();  // spans chunks: opened in stage 1b
         break;
       }
     }
   }
 
-  std::size_t component_index(const Entry& e) {
-    std::string_view comp = manifest::component_of(e.path);
-    for (std::size_t i = 0; i < m_.components.size(); ++i) {
-      if (m_.components[i].name == comp) return i;
-    }
-    throw IntegrityError("entry '" + e.path + "' is not under a listed component");
-  }
-
   BufferPool pool_{kChunkBytes};  // first member, destroyed last: chunks in flight return to it
   const Archive& a_;
   const manifest::Manifest& m_;
-  const std::vector<int>& roots_;
   Progress& progress_;
   ZSTD_DCtx* dctx_;
   std::vector<char> input_;
@@ -355,12 +343,33 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
   unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
   oneapi::tbb::global_control threads(oneapi::tbb::global_control::max_allowed_parallelism, jobs);
   Progress progress(targets.empty() ? "verify" : "restore", total, options.progress);
-  Decoder decoder(archive, roots, progress);
+  Decoder decoder(archive, progress);
   std::atomic<std::uint64_t> written{0};
 
   auto read = [&](oneapi::tbb::flow_control& fc) -> std::shared_ptr<Chunk> {
     auto c = decoder.next();
     if (!c) fc.stop();
+    return c;
+  };
+
+  auto make_folders = [&](std::shared_ptr<Chunk> c) -> std::shared_ptr<Chunk> {
+    for (std::uint32_t index : c->folders) {
+      const Entry& e = m.entries[index];
+      int root = root_of(e);
+      std::string rel(manifest::relative_of(e.path));
+      if (root < 0 || rel.empty()) continue;
+      if (::mkdirat(root, rel.c_str(), needs_final_chmod(e) ? 0700 : e.mode) != 0) throw_errno("cannot create folder " + e.path);
+    }
+    // Files that span chunks are opened here, after their folder exists and before any of their pieces is written.
+    for (const Piece& p : c->pieces) {
+      if (!p.large || p.file_offset != 0) continue;
+      const Entry& e = m.entries[p.entry];
+      int root = root_of(e);
+      if (root < 0) continue;
+      std::string rel(manifest::relative_of(e.path));
+      p.large->fd.reset(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
+      if (!p.large->fd.valid()) throw_errno("cannot create " + e.path);
+    }
     return c;
   };
 
@@ -405,6 +414,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
     oneapi::tbb::parallel_pipeline(
         2 * static_cast<std::size_t>(jobs) + 2,
         oneapi::tbb::make_filter<void, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::serial_in_order, read) &
+            oneapi::tbb::make_filter<std::shared_ptr<Chunk>, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::serial_in_order, make_folders) &
             oneapi::tbb::make_filter<std::shared_ptr<Chunk>, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::parallel, write) &
             oneapi::tbb::make_filter<std::shared_ptr<Chunk>, void>(oneapi::tbb::filter_mode::serial_in_order, finish_large));
     decoder.finish();
@@ -415,13 +425,13 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
       std::string rel(manifest::relative_of(e.path));
       if (root >= 0 && ::symlinkat(e.link_target.c_str(), root, rel.c_str()) != 0) throw_errno("cannot create symlink " + e.path);
     }
-    // Folder modes last, deepest first, so read-only folders could be filled.
+    // The remaining folder modes last, deepest first, so folders without owner write access could be filled.
     const auto& folders = decoder.folders();
     for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
       const Entry& e = m.entries[*it];
       int root = root_of(e);
-      if (root < 0) continue;
       std::string rel(manifest::relative_of(e.path));
+      if (root < 0 || (!rel.empty() && !needs_final_chmod(e))) continue;
       int rc = rel.empty() ? ::fchmod(root, e.mode) : ::fchmodat(root, rel.c_str(), e.mode, 0);
       if (rc != 0) throw_errno("cannot set the mode of " + e.path);
     }
