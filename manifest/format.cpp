@@ -30,6 +30,9 @@ std::uint64_t get_le(const char* p, int bytes) {
 
 std::string encode_header(const ArchiveHeader& header) {
   std::string body;
+  body.reserve(8 + kFixedBytes + header.manifest.size() + 4 + header.signatures.size());
+  put_u32(body, kSkippableMagic);
+  put_u32(body, 0);  // frame size, set below
   body.append(kMagic, sizeof kMagic);
   put_u32(body, header.version);
   put_u32(body, 0);
@@ -40,10 +43,9 @@ std::string encode_header(const ArchiveHeader& header) {
   body += header.manifest;
   put_u32(body, static_cast<std::uint32_t>(header.signatures.size()));
   body += header.signatures;
-  std::string out;
-  put_u32(out, kSkippableMagic);
-  put_u32(out, static_cast<std::uint32_t>(body.size()));
-  return out + body;
+  auto frame_size = static_cast<std::uint32_t>(body.size() - 8);
+  for (int i = 0; i < 4; ++i) body[4 + i] = static_cast<char>(frame_size >> (8 * i));
+  return body;
 }
 
 ArchiveHeader read_header(int fd, const std::filesystem::path& path) {
@@ -66,13 +68,14 @@ ArchiveHeader read_header(int fd, const std::filesystem::path& path) {
   auto frame_size = get_le(fixed + 4, 4);
   h.version = static_cast<std::uint32_t>(get_le(fixed + 16, 4));
   if (h.version != kFormatVersion) {
-    throw IntegrityError(name + ": archive format version " + std::to_string(h.version) + " is not supported (this ccpack reads " +
-                         std::to_string(kFormatVersion) + ")");
+    throw IntegrityError(name + ": archive format version " + std::to_string(h.version) +
+                         " is not supported (this ccpack reads " + std::to_string(kFormatVersion) + ")");
   }
   if (get_le(fixed + 20, 4) != 0) throw IntegrityError(name + ": header flags are set that this ccpack does not know");
   h.payload_size = get_le(fixed + 24, 8);
   auto manifest_size = get_le(fixed + 64, 4);
-  if (manifest_size > kMaxManifestBytes) throw IntegrityError(name + ": manifest size " + std::to_string(manifest_size) + " exceeds the limit");
+  if (manifest_size > kMaxManifestBytes)
+    throw IntegrityError(name + ": manifest size " + std::to_string(manifest_size) + " exceeds the limit");
   h.header_size = 8 + frame_size;
   if (frame_size < kFixedBytes - 8 + manifest_size + 4 || h.header_size > file_size) {
     throw IntegrityError(name + " is truncated: the header frame is incomplete");
@@ -82,7 +85,8 @@ ArchiveHeader read_header(int fd, const std::filesystem::path& path) {
     throw IntegrityError(name + " is truncated inside the manifest");
   }
   Digest d = Sha256::of(h.manifest);
-  if (std::memcmp(d.data(), fixed + 32, d.size()) != 0) throw IntegrityError(name + ": manifest SHA-256 mismatch (corrupt header)");
+  if (std::memcmp(d.data(), fixed + 32, d.size()) != 0)
+    throw IntegrityError(name + ": manifest SHA-256 mismatch (corrupt header)");
   char len4[4];
   if (pread_full(fd, len4, 4, static_cast<off_t>(kFixedBytes + manifest_size), name) != 4) {
     throw IntegrityError(name + " is truncated inside the header");
@@ -100,7 +104,8 @@ ArchiveHeader read_header(int fd, const std::filesystem::path& path) {
       throw IntegrityError(name + " is truncated: " + std::to_string(file_size) + " bytes, expected " +
                            std::to_string(h.header_size + h.payload_size));
     }
-    throw IntegrityError(name + " has " + std::to_string(file_size - h.header_size - h.payload_size) + " unexpected bytes after the payload");
+    throw IntegrityError(name + " has " + std::to_string(file_size - h.header_size - h.payload_size) +
+                         " unexpected bytes after the payload");
   }
   return h;
 }

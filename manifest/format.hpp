@@ -33,7 +33,7 @@ inline constexpr int kMaxWindowLog = 27;
 struct ArchiveHeader {
   std::uint32_t version = kFormatVersion;
   std::uint64_t payload_size = 0;
-  std::string manifest;    // exact bytes, as signed
+  std::string manifest;  // exact bytes, as signed
   std::string signatures = "[]";
   std::uint64_t header_size = 0;  // bytes of the whole header frame (= payload offset in the file)
 };

@@ -1,9 +1,8 @@
 #include "manifest/manifest.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -134,9 +133,12 @@ Entry parse_entry(const json& o, std::size_t i) {
 
 std::string_view to_string(ComponentKind kind) {
   switch (kind) {
-    case ComponentKind::inductor: return "inductor";
-    case ComponentKind::triton: return "triton";
-    case ComponentKind::extra: return "extra";
+    case ComponentKind::inductor:
+      return "inductor";
+    case ComponentKind::triton:
+      return "triton";
+    case ComponentKind::extra:
+      return "extra";
   }
   return "?";
 }
@@ -155,9 +157,7 @@ std::string_view relative_of(std::string_view path) {
   return pos == std::string_view::npos ? std::string_view{} : path.substr(pos + 1);
 }
 
-std::uint64_t Manifest::payload_size() const {
-  return frames.empty() ? 0 : frames.back().offset + frames.back().compressed_size;
-}
+std::uint64_t Manifest::payload_size() const { return frames.empty() ? 0 : frames.back().offset + frames.back().compressed_size; }
 
 const Component* Manifest::find_component(std::string_view name) const {
   for (const Component& c : components) {
@@ -174,7 +174,8 @@ std::string Manifest::to_json() const {
   root["fingerprint"] = ojson::parse(fingerprint_json);
   ojson comps = ojson::array();
   for (const Component& c : components) {
-    comps.push_back(ojson{{"name", c.name}, {"kind", to_string(c.kind)}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
+    comps.push_back(
+        ojson{{"name", c.name}, {"kind", to_string(c.kind)}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
   }
   root["components"] = std::move(comps);
   root["tar_size"] = tar_size;
@@ -220,7 +221,8 @@ Manifest Manifest::parse(std::string_view text, const Limits& limits) {
     if (depth == 1 && event == json::parse_event_t::key) {
       top_key = parsed.get<std::string>();
     } else if (depth == 2 && event == json::parse_event_t::object_end && top_key == "entries") {
-      if (entries.size() >= limits.max_entries) bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
+      if (entries.size() >= limits.max_entries)
+        bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
       entries.push_back(parse_entry(parsed, entries.size()));
       return false;
     }
@@ -352,7 +354,8 @@ void Manifest::validate(const Limits& limits) const {
     if (f.first_entry != next_entry) bad(where + ".first_entry", "does not follow the previous frame");
     if (f.entry_count > entries.size() - next_entry) bad(where + ".entry_count", "runs past the entries");
     for (std::uint64_t k = f.first_entry; k < f.first_entry + f.entry_count; ++k) {
-      if (entries[k].frame != i) bad("entries[" + std::to_string(k) + "].frame", "does not match frames[" + std::to_string(i) + "]");
+      if (entries[k].frame != i)
+        bad("entries[" + std::to_string(k) + "].frame", "does not match frames[" + std::to_string(i) + "]");
     }
     offset += f.compressed_size;
     next_entry += f.entry_count;

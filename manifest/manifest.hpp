@@ -12,11 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "manifest/tar.hpp"
 #include "util/sha256.hpp"
@@ -28,8 +27,8 @@ inline constexpr int kManifestVersion = 1;
 // Bounds that keep a hostile manifest from exhausting memory or disk before hashes catch it.
 struct Limits {
   std::uint64_t max_entries = 10'000'000;
-  std::uint64_t max_file_size = 64ULL << 30;    // 64 GiB
-  std::uint64_t max_total_size = 1ULL << 40;    // 1 TiB
+  std::uint64_t max_file_size = 64ULL << 30;  // 64 GiB
+  std::uint64_t max_total_size = 1ULL << 40;  // 1 TiB
   std::size_t max_path_length = 4096;
   std::size_t max_frames = 1'000'000;
 };
@@ -39,29 +38,29 @@ enum class ComponentKind : std::uint8_t { inductor, triton, extra };
 [[nodiscard]] std::string_view to_string(ComponentKind kind);
 
 struct Component {
-  std::string name;     // top-level folder in the tar stream
+  std::string name;  // top-level folder in the tar stream
   ComponentKind kind = ComponentKind::extra;
-  std::string source;   // absolute folder it was packed from (informational; restore chooses its own target)
+  std::string source;  // absolute folder it was packed from (informational; restore chooses its own target)
   std::uint64_t files = 0;
   std::uint64_t bytes = 0;
 };
 
 struct Frame {
-  std::uint64_t offset = 0;           // from the start of the payload (the first byte after the header frame)
+  std::uint64_t offset = 0;  // from the start of the payload (the first byte after the header frame)
   std::uint64_t compressed_size = 0;
-  std::uint64_t raw_size = 0;         // bytes of tar stream it decompresses to
-  Digest sha256{};                    // of the compressed bytes
+  std::uint64_t raw_size = 0;  // bytes of tar stream it decompresses to
+  Digest sha256{};             // of the compressed bytes
   std::uint64_t first_entry = 0;
   std::uint64_t entry_count = 0;
 };
 
 struct Entry {
-  std::string path;                   // "<component>/<relative path>", no trailing '/'
+  std::string path;  // "<component>/<relative path>", no trailing '/'
   EntryType type = EntryType::file;
   std::uint32_t mode = 0;
-  std::uint64_t size = 0;             // files only
-  Digest sha256{};                    // files only
-  std::string link_target;            // symlinks only
+  std::uint64_t size = 0;   // files only
+  Digest sha256{};          // files only
+  std::string link_target;  // symlinks only
   std::uint32_t frame = 0;
 };
 

@@ -123,9 +123,12 @@ std::string field_string(const char* field, std::size_t width) { return std::str
 
 std::string_view to_string(EntryType type) {
   switch (type) {
-    case EntryType::file: return "file";
-    case EntryType::dir: return "dir";
-    case EntryType::symlink: return "symlink";
+    case EntryType::file:
+      return "file";
+    case EntryType::dir:
+      return "dir";
+    case EntryType::symlink:
+      return "symlink";
   }
   return "?";
 }
@@ -166,9 +169,15 @@ void append_tar_header(std::string& out, const TarHeader& header) {
   put_octal(raw.mode, sizeof raw.mode, header.mode & 07777);
   put_octal(raw.size, sizeof raw.size, size_fits ? header.size : 0);
   switch (header.type) {
-    case EntryType::file: raw.typeflag = '0'; break;
-    case EntryType::dir: raw.typeflag = '5'; break;
-    case EntryType::symlink: raw.typeflag = '2'; break;
+    case EntryType::file:
+      raw.typeflag = '0';
+      break;
+    case EntryType::dir:
+      raw.typeflag = '5';
+      break;
+    case EntryType::symlink:
+      raw.typeflag = '2';
+      break;
   }
   if (link_fits) std::memcpy(raw.linkname, header.link_target.data(), header.link_target.size());
   finish_block(raw, out);
@@ -199,9 +208,8 @@ void apply_pax_records(std::string_view records, UstarBlock& block, const std::s
   while (!records.empty()) {
     std::size_t space = records.find(' ');
     std::size_t len = 0;
-    if (space == std::string_view::npos ||
-        std::from_chars(records.data(), records.data() + space, len).ec != std::errc{} || len <= space + 1 ||
-        len > records.size() || records[len - 1] != '\n') {
+    if (space == std::string_view::npos || std::from_chars(records.data(), records.data() + space, len).ec != std::errc{} ||
+        len <= space + 1 || len > records.size() || records[len - 1] != '\n') {
       throw IntegrityError(where + ": malformed pax record");
     }
     std::string_view record = records.substr(space + 1, len - space - 2);

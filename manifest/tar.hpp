@@ -25,7 +25,7 @@ enum class EntryType : std::uint8_t { file, dir, symlink };
 [[nodiscard]] std::string_view to_string(EntryType type);
 
 struct TarHeader {
-  std::string path;         // without a trailing '/', also for folders
+  std::string path;  // without a trailing '/', also for folders
   EntryType type = EntryType::file;
   std::uint32_t mode = 0;   // permission bits only
   std::uint64_t size = 0;   // data bytes (0 for folders and links)
@@ -36,9 +36,7 @@ struct TarHeader {
 void append_tar_header(std::string& out, const TarHeader& header);
 
 // Bytes of NUL padding after `size` bytes of data.
-[[nodiscard]] constexpr std::uint64_t tar_padding(std::uint64_t size) {
-  return (kTarBlock - size % kTarBlock) % kTarBlock;
-}
+[[nodiscard]] constexpr std::uint64_t tar_padding(std::uint64_t size) { return (kTarBlock - size % kTarBlock) % kTarBlock; }
 
 // One decoded 512-byte ustar block.
 struct UstarBlock {

@@ -21,11 +21,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY
-#include <zstd.h>
-
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_pipeline.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -66,13 +65,16 @@ struct Batch {
 
   char* grow(std::size_t n, const fs::path& source) {
     if (used + n > buffer->size()) {
-      throw Error("file " + quoted_path(source) + " grew while being packed; stop the writer (torch.compile) and run create again");
+      throw Error("file " + quoted_path(source) +
+                  " grew while being packed; stop the writer (torch.compile) and run create again");
     }
     char* at = buffer->data() + used;
     used += n;
     return at;
   }
-  void append(const std::string& bytes, const fs::path& source) { std::memcpy(grow(bytes.size(), source), bytes.data(), bytes.size()); }
+  void append(const std::string& bytes, const fs::path& source) {
+    std::memcpy(grow(bytes.size(), source), bytes.data(), bytes.size());
+  }
 };
 
 // Upper bound of the tar bytes of one entry: pax header and records, ustar header, data, padding.
@@ -143,12 +145,14 @@ void append_small_file(Batch& out, SourceEntry& e, manifest::Entry& m) {
     remember(e, after);  // changed since the scan or while read: try again against its new state
     out.used = start;
   }
-  throw Error("file " + quoted_path(e.source) + " kept changing while being read; stop the writer (torch.compile) and run create again");
+  throw Error("file " + quoted_path(e.source) +
+              " kept changing while being read; stop the writer (torch.compile) and run create again");
 }
 
 class FrameWriter {
  public:
-  FrameWriter(int out_fd, const PackOptions& options, unsigned jobs) : out_fd_(out_fd), cctx_(ZSTD_createCCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})) {
+  FrameWriter(int out_fd, const PackOptions& options, unsigned jobs)
+      : out_fd_(out_fd), cctx_(ZSTD_createCCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})) {
     if (cctx_ == nullptr) throw Error("zstd: cannot create a compression context");
     set(ZSTD_c_compressionLevel, options.level);
     set(ZSTD_c_windowLog, options.window_log);
@@ -275,128 +279,134 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
   unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
   oneapi::tbb::global_control threads(oneapi::tbb::global_control::max_allowed_parallelism, jobs);
   Progress progress("create", total_bytes, options.progress);
-  FrameWriter writer(scratch.get(), options, jobs);
+  std::uint64_t payload_size = 0;
+  {  // The compressor and the batch buffers are freed before the manifest is serialised: peaks do not add up.
+    FrameWriter writer(scratch.get(), options, jobs);
 
-  BufferPool pool(kBatchBytes + kPieceBytes + (1 << 20));
-  std::size_t next = 0;
-  std::uint64_t next_offset = 0;  // within a large file being cut into pieces
-  Sha256 piece_hash;
-  std::uint64_t frame_first_entry = 0;
+    BufferPool pool(kBatchBytes + kPieceBytes + (1 << 20));
+    std::size_t next = 0;
+    std::uint64_t next_offset = 0;  // within a large file being cut into pieces
+    Sha256 piece_hash;
+    std::uint64_t frame_first_entry = 0;
 
-  auto input = [&](oneapi::tbb::flow_control& fc) -> std::shared_ptr<Batch> {
-    if (next >= src.size()) {
-      fc.stop();
-      return nullptr;
-    }
-    auto b = std::make_shared<Batch>();
-    b->first = next;
-    const SourceEntry& e = src[next];
-    if (e.type == EntryType::file && e.size > kPieceBytes) {
-      b->piece = true;
-      b->count = 1;
-      b->offset = next_offset;
-      b->length = std::min(kPieceBytes, e.size - next_offset);
-      next_offset += b->length;
-      if (next_offset == e.size) {
-        next_offset = 0;
+    auto input = [&](oneapi::tbb::flow_control& fc) -> std::shared_ptr<Batch> {
+      if (next >= src.size()) {
+        fc.stop();
+        return nullptr;
+      }
+      auto b = std::make_shared<Batch>();
+      b->first = next;
+      const SourceEntry& e = src[next];
+      if (e.type == EntryType::file && e.size > kPieceBytes) {
+        b->piece = true;
+        b->count = 1;
+        b->offset = next_offset;
+        b->length = std::min(kPieceBytes, e.size - next_offset);
+        next_offset += b->length;
+        if (next_offset == e.size) {
+          next_offset = 0;
+          ++next;
+        }
+        b->buffer = pool.take(tar_bytes_bound(e) - e.size + b->length);
+        return b;
+      }
+      std::uint64_t bytes = 0;
+      std::size_t bound = 0;
+      while (next < src.size() && bytes < kBatchBytes) {
+        const SourceEntry& x = src[next];
+        if (x.type == EntryType::file && x.size > kPieceBytes) break;
+        bytes += x.size + manifest::kTarBlock;
+        bound += tar_bytes_bound(x);
         ++next;
+        ++b->count;
       }
-      b->buffer = pool.take(tar_bytes_bound(e) - e.size + b->length);
+      b->buffer = pool.take(bound);
       return b;
-    }
-    std::uint64_t bytes = 0;
-    std::size_t bound = 0;
-    while (next < src.size() && bytes < kBatchBytes) {
-      const SourceEntry& x = src[next];
-      if (x.type == EntryType::file && x.size > kPieceBytes) break;
-      bytes += x.size + manifest::kTarBlock;
-      bound += tar_bytes_bound(x);
-      ++next;
-      ++b->count;
-    }
-    b->buffer = pool.take(bound);
-    return b;
-  };
+    };
 
-  auto read = [&](std::shared_ptr<Batch> b) -> std::shared_ptr<Batch> {
-    if (b->piece) {
-      SourceEntry& e = src[b->first];
-      UniqueFd fd = open_source(e);
-      struct stat st {};
-      if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat " + quoted_path(e.source));
-      if (!matches(e, st)) {
-        throw Error("file " + quoted_path(e.source) + " changed while being packed; stop the writer (torch.compile) and run create again");
+    auto read = [&](std::shared_ptr<Batch> b) -> std::shared_ptr<Batch> {
+      if (b->piece) {
+        SourceEntry& e = src[b->first];
+        UniqueFd fd = open_source(e);
+        struct stat st {};
+        if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat " + quoted_path(e.source));
+        if (!matches(e, st)) {
+          throw Error("file " + quoted_path(e.source) +
+                      " changed while being packed; stop the writer (torch.compile) and run create again");
+        }
+        if (b->offset == 0) {
+          std::string header;
+          manifest::append_tar_header(header, header_of(e, e.size));
+          b->append(header, e.source);
+        }
+        b->data_at = b->used;
+        bool last = b->offset + b->length == e.size;
+        std::size_t padding = last ? manifest::tar_padding(e.size) : 0;
+        char* data = b->grow(b->length + padding, e.source);
+        std::memset(data + b->length, 0, padding);
+        if (pread_full(fd.get(), data, b->length, static_cast<off_t>(b->offset), quoted_path(e.source)) != b->length) {
+          throw Error("file " + quoted_path(e.source) +
+                      " shrank while being packed; stop the writer (torch.compile) and run create again");
+        }
+        return b;
       }
-      if (b->offset == 0) {
-        std::string header;
-        manifest::append_tar_header(header, header_of(e, e.size));
-        b->append(header, e.source);
-      }
-      b->data_at = b->used;
-      bool last = b->offset + b->length == e.size;
-      std::size_t padding = last ? manifest::tar_padding(e.size) : 0;
-      char* data = b->grow(b->length + padding, e.source);
-      std::memset(data + b->length, 0, padding);
-      if (pread_full(fd.get(), data, b->length, static_cast<off_t>(b->offset), quoted_path(e.source)) != b->length) {
-        throw Error("file " + quoted_path(e.source) + " shrank while being packed; stop the writer (torch.compile) and run create again");
+      std::string header;
+      for (std::size_t i = b->first; i < b->first + b->count; ++i) {
+        SourceEntry& e = src[i];
+        if (e.type == EntryType::file) {
+          append_small_file(*b, e, m.entries[i]);
+        } else {
+          header.clear();
+          manifest::append_tar_header(header, header_of(e, 0));
+          b->append(header, e.source);
+        }
       }
       return b;
-    }
-    std::string header;
-    for (std::size_t i = b->first; i < b->first + b->count; ++i) {
-      SourceEntry& e = src[i];
-      if (e.type == EntryType::file) {
-        append_small_file(*b, e, m.entries[i]);
+    };
+
+    auto compress = [&](std::shared_ptr<Batch> b) {
+      bool starts_entry = !b->piece || b->offset == 0;
+      if (starts_entry && writer.raw_in_frame() >= options.frame_limit) {
+        manifest::Frame f = writer.end_frame();
+        f.first_entry = frame_first_entry;
+        f.entry_count = b->first - frame_first_entry;
+        frame_first_entry = b->first;
+        m.frames.push_back(f);
+      }
+      auto frame_index = static_cast<std::uint32_t>(m.frames.size());
+      for (std::size_t i = b->first; i < b->first + b->count; ++i) m.entries[i].frame = frame_index;
+      if (b->piece) {
+        piece_hash.update(b->buffer->data() + b->data_at, b->length);
+        const SourceEntry& e = src[b->first];
+        if (b->offset + b->length == e.size) {
+          m.entries[b->first].size = e.size;
+          m.entries[b->first].sha256 = piece_hash.finish();
+        }
+        progress.advance(b->length);
       } else {
-        header.clear();
-        manifest::append_tar_header(header, header_of(e, 0));
-        b->append(header, e.source);
+        std::uint64_t n = 0;
+        for (std::size_t i = b->first; i < b->first + b->count; ++i) n += src[i].size;
+        progress.advance(n);
       }
-    }
-    return b;
-  };
+      writer.feed(b->buffer->data(), b->used);
+    };
 
-  auto compress = [&](std::shared_ptr<Batch> b) {
-    bool starts_entry = !b->piece || b->offset == 0;
-    if (starts_entry && writer.raw_in_frame() >= options.frame_limit) {
-      manifest::Frame f = writer.end_frame();
-      f.first_entry = frame_first_entry;
-      f.entry_count = b->first - frame_first_entry;
-      frame_first_entry = b->first;
-      m.frames.push_back(f);
-    }
-    auto frame_index = static_cast<std::uint32_t>(m.frames.size());
-    for (std::size_t i = b->first; i < b->first + b->count; ++i) m.entries[i].frame = frame_index;
-    if (b->piece) {
-      piece_hash.update(b->buffer->data() + b->data_at, b->length);
-      const SourceEntry& e = src[b->first];
-      if (b->offset + b->length == e.size) {
-        m.entries[b->first].size = e.size;
-        m.entries[b->first].sha256 = piece_hash.finish();
-      }
-      progress.advance(b->length);
-    } else {
-      std::uint64_t n = 0;
-      for (std::size_t i = b->first; i < b->first + b->count; ++i) n += src[i].size;
-      progress.advance(n);
-    }
-    writer.feed(b->buffer->data(), b->used);
-  };
+    std::size_t tokens = 2 * static_cast<std::size_t>(jobs) + 2;
+    oneapi::tbb::parallel_pipeline(
+        tokens,
+        oneapi::tbb::make_filter<void, std::shared_ptr<Batch>>(oneapi::tbb::filter_mode::serial_in_order, input) &
+            oneapi::tbb::make_filter<std::shared_ptr<Batch>, std::shared_ptr<Batch>>(oneapi::tbb::filter_mode::parallel, read) &
+            oneapi::tbb::make_filter<std::shared_ptr<Batch>, void>(oneapi::tbb::filter_mode::serial_in_order, compress));
 
-  std::size_t tokens = 2 * static_cast<std::size_t>(jobs) + 2;
-  oneapi::tbb::parallel_pipeline(
-      tokens,
-      oneapi::tbb::make_filter<void, std::shared_ptr<Batch>>(oneapi::tbb::filter_mode::serial_in_order, input) &
-          oneapi::tbb::make_filter<std::shared_ptr<Batch>, std::shared_ptr<Batch>>(oneapi::tbb::filter_mode::parallel, read) &
-          oneapi::tbb::make_filter<std::shared_ptr<Batch>, void>(oneapi::tbb::filter_mode::serial_in_order, compress));
-
-  // End of archive: two zero blocks, in the last frame.
-  static const char zeros[2 * manifest::kTarBlock] = {};
-  writer.feed(zeros, sizeof zeros);
-  manifest::Frame last = writer.end_frame();
-  last.first_entry = frame_first_entry;
-  last.entry_count = src.size() - frame_first_entry;
-  m.frames.push_back(last);
+    // End of archive: two zero blocks, in the last frame.
+    static const char zeros[2 * manifest::kTarBlock] = {};
+    writer.feed(zeros, sizeof zeros);
+    manifest::Frame last = writer.end_frame();
+    last.first_entry = frame_first_entry;
+    last.entry_count = src.size() - frame_first_entry;
+    m.frames.push_back(last);
+    payload_size = writer.written();
+  }
   progress.finish();
 
   for (const manifest::Frame& f : m.frames) m.tar_size += f.raw_size;
@@ -414,13 +424,13 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
 
   manifest::ArchiveHeader header;
   header.manifest = m.to_json();
-  header.payload_size = writer.written();
+  header.payload_size = payload_size;
   std::string head = manifest::encode_header(header);
   out_file.write(head.data(), head.size());
-  copy_range(scratch.get(), out_file.fd(), writer.written(), output);
+  copy_range(scratch.get(), out_file.fd(), payload_size, output);
   out_file.commit(true);
 
-  result.archive_size = head.size() + writer.written();
+  result.archive_size = head.size() + payload_size;
   result.skipped = std::move(scanned.skipped);
   return result;
 }

@@ -12,10 +12,10 @@
 namespace ccpack::pack {
 
 struct PackOptions {
-  int level = 1;                          // zstd level
-  int window_log = 27;                    // zstd long-range window (<= manifest::kMaxWindowLog)
-  unsigned jobs = 0;                      // 0: all cores
-  std::uint64_t frame_limit = 1ULL << 30; // a new frame starts at the first entry boundary past this many raw bytes
+  int level = 1;                           // zstd level
+  int window_log = 27;                     // zstd long-range window (<= manifest::kMaxWindowLog)
+  unsigned jobs = 0;                       // 0: all cores
+  std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
   std::string fingerprint_json = "{}";
   bool progress = false;
 };

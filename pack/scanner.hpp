@@ -25,8 +25,8 @@
 namespace ccpack::pack {
 
 struct SourceEntry {
-  std::string path;                  // archive path: "<component>/<relative>"
-  std::filesystem::path source;      // absolute path on disk
+  std::string path;              // archive path: "<component>/<relative>"
+  std::filesystem::path source;  // absolute path on disk
   manifest::EntryType type = manifest::EntryType::file;
   std::uint32_t mode = 0;
   std::uint64_t size = 0;

@@ -72,7 +72,8 @@ int run_create(const CreateOptions& o) {
                 "); set TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR or pass --inductor-dir / --triton-dir");
   }
   for (const manifest::CacheDir& d : dirs) {
-    if (!path_exists(d.dir)) throw Error(d.name + " cache folder " + quoted_path(d.dir) + " (from " + d.origin + ") does not exist");
+    if (!path_exists(d.dir))
+      throw Error(d.name + " cache folder " + quoted_path(d.dir) + " (from " + d.origin + ") does not exist");
   }
   pack::PackOptions po;
   po.level = level.level;
@@ -109,28 +110,38 @@ int run_create(const CreateOptions& o) {
     say(o.common, "skipped " + std::to_string(r.skipped.size()) + " transient entries: " + list);
   }
   std::string from;
-  for (const manifest::Component& c : r.manifest.components) from += (from.empty() ? "" : ", ") + c.name + " " + quoted_path(c.source);
-  say(o.common, "packed " + std::to_string(files) + " files (" + mb(bytes) + ") from " + from + " into " + quoted_path(o.output) + " (" +
-                    mb(r.archive_size) + ")");
+  for (const manifest::Component& c : r.manifest.components)
+    from += (from.empty() ? "" : ", ") + c.name + " " + quoted_path(c.source);
+  say(o.common, "packed " + std::to_string(files) + " files (" + mb(bytes) + ") from " + from + " into " + quoted_path(o.output) +
+                    " (" + mb(r.archive_size) + ")");
   return 0;
 }
 
 int run_restore(const RestoreOptions& o) {
   unpack::Archive a = unpack::Archive::open(o.archive);
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
-  unpack::RestoreReport r = unpack::restore(a, dirs, unpack::RestoreOptions{o.common.jobs, !o.common.quiet && !o.common.json, o.durable});
+  unpack::RestoreReport r =
+      unpack::restore(a, dirs, unpack::RestoreOptions{o.common.jobs, !o.common.quiet && !o.common.json, o.durable});
   auto status = [](const unpack::ComponentOutcome& c) -> std::string {
     switch (c.status) {
-      case unpack::ComponentOutcome::Status::restored: return "restored";
-      case unpack::ComponentOutcome::Status::already: return "already restored";
-      case unpack::ComponentOutcome::Status::skipped: return "skipped";
+      case unpack::ComponentOutcome::Status::restored:
+        return "restored";
+      case unpack::ComponentOutcome::Status::already:
+        return "already restored";
+      case unpack::ComponentOutcome::Status::skipped:
+        return "skipped";
     }
     return "?";
   };
   if (o.common.json) {
     ojson comps = ojson::array();
     for (const auto& c : r.components) {
-      comps.push_back({{"name", c.name}, {"dir", c.dir.string()}, {"status", status(c)}, {"reason", c.reason}, {"files", c.files}, {"bytes", c.bytes}});
+      comps.push_back({{"name", c.name},
+                       {"dir", c.dir.string()},
+                       {"status", status(c)},
+                       {"reason", c.reason},
+                       {"files", c.files},
+                       {"bytes", c.bytes}});
     }
     print_json({{"archive", o.archive.string()}, {"noop", r.noop()}, {"components", comps}});
     return 0;
@@ -138,7 +149,8 @@ int run_restore(const RestoreOptions& o) {
   for (const auto& c : r.components) {
     std::string line = c.name + ": " + status(c);
     if (!c.dir.empty()) line += " " + quoted_path(c.dir);
-    if (c.status == unpack::ComponentOutcome::Status::restored) line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
+    if (c.status == unpack::ComponentOutcome::Status::restored)
+      line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
     if (!c.reason.empty()) line += ": " + c.reason;
     say(o.common, line);
   }
@@ -149,11 +161,15 @@ int run_verify(const VerifyOptions& o) {
   unpack::Archive a = unpack::Archive::open(o.archive);
   unpack::ExtractStats s = unpack::extract(a, {}, unpack::ExtractOptions{o.common.jobs, !o.common.quiet && !o.common.json});
   if (o.common.json) {
-    print_json({{"archive", o.archive.string()}, {"ok", true}, {"files", s.files}, {"bytes", s.bytes}, {"frames", a.manifest.frames.size()},
+    print_json({{"archive", o.archive.string()},
+                {"ok", true},
+                {"files", s.files},
+                {"bytes", s.bytes},
+                {"frames", a.manifest.frames.size()},
                 {"signatures", "none (unsigned)"}});
   } else {
-    say(o.common, quoted_path(o.archive) + ": OK, " + std::to_string(a.manifest.frames.size()) + " frames and " + std::to_string(s.files) +
-                      " files (" + mb(s.bytes) + ") match their SHA-256");
+    say(o.common, quoted_path(o.archive) + ": OK, " + std::to_string(a.manifest.frames.size()) + " frames and " +
+                      std::to_string(s.files) + " files (" + mb(s.bytes) + ") match their SHA-256");
   }
   return 0;
 }
@@ -183,9 +199,11 @@ int run_inspect(const InspectOptions& o) {
   std::printf("archive      %s\n", o.archive.string().c_str());
   std::printf("format       ccpack v%u, created by %s\n", a.header.version, m.created_by.c_str());
   std::printf("manifest     sha256:%s\n", to_hex(a.manifest_digest).c_str());
-  std::printf("compression  zstd level %d, window 2^%d, %zu frame(s)\n", m.compression.level, m.compression.window_log, m.frames.size());
+  std::printf("compression  zstd level %d, window 2^%d, %zu frame(s)\n", m.compression.level, m.compression.window_log,
+              m.frames.size());
   std::printf("size         %s packed, %s of files (%zu files), ratio %.1fx\n", mb(archive_bytes).c_str(), mb(bytes).c_str(),
-              static_cast<std::size_t>(files), archive_bytes ? static_cast<double>(bytes) / static_cast<double>(archive_bytes) : 0.0);
+              static_cast<std::size_t>(files),
+              archive_bytes ? static_cast<double>(bytes) / static_cast<double>(archive_bytes) : 0.0);
   std::printf("signatures   %s\n", a.header.signatures == "[]" ? "none (unsigned)" : a.header.signatures.c_str());
   std::printf("fingerprint  %s\n", m.fingerprint_json == "{}" ? "not recorded" : m.fingerprint_json.c_str());
   std::printf("components\n");
@@ -197,7 +215,8 @@ int run_inspect(const InspectOptions& o) {
     std::printf("entries\n");
     for (const auto& e : m.entries) {
       if (e.type == manifest::EntryType::file) {
-        std::printf("  file    %04o %12llu %s %s\n", e.mode, static_cast<unsigned long long>(e.size), to_hex(e.sha256).c_str(), e.path.c_str());
+        std::printf("  file    %04o %12llu %s %s\n", e.mode, static_cast<unsigned long long>(e.size), to_hex(e.sha256).c_str(),
+                    e.path.c_str());
       } else if (e.type == manifest::EntryType::dir) {
         std::printf("  dir     %04o %12s %64s %s/\n", e.mode, "-", "", e.path.c_str());
       } else {

@@ -1,7 +1,6 @@
 // ccpack's entry point: parse the command line into option structs, run the command, map errors to exit codes.
 // Every failure ends here as one line "ccpack: error: ..." and the exit code of its class (README, Exit codes).
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 
@@ -26,21 +25,25 @@ void add_common(CLI::App* cmd, ccpack::tools::CommonOptions& c, bool with_json =
 }
 
 void add_dirs(CLI::App* cmd, ccpack::manifest::CacheDirOptions& d, std::vector<std::string>& extras, const char* verb) {
-  cmd->add_option("--inductor-dir", d.inductor_dir,
-                  std::string("Inductor cache folder to ") + verb + " (default: $TORCHINDUCTOR_CACHE_DIR, else <tmp>/torchinductor_<user>)");
-  cmd->add_option("--triton-dir", d.triton_dir,
-                  std::string("Triton cache folder to ") + verb + " (default: $TRITON_CACHE_DIR, else <$TRITON_HOME or ~>/.triton/cache)");
-  cmd->add_option("--add", extras, std::string("Extra folder to ") + verb + ", as NAME=DIR (repeatable), e.g. ext=~/.cache/torch_extensions");
+  cmd->add_option(
+      "--inductor-dir", d.inductor_dir,
+      std::string("Inductor cache folder to ") + verb + " (default: $TORCHINDUCTOR_CACHE_DIR, else <tmp>/torchinductor_<user>)");
+  cmd->add_option(
+      "--triton-dir", d.triton_dir,
+      std::string("Triton cache folder to ") + verb + " (default: $TRITON_CACHE_DIR, else <$TRITON_HOME or ~>/.triton/cache)");
+  cmd->add_option("--add", extras,
+                  std::string("Extra folder to ") + verb + ", as NAME=DIR (repeatable), e.g. ext=~/.cache/torch_extensions");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   namespace tools = ccpack::tools;
-  CLI::App app{"ccpack: pack PyTorch torch.compile caches (Inductor + Triton) into one verified archive, and restore them "
-               "safely and atomically.\n\nExit codes: 0 done, 1 error, 2 usage, 3 refused (fingerprint differs), "
-               "4 signature or integrity failure.",
-               "ccpack"};
+  CLI::App app{
+      "ccpack: pack PyTorch torch.compile caches (Inductor + Triton) into one verified archive, and restore them "
+      "safely and atomically.\n\nExit codes: 0 done, 1 error, 2 usage, 3 refused (fingerprint differs), "
+      "4 signature or integrity failure.",
+      "ccpack"};
   app.set_version_flag("--version", std::string("ccpack ") + ccpack::kVersion);
   app.require_subcommand(1);
 
@@ -49,8 +52,9 @@ int main(int argc, char** argv) {
   CLI::App* c = app.add_subcommand("create", "Pack the cache folders into a .ccpack archive (after a warm-up run)");
   c->add_option("-o,--output", create.output, "Archive to write; it appears atomically when complete")->required();
   add_dirs(c, create.dirs, create_extras, "pack");
-  c->add_option("--level", create.level, "Compression: 'default' (fast, zstd 1 + 128 MiB long-range window), 'max' (zstd 19, "
-                                         "for publication) or a zstd level 1-19")
+  c->add_option("--level", create.level,
+                "Compression: 'default' (fast, zstd 1 + 128 MiB long-range window), 'max' (zstd 19, "
+                "for publication) or a zstd level 1-19")
       ->default_str("default");
   add_common(c, create.common);
 
@@ -61,9 +65,10 @@ int main(int argc, char** argv) {
   add_dirs(r, restore.dirs, restore_extras, "restore into");
   r->add_flag("--durable", restore.durable, "Flush the restored files to disk (one syncfs) before they are swapped into place");
   add_common(r, restore.common);
-  r->footer("Each target folder is replaced as a whole: the archive is extracted into a hidden staging folder beside it, every "
-            "byte is checked, and the staging folder is swapped in with one atomic rename. Running it again with the same "
-            "archive does nothing.");
+  r->footer(
+      "Each target folder is replaced as a whole: the archive is extracted into a hidden staging folder beside it, every "
+      "byte is checked, and the staging folder is swapped in with one atomic rename. Running it again with the same "
+      "archive does nothing.");
 
   tools::VerifyOptions verify;
   CLI::App* v = app.add_subcommand("verify", "Check every byte of an archive against its manifest; writes nothing");

@@ -13,7 +13,8 @@ Archive Archive::open(const std::filesystem::path& path) {
   a.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!a.fd.valid()) throw_errno("cannot open archive " + quoted_path(path));
   struct stat st {};
-  if (::fstat(a.fd.get(), &st) == 0 && !S_ISREG(st.st_mode)) throw Error("archive " + quoted_path(path) + " is not a regular file");
+  if (::fstat(a.fd.get(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error("archive " + quoted_path(path) + " is not a regular file");
   a.header = manifest::read_header(a.fd.get(), path);
   try {
     a.manifest = manifest::Manifest::parse(a.header.manifest);

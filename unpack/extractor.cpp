@@ -19,11 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY
-#include <zstd.h>
-
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_pipeline.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -81,8 +80,11 @@ void check_digest(const Digest& got, const Entry& e, std::size_t index) {
 class Decoder {
  public:
   Decoder(const Archive& a, Progress& progress)
-      : a_(a), m_(a.manifest), progress_(progress),
-        dctx_(ZSTD_createDCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})), input_(kInputBytes) {
+      : a_(a),
+        m_(a.manifest),
+        progress_(progress),
+        dctx_(ZSTD_createDCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})),
+        input_(kInputBytes) {
     if (dctx_ == nullptr) throw Error("zstd: cannot create a decompression context");
     ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, manifest::kMaxWindowLog);
     start_frame();
@@ -104,10 +106,11 @@ class Decoder {
 
   // Called once the stream is exhausted.
   void finish() const {
-    if (phase_ != Phase::done) throw IntegrityError(quoted_path(a_.path) + ": tar stream ends early (missing end-of-archive blocks)");
+    if (phase_ != Phase::done)
+      throw IntegrityError(quoted_path(a_.path) + ": tar stream ends early (missing end-of-archive blocks)");
     if (next_entry_ != m_.entries.size()) {
-      throw IntegrityError(quoted_path(a_.path) + ": the tar stream holds " + std::to_string(next_entry_) + " entries, the manifest lists " +
-                           std::to_string(m_.entries.size()));
+      throw IntegrityError(quoted_path(a_.path) + ": the tar stream holds " + std::to_string(next_entry_) +
+                           " entries, the manifest lists " + std::to_string(m_.entries.size()));
     }
   }
 
@@ -249,10 +252,13 @@ class Decoder {
     if (next_entry_ >= m_.entries.size()) throw IntegrityError(where + ": entry '" + b.path + "' is not in the manifest");
     std::size_t index = next_entry_++;
     const Entry& e = m_.entries[index];
-    EntryType type = b.typeflag == '5' ? EntryType::dir : b.typeflag == '2' ? EntryType::symlink
-                     : (b.typeflag == '0' || b.typeflag == '\0') ? EntryType::file : static_cast<EntryType>(255);
+    EntryType type = b.typeflag == '5'                           ? EntryType::dir
+                     : b.typeflag == '2'                         ? EntryType::symlink
+                     : (b.typeflag == '0' || b.typeflag == '\0') ? EntryType::file
+                                                                 : static_cast<EntryType>(255);
     if (static_cast<int>(type) == 255) {
-      throw IntegrityError(where + ": entry '" + b.path + "' has tar type '" + std::string(1, b.typeflag) + "', which ccpack never writes");
+      throw IntegrityError(where + ": entry '" + b.path + "' has tar type '" + std::string(1, b.typeflag) +
+                           "', which ccpack never writes");
     }
     std::string path = b.path;
     if (type == EntryType::dir && !path.empty() && path.back() == '/') path.pop_back();
@@ -414,7 +420,8 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
     oneapi::tbb::parallel_pipeline(
         2 * static_cast<std::size_t>(jobs) + 2,
         oneapi::tbb::make_filter<void, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::serial_in_order, read) &
-            oneapi::tbb::make_filter<std::shared_ptr<Chunk>, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::serial_in_order, make_folders) &
+            oneapi::tbb::make_filter<std::shared_ptr<Chunk>, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::serial_in_order,
+                                                                                     make_folders) &
             oneapi::tbb::make_filter<std::shared_ptr<Chunk>, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::parallel, write) &
             oneapi::tbb::make_filter<std::shared_ptr<Chunk>, void>(oneapi::tbb::filter_mode::serial_in_order, finish_large));
     decoder.finish();

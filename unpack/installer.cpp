@@ -36,7 +36,7 @@ struct Slot {
   std::size_t component = 0;  // index in the manifest
   fs::path target;
   fs::path parent;
-  std::string base;            // target's file name
+  std::string base;  // target's file name
   fs::path staging;
   UniqueFd staging_fd;
   bool restore = false;
@@ -79,7 +79,8 @@ void swap_by_two_renames(const Slot& s) {
   fs::path old = s.parent / ("." + s.base + ".ccpack-staging.old." + std::to_string(::getpid()));
   struct stat st {};
   bool had_target = ::lstat(s.target.c_str(), &st) == 0;
-  if (had_target && !S_ISDIR(st.st_mode)) throw Error("cannot restore into " + quoted_path(s.target) + ": it exists and is not a folder");
+  if (had_target && !S_ISDIR(st.st_mode))
+    throw Error("cannot restore into " + quoted_path(s.target) + ": it exists and is not a folder");
   if (had_target && ::rename(s.target.c_str(), old.c_str()) != 0) throw_errno("cannot move " + quoted_path(s.target) + " aside");
   if (::rename(s.staging.c_str(), s.target.c_str()) != 0) {
     int err = errno;
@@ -107,7 +108,8 @@ void swap_into_place(const Slot& s) {
 }  // namespace
 
 bool RestoreReport::noop() const {
-  return std::none_of(components.begin(), components.end(), [](const ComponentOutcome& c) { return c.status == ComponentOutcome::Status::restored; });
+  return std::none_of(components.begin(), components.end(),
+                      [](const ComponentOutcome& c) { return c.status == ComponentOutcome::Status::restored; });
 }
 
 std::string read_marker_digest(const fs::path& dir) {
@@ -140,7 +142,8 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
       s.target = it->dir;
       s.parent = it->dir.parent_path();
       s.base = it->dir.filename().string();
-      if (s.base.empty() || s.parent.empty()) throw Error("cannot restore into " + quoted_path(it->dir) + ": not a folder below another");
+      if (s.base.empty() || s.parent.empty())
+        throw Error("cannot restore into " + quoted_path(it->dir) + ": not a folder below another");
       slots.push_back(std::move(s));
     }
     report.components.push_back(std::move(out));

@@ -37,7 +37,8 @@ struct RestoreReport {
 // built in a hidden staging folder beside it, checked, then swapped in with one atomic rename. Concurrent
 // restores of the same folders serialise on a lock beside each folder; the later ones find the marker and do
 // nothing. Throws IntegrityError / Error; on error no target folder has changed.
-[[nodiscard]] RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs, const RestoreOptions& options);
+[[nodiscard]] RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs,
+                                    const RestoreOptions& options);
 
 // The manifest digest a restored folder carries in its marker, or empty.
 [[nodiscard]] std::string read_marker_digest(const std::filesystem::path& dir);

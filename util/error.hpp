@@ -20,8 +20,7 @@ enum class ExitCode : int {
 
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message, ExitCode code = ExitCode::error)
-      : std::runtime_error(message), code_(code) {}
+  explicit Error(const std::string& message, ExitCode code = ExitCode::error) : std::runtime_error(message), code_(code) {}
   [[nodiscard]] ExitCode code() const noexcept { return code_; }
 
  private:

@@ -93,7 +93,8 @@ AtomicFile::AtomicFile(fs::path destination, mode_t mode) : destination_(std::mo
   if (::stat(dir.c_str(), &st) != 0) {
     throw Error("cannot create " + quoted_path(destination_) + ": folder " + quoted_path(dir) + " does not exist");
   }
-  if (!S_ISDIR(st.st_mode)) throw Error("cannot create " + quoted_path(destination_) + ": " + quoted_path(dir) + " is not a folder");
+  if (!S_ISDIR(st.st_mode))
+    throw Error("cannot create " + quoted_path(destination_) + ": " + quoted_path(dir) + " is not a folder");
   fd_.reset(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode_));
   if (fd_.valid()) return;
   if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) throw_errno("cannot create " + quoted_path(destination_));

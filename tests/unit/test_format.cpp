@@ -1,8 +1,8 @@
 // The header frame: round trip, and each kind of damage reported as an integrity error naming the file.
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <unistd.h>
+
+#include <catch2/catch.hpp>
 
 #include "manifest/format.hpp"
 #include "unit/support.hpp"

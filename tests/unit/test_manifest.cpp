@@ -66,7 +66,8 @@ TEST_CASE("hostile entries are refused, naming the field") {
 
 TEST_CASE("inconsistent frames are refused") {
   CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.frames[0].offset = 7; })), Catch::Contains("frames[0].offset"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.frames[0].entry_count = 4; })), Catch::Contains("do not cover all entries"));
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.frames[0].entry_count = 4; })),
+                    Catch::Contains("do not cover all entries"));
   CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.tar_size = 1; })), Catch::Contains("tar_size"));
 }
 
@@ -84,5 +85,6 @@ TEST_CASE("component names are checked") {
   CHECK_FALSE(is_valid_component_name(""));
   CHECK_FALSE(is_valid_component_name(".."));
   CHECK_FALSE(is_valid_component_name("a/b"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.components[1].name = "inductor"; })), Catch::Contains("components[1].name"));
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.components[1].name = "inductor"; })),
+                    Catch::Contains("components[1].name"));
 }

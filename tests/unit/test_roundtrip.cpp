@@ -1,12 +1,11 @@
 // End to end through the library: create, verify, restore; determinism; damage leaves targets untouched;
 // concurrent restores; the committed golden archive keeps reading.
-#include <catch2/catch.hpp>
-
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <thread>
 
@@ -24,7 +23,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<manifest::CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) {
-  return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"}, {"triton", manifest::ComponentKind::triton, triton, "test"}};
+  return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"},
+          {"triton", manifest::ComponentKind::triton, triton, "test"}};
 }
 
 // A small cache with the shapes that matter: nesting, an empty folder, an executable, a relative symlink, a long
@@ -43,7 +43,9 @@ void make_cache(const fs::path& root) {
   test::write_file(root / "ind/big/blob", big);
   std::string hash(52, 'H');
   test::write_file(root / ("tri/" + hash + "/" + std::string(90, 'k') + ".json"), "{\"triton_version\": \"3.6.0\"}");
-  test::write_file(root / ("tri/" + hash + "/k.cubin"), std::string("\x7f" "ELF\0\1\2", 7));
+  test::write_file(root / ("tri/" + hash + "/k.cubin"), std::string("\x7f"
+                                                                    "ELF\0\1\2",
+                                                                    7));
   fs::create_directories(root / "tri/tmp.pid_123_456");
   test::write_file(root / "tri/tmp.pid_123_456/partial", "x");
 }
@@ -103,7 +105,8 @@ TEST_CASE("a second restore is a no-op; a restore replaces what the folder held"
   CHECK(unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), {}).noop());
   CHECK(fs::exists(t / "out/ind/new-after-restore.py"));  // no-op leaves local additions alone
   // No staging debris beside the targets.
-  for (const auto& e : fs::directory_iterator(t / "out")) CHECK(e.path().filename().string().find("staging") == std::string::npos);
+  for (const auto& e : fs::directory_iterator(t / "out"))
+    CHECK(e.path().filename().string().find("staging") == std::string::npos);
 }
 
 TEST_CASE("one flipped payload byte or a truncation: integrity error, target untouched") {
@@ -132,14 +135,18 @@ TEST_CASE("one flipped payload byte or a truncation: integrity error, target unt
 TEST_CASE("missing folders, special files and escaping links are refused by name") {
   test::ScratchDir t;
   make_cache(t.path());
-  CHECK_THROWS_WITH(pack::create_archive(dirs_of(t / "nope", t / "tri"), t / "a.ccpack", {}), Catch::Contains((t / "nope").string()));
-  CHECK_THROWS_WITH(pack_into(t / "no/such/dir/a.ccpack", t.path()), Catch::Contains((t / "no/such/dir").string()) && Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(pack::create_archive(dirs_of(t / "nope", t / "tri"), t / "a.ccpack", {}),
+                    Catch::Contains((t / "nope").string()));
+  CHECK_THROWS_WITH(pack_into(t / "no/such/dir/a.ccpack", t.path()),
+                    Catch::Contains((t / "no/such/dir").string()) && Catch::Contains("does not exist"));
 
   ::mkfifo((t / "ind/fifo").c_str(), 0644);
-  CHECK_THROWS_WITH(pack_into(t / "a.ccpack", t.path()), Catch::Contains("refusing to pack FIFO") && Catch::Contains((t / "ind/fifo").string()));
+  CHECK_THROWS_WITH(pack_into(t / "a.ccpack", t.path()),
+                    Catch::Contains("refusing to pack FIFO") && Catch::Contains((t / "ind/fifo").string()));
   fs::remove(t / "ind/fifo");
   fs::create_symlink("/etc/passwd", t / "ind/escape");
-  CHECK_THROWS_WITH(pack_into(t / "a.ccpack", t.path()), Catch::Contains("refusing to pack symlink") && Catch::Contains("escape"));
+  CHECK_THROWS_WITH(pack_into(t / "a.ccpack", t.path()),
+                    Catch::Contains("refusing to pack symlink") && Catch::Contains("escape"));
   CHECK_FALSE(fs::exists(t / "a.ccpack"));  // nothing half-written
 }
 
