@@ -164,8 +164,8 @@ void append_tar_header(std::string& out, const TarHeader& header) {
   }
 
   RawHeader raw{};
-  std::memcpy(raw.name, name.data(), name.size());
-  std::memcpy(raw.prefix, prefix.data(), prefix.size());
+  name.copy(raw.name, name.size());  // copy(), not memcpy: an empty prefix may have a null data()
+  prefix.copy(raw.prefix, prefix.size());
   put_octal(raw.mode, sizeof raw.mode, header.mode & 07777);
   put_octal(raw.size, sizeof raw.size, size_fits ? header.size : 0);
   switch (header.type) {
@@ -179,7 +179,7 @@ void append_tar_header(std::string& out, const TarHeader& header) {
       raw.typeflag = '2';
       break;
   }
-  if (link_fits) std::memcpy(raw.linkname, header.link_target.data(), header.link_target.size());
+  if (link_fits) header.link_target.copy(raw.linkname, header.link_target.size());
   finish_block(raw, out);
 }
 
