@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "manifest/locations.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/extractor.hpp"
 #include "unpack/installer.hpp"
 #include "util/error.hpp"
+#include "util/sha256.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,8 +24,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fs::create_directories(work / "jail");
   fs::path archive = work / "a.ccpack";
   {
+    // Fix up the header's manifest digest where the lengths allow, so mutations reach the manifest and tar parsers
+    // instead of stopping at the first hash check.
+    std::string bytes(reinterpret_cast<const char*>(data), size);
+    if (bytes.size() >= 68) {
+      std::uint32_t m = 0;
+      for (int i = 3; i >= 0; --i) m = m << 8 | static_cast<unsigned char>(bytes[64 + i]);
+      if (68ULL + m <= bytes.size()) {
+        ccpack::Digest d = ccpack::Sha256::of(bytes.data() + 68, m);
+        bytes.replace(32, 32, reinterpret_cast<const char*>(d.data()), 32);
+      }
+    }
     std::ofstream out(archive, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
   try {
     auto a = ccpack::unpack::Archive::open(archive);
