@@ -159,13 +159,6 @@ std::string_view relative_of(std::string_view path) {
 
 std::uint64_t Manifest::payload_size() const { return frames.empty() ? 0 : frames.back().offset + frames.back().compressed_size; }
 
-const Component* Manifest::find_component(std::string_view name) const {
-  for (const Component& c : components) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
-}
-
 std::string Manifest::to_json() const {
   ojson root;
   root["format"] = version;

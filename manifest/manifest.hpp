@@ -88,7 +88,6 @@ struct Manifest {
 
   [[nodiscard]] std::uint64_t payload_size() const;
   [[nodiscard]] static Manifest from_json_tree(const nlohmann::json& root, std::vector<Entry> entries, const Limits& limits);
-  [[nodiscard]] const Component* find_component(std::string_view name) const;
 };
 
 // The component of an entry path ("triton/ABC/x.json" -> "triton") and the rest ("ABC/x.json").

@@ -61,23 +61,6 @@ std::size_t pread_full(int fd, void* data, std::size_t size, off_t offset, const
   return done;
 }
 
-std::string read_file(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) throw_errno("cannot open " + quoted_path(path));
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw_errno("cannot read " + quoted_path(path));
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
-}
-
 void remove_tree(const fs::path& path) {
   std::error_code ec;
   fs::remove_all(path, ec);

@@ -47,9 +47,6 @@ void pwrite_all(int fd, const void* data, std::size_t size, off_t offset, const 
 // Reads exactly `size` bytes at `offset`; returns the count actually read (short only at end of file).
 std::size_t pread_full(int fd, void* data, std::size_t size, off_t offset, const std::string& what);
 
-// Reads a whole (small) file; throws Error naming the path.
-[[nodiscard]] std::string read_file(const std::filesystem::path& path);
-
 // Removes a tree without following symlinks; missing is fine. Throws Error on failure.
 void remove_tree(const std::filesystem::path& path);
 
