@@ -164,6 +164,13 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
     locks.push_back(take_lock(parent));
   }
   for (Slot& s : slots) {
+    // Refuse a target that cannot take a folder before any work, so no component is swapped in and then undone.
+    struct stat st {};
+    if (::lstat(s.target.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      throw Error("cannot restore into " + quoted_path(s.target) + ": it exists and is not a folder");
+    }
+  }
+  for (Slot& s : slots) {
     ComponentOutcome& out = report.components[s.component];
     if (read_marker_digest(s.target) == digest) {
       out.status = ComponentOutcome::Status::already;

@@ -106,6 +106,20 @@ same_tree "$HOME/.triton/cache" "$SAMPLE/triton_cache"
 expect 0 "" -- "$CCPACK" restore --json "$A" --inductor-dir "$T/j/ind" --triton-dir "$T/j/tri"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert [c['status'] for c in j['components']]==['restored','restored']" "$T/out" && ok || bad "restore --json"
 
+# Extra folders: packed with --add NAME=DIR, restored only where --add names them again.
+mkdir -p "$T/ext/build/x" && printf 'so' >"$T/ext/build/x/mod.so" && mkdir -p "$T/ext/empty"
+expect 0 "" -- "$CCPACK" create -q -o "$T/extra.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --add torch_ext="$T/ext"
+expect 0 "torch_ext: skipped: no folder given: pass --add torch_ext=DIR" -- "$CCPACK" restore "$T/extra.ccpack" --inductor-dir "$T/x1/ind"
+[ ! -e "$T/x1/torch_ext" ] && ok || bad "skipped component was written"
+expect 0 "torch_ext: restored" -- "$CCPACK" restore "$T/extra.ccpack" --inductor-dir "$T/x2/ind" --add torch_ext="$T/x2/ext"
+same_tree "$T/x2/ext" "$T/ext"
+[ -d "$T/x2/ext/empty" ] && ok || bad "empty folder not restored"
+# A target that is a file, not a folder: refused, the file kept.
+echo keep >"$T/notdir"
+expect 1 "is not a folder" -- "$CCPACK" restore "$A" --inductor-dir "$T/notdir" --triton-dir "$T/nd/tri"
+[ "$(cat "$T/notdir")" = keep ] && ok || bad "file target changed"
+[ ! -e "$T/nd/tri" ] && ok || bad "another component was restored before the refusal"
+
 # --- damage: exit 4, target untouched --------------------------------------------------------------------
 snap() { (cd "$1" && find . -printf '%p %s %m\n' | sort && find . -type f -exec sha256sum {} + | sort); }
 # A target holding other content (a restored target would make the restore a no-op that reads no payload).
