@@ -76,6 +76,9 @@ void write_marker(int dir_fd, const Archive& a, const std::string& component) {
 // spreads its subfolders over block groups instead of packing them beside the parent. A cache restored where an
 // old one was just deleted otherwise lands in block groups full of recently freed inodes, which ext4 without a
 // journal scans past one by one. Best effort: other filesystems refuse the ioctl, and that is fine.
+// Measured restoring the real fixture (median of 5-7, 2 cores): on ext4 without a journal, right after the
+// previous tree was deleted, 0.40 s with the flag against 1.1 s without; with older trees left in place, 0.94 s
+// against 0.84 s; on ext4 with a journal (loop device) 0.92 vs 0.80 s after a delete and 0.91 vs 0.93 s fresh.
 void mark_top_of_tree(int dir_fd) {
   int flags = 0;
   if (::ioctl(dir_fd, FS_IOC_GETFLAGS, &flags) == 0) {
