@@ -157,8 +157,14 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
       Slot s;
       s.component = i;
       s.target = it->dir;
-      s.parent = it->dir.parent_path();
-      s.base = it->dir.filename().string();
+      // A cache folder that is a symlink to a folder (say onto a persistent volume) is restored where it points:
+      // the link stays, and the swap happens on the folder's own filesystem.
+      struct stat st {};
+      if (::lstat(s.target.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(s.target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        s.target = fs::canonical(s.target);
+      }
+      s.parent = s.target.parent_path();
+      s.base = s.target.filename().string();
       if (s.base.empty() || s.parent.empty())
         throw Error("cannot restore into " + quoted_path(it->dir) + ": not a folder below another");
       slots.push_back(std::move(s));

@@ -114,6 +114,11 @@ expect 0 "torch_ext: skipped: no folder given: pass --add torch_ext=DIR" -- "$CC
 expect 0 "torch_ext: restored" -- "$CCPACK" restore "$T/extra.ccpack" --inductor-dir "$T/x2/ind" --add torch_ext="$T/x2/ext"
 same_tree "$T/x2/ext" "$T/ext"
 [ -d "$T/x2/ext/empty" ] && ok || bad "empty folder not restored"
+# A cache folder that is a symlink to a folder: restored where it points, the link kept.
+mkdir -p "$T/volume/ind" && ln -s "$T/volume/ind" "$T/linked-ind"
+expect 0 "inductor: restored" -- "$CCPACK" restore "$A" --inductor-dir "$T/linked-ind" --triton-dir "$T/lk/tri"
+[ -L "$T/linked-ind" ] && ok || bad "symlinked cache folder replaced by a folder"
+same_tree "$T/volume/ind" "$SAMPLE/inductor_cache"
 # A target that is a file, not a folder: refused, the file kept.
 echo keep >"$T/notdir"
 expect 1 "is not a folder" -- "$CCPACK" restore "$A" --inductor-dir "$T/notdir" --triton-dir "$T/nd/tri"
