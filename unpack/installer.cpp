@@ -160,7 +160,8 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
       // A cache folder that is a symlink to a folder (say onto a persistent volume) is restored where it points:
       // the link stays, and the swap happens on the folder's own filesystem.
       struct stat st {};
-      if (::lstat(s.target.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(s.target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      if (::lstat(s.target.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(s.target.c_str(), &st) == 0 &&
+          S_ISDIR(st.st_mode)) {
         s.target = fs::canonical(s.target);
       }
       s.parent = s.target.parent_path();

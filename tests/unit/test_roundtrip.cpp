@@ -1,11 +1,14 @@
 // End to end through the library: create, verify, restore; determinism; damage leaves targets untouched;
 // concurrent restores; the committed golden archive keeps reading.
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <fstream>
 #include <thread>
 
@@ -16,6 +19,7 @@
 #include "unpack/extractor.hpp"
 #include "unpack/installer.hpp"
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 using namespace ccpack;
 namespace fs = std::filesystem;
@@ -207,4 +211,45 @@ TEST_CASE("real H200 fixture round trip (363 MB)", "[fixture]") {
   REQUIRE(std::system(cmd.c_str()) == 0);
   CHECK(test::snapshot(t / "stock/triton") == test::snapshot(fixture / "triton_cache"));
   CHECK(test::snapshot(t / "stock/inductor") == test::snapshot(fixture / "inductor_cache"));
+}
+
+TEST_CASE("a file rewritten while create reads it never lands torn") {
+  // A writer rewrites one file over and over with a single repeated letter. Whatever create does (re-read it,
+  // or give up with an error naming it), the archive must never hold a mix of two versions.
+  for (std::size_t size : {std::size_t{4} << 20, std::size_t{20} << 20}) {  // read whole, and read in pieces
+    test::ScratchDir t;
+    make_cache(t.path());
+    fs::path hot = t / "ind/hot.bin";
+    test::write_file(hot, std::string(size, 'a'));
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+      // Each pass rewrites the file in 64 KiB pieces, so a read that overlaps a pass sees two letters.
+      std::string piece(64 << 10, 'a');
+      UniqueFd fd(::open(hot.c_str(), O_WRONLY | O_CLOEXEC));
+      for (char c = 'b'; !stop; c = c == 'z' ? 'a' : static_cast<char>(c + 1)) {
+        std::fill(piece.begin(), piece.end(), c);
+        for (std::size_t at = 0; at < size; at += piece.size())
+          pwrite_all(fd.get(), piece.data(), piece.size(), static_cast<off_t>(at), "hot");
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+    });
+    bool packed = false;
+    try {
+      (void)pack_into(t / "a.ccpack", t.path());
+      packed = true;
+    } catch (const Error& e) {
+      CHECK_THAT(e.what(), Catch::Contains(hot.string()) && Catch::Contains("chang"));
+    }
+    stop = true;
+    writer.join();
+    if (packed) {
+      unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
+      (void)unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), {});
+      std::string got = test::slurp(t / "out/ind/hot.bin");
+      REQUIRE(got.size() == size);
+      CHECK(got.find_first_not_of(got[0]) == std::string::npos);
+    } else {
+      CHECK_FALSE(fs::exists(t / "a.ccpack"));
+    }
+  }
 }
