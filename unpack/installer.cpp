@@ -173,9 +173,21 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
     report.components.push_back(std::move(out));
   }
 
+  // Each component needs a folder of its own: one inside another would be replaced along with it.
+  std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.target < b.target; });
+  for (std::size_t i = 0; i + 1 < slots.size(); ++i) {
+    const fs::path& a = slots[i].target;
+    const fs::path& b = slots[i + 1].target;
+    auto [end, unused] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+    if (end == a.end()) {
+      throw UsageError("components '" + m.components[slots[i].component].name + "' and '" +
+                       m.components[slots[i + 1].component].name + "' would restore into overlapping folders " + quoted_path(a) +
+                       " and " + quoted_path(b));
+    }
+  }
+
   // Lock each parent folder once, in path order, so two restores with overlapping folders cannot deadlock
   // (flock locks belong to the open file, so locking one folder twice from this process would).
-  std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.target < b.target; });
   std::vector<fs::path> parents;
   for (const Slot& s : slots) parents.push_back(s.parent);
   std::sort(parents.begin(), parents.end());

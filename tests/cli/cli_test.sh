@@ -119,6 +119,10 @@ mkdir -p "$T/volume/ind" && ln -s "$T/volume/ind" "$T/linked-ind"
 expect 0 "inductor: restored" -- "$CCPACK" restore "$A" --inductor-dir "$T/linked-ind" --triton-dir "$T/lk/tri"
 [ -L "$T/linked-ind" ] && ok || bad "symlinked cache folder replaced by a folder"
 same_tree "$T/volume/ind" "$SAMPLE/inductor_cache"
+# Two components into one folder, or one inside the other: a usage error before anything is written.
+expect 2 "overlapping folders" -- "$CCPACK" restore "$A" --inductor-dir "$T/same" --triton-dir "$T/same"
+expect 2 "overlapping folders" -- "$CCPACK" restore "$A" --inductor-dir "$T/nest" --triton-dir "$T/nest/triton"
+[ ! -e "$T/same" ] && [ ! -e "$T/nest" ] && ok || bad "overlapping restore wrote something"
 # A target that is a file, not a folder: refused, the file kept.
 echo keep >"$T/notdir"
 expect 1 "is not a folder" -- "$CCPACK" restore "$A" --inductor-dir "$T/notdir" --triton-dir "$T/nd/tri"
