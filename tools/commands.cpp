@@ -93,7 +93,8 @@ int run_create(const CreateOptions& o) {
     for (const manifest::Component& c : r.manifest.components) {
       comps.push_back({{"name", c.name}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
     }
-    print_json({{"archive", o.output.string()},
+    print_json({{"ok", true},
+                {"archive", o.output.string()},
                 {"archive_bytes", r.archive_size},
                 {"files", files},
                 {"bytes", bytes},
@@ -143,7 +144,7 @@ int run_restore(const RestoreOptions& o) {
                        {"files", c.files},
                        {"bytes", c.bytes}});
     }
-    print_json({{"archive", o.archive.string()}, {"noop", r.noop()}, {"components", comps}});
+    print_json({{"ok", true}, {"archive", o.archive.string()}, {"noop", r.noop()}, {"components", comps}});
     return 0;
   }
   for (const auto& c : r.components) {

@@ -2,6 +2,7 @@
 // Every failure ends here as one line "ccpack: error: ..." and the exit code of its class (README, Exit codes).
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tools/commands.hpp"
@@ -102,9 +103,13 @@ int main(int argc, char** argv) {
     if (v->parsed()) return tools::run_verify(verify);
     if (i->parsed()) return tools::run_inspect(inspect);
   } catch (const std::exception& e) {
-    std::fflush(stdout);
+    int code = exit_code_of(e);
     std::fprintf(stderr, "ccpack: error: %s\n", e.what());
-    return exit_code_of(e);
+    // With --json, scripts get the failure on standard output too, in the same shape as a report.
+    bool json = (c->parsed() && create.common.json) || (r->parsed() && restore.common.json) ||
+                (v->parsed() && verify.common.json) || (i->parsed() && inspect.common.json);
+    if (json) std::printf("%s\n", nlohmann::json{{"ok", false}, {"exit_code", code}, {"error", e.what()}}.dump(2).c_str());
+    return code;
   }
   return static_cast<int>(ExitCode::usage);
 }

@@ -147,6 +147,8 @@ expect 4 "cut.ccpack' is truncated" -- "$CCPACK" restore "$T/cut.ccpack" --induc
 echo "not an archive at all, just some text that is long enough" >"$T/text.ccpack"
 expect 4 "is not a ccpack archive" -- "$CCPACK" inspect "$T/text.ccpack"
 expect 1 "cannot open archive '$T/none.ccpack'" -- "$CCPACK" verify "$T/none.ccpack"
+expect 4 "" -- "$CCPACK" verify --json "$T/cut.ccpack"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['ok'] is False and j['exit_code']==4 and 'truncated' in j['error']" "$T/out" && ok || bad "verify --json error object: $(cat "$T/out")"
 ls -a "$T/d" | grep -q staging && bad "staging debris left in $T/r" || ok
 
 # --- golden archive ----------------------------------------------------------------------------------------
