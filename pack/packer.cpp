@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "manifest/format.hpp"
 #include "pack/scanner.hpp"
@@ -107,6 +108,32 @@ void remember(SourceEntry& e, const struct stat& st) {
   e.ctime = st.st_ctim;
 }
 
+// Timestamps advance in coarse ticks (a few milliseconds), so a write in the same tick as the stat before a read
+// leaves mtime and ctime as they were: metadata alone cannot prove a file did not change while it was read. As git
+// does for its index, a file whose ctime is that recent ("racy") is proven stable by content instead: it is read
+// a second time and must hash the same. Caches are written seconds to hours before create, so this is rare.
+bool is_racy(const struct stat& st) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return st.st_ctim.tv_sec + 2 >= now.tv_sec;
+}
+
+// SHA-256 of the file's content read again from offset 0; nullopt when it is not `size` bytes long.
+std::optional<Digest> hash_again(int fd, std::uint64_t size, const fs::path& source) {
+  std::vector<char> buf(std::min<std::uint64_t>(size, 8 << 20) + 1);
+  Sha256 h;
+  std::uint64_t at = 0;
+  for (;;) {
+    std::size_t n = pread_full(fd, buf.data(), buf.size(), static_cast<off_t>(at), quoted_path(source));
+    at += n;
+    if (at > size) return std::nullopt;
+    h.update(buf.data(), n);
+    if (n < buf.size()) break;
+  }
+  if (at != size) return std::nullopt;
+  return h.finish();
+}
+
 // Reads a whole small file into `out` with its tar framing, in four system calls (open, one read of size + 1
 // bytes, fstat, close): the scan's lstat is the "before" state and the fstat after the read must match it, and
 // the extra byte must not be there. Otherwise the file changed: it is read again against its new state.
@@ -136,10 +163,14 @@ void append_small_file(Batch& out, SourceEntry& e, manifest::Entry& m) {
     struct stat after {};
     if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));
     if (got == size && matches(e, after)) {
-      std::memset(data + size, 0, padding);
-      m.size = size;
-      m.sha256 = Sha256::of(data, size);
-      return;
+      Digest digest = Sha256::of(data, size);
+      if (!is_racy(after) ||
+          (hash_again(fd.get(), size, e.source) == digest && ::fstat(fd.get(), &after) == 0 && matches(e, after))) {
+        std::memset(data + size, 0, padding);
+        m.size = size;
+        m.sha256 = digest;
+        return;
+      }
     }
     if (!S_ISREG(after.st_mode)) throw Error(quoted_path(e.source) + " stopped being a regular file while packing");
     remember(e, after);  // changed since the scan or while read: try again against its new state
@@ -379,8 +410,18 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
         piece_hash.update(b->buffer->data() + b->data_at, b->length);
         const SourceEntry& e = src[b->first];
         if (b->offset + b->length == e.size) {
+          // All pieces are read: the file must still be the one they came from, and a racy one must hash the
+          // same when read again.
+          Digest digest = piece_hash.finish();
+          UniqueFd fd = open_source(e);
+          struct stat after {};
+          if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));
+          if (!matches(e, after) || (is_racy(after) && hash_again(fd.get(), e.size, e.source) != digest)) {
+            throw Error("file " + quoted_path(e.source) +
+                        " changed while being packed; stop the writer (torch.compile) and run create again");
+          }
           m.entries[b->first].size = e.size;
-          m.entries[b->first].sha256 = piece_hash.finish();
+          m.entries[b->first].sha256 = digest;
         }
         progress.advance(b->length);
       } else {
