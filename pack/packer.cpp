@@ -53,6 +53,11 @@ constexpr int kReadAttempts = 5;
 // 32 MiB 18.90 MB, zstd's default 19.52 MB; peak RSS 294, 321, 370 and 261 MiB; time the same within noise.
 constexpr int kJobBytes = 32 << 20;
 
+// The one error for a file that will not hold still while create reads it; `how` says what was seen.
+[[noreturn]] void throw_changed(const fs::path& source, const char* how) {
+  throw Error("file " + quoted_path(source) + " " + how + "; stop the writer (torch.compile) and run create again");
+}
+
 struct Batch {
   std::size_t first = 0;  // entries [first, first + count)
   std::size_t count = 0;
@@ -66,8 +71,7 @@ struct Batch {
 
   char* grow(std::size_t n, const fs::path& source) {
     if (used + n > buffer->size()) {
-      throw Error("file " + quoted_path(source) +
-                  " grew while being packed; stop the writer (torch.compile) and run create again");
+      throw_changed(source, "grew while being packed");
     }
     char* at = buffer->data() + used;
     used += n;
@@ -176,8 +180,7 @@ void append_small_file(Batch& out, SourceEntry& e, manifest::Entry& m) {
     remember(e, after);  // changed since the scan or while read: try again against its new state
     out.used = start;
   }
-  throw Error("file " + quoted_path(e.source) +
-              " kept changing while being read; stop the writer (torch.compile) and run create again");
+  throw_changed(e.source, "kept changing while being read");
 }
 
 class FrameWriter {
@@ -362,8 +365,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
         struct stat st {};
         if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat " + quoted_path(e.source));
         if (!matches(e, st)) {
-          throw Error("file " + quoted_path(e.source) +
-                      " changed while being packed; stop the writer (torch.compile) and run create again");
+          throw_changed(e.source, "changed while being packed");
         }
         if (b->offset == 0) {
           std::string header;
@@ -376,8 +378,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
         char* data = b->grow(b->length + padding, e.source);
         std::memset(data + b->length, 0, padding);
         if (pread_full(fd.get(), data, b->length, static_cast<off_t>(b->offset), quoted_path(e.source)) != b->length) {
-          throw Error("file " + quoted_path(e.source) +
-                      " shrank while being packed; stop the writer (torch.compile) and run create again");
+          throw_changed(e.source, "shrank while being packed");
         }
         return b;
       }
@@ -417,8 +418,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
           struct stat after {};
           if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));
           if (!matches(e, after) || (is_racy(after) && hash_again(fd.get(), e.size, e.source) != digest)) {
-            throw Error("file " + quoted_path(e.source) +
-                        " changed while being packed; stop the writer (torch.compile) and run create again");
+            throw_changed(e.source, "changed while being packed");
           }
           m.entries[b->first].size = e.size;
           m.entries[b->first].sha256 = digest;

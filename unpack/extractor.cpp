@@ -27,8 +27,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
 #include "manifest/tar.hpp"
 #include "util/big_buffer.hpp"
@@ -62,14 +60,23 @@ struct Piece {
 
 struct Chunk {
   std::shared_ptr<BigBuffer> buffer;
-  char* data = nullptr;
   std::size_t size = 0;
   std::vector<Piece> pieces;
   std::vector<std::uint32_t> folders;  // folder entries whose headers lie in this chunk, in stream order
+
+  [[nodiscard]] char* data() const { return buffer->data(); }
 };
 
 // A folder is created with its final mode when that leaves its owner full access; others get 0700 until the end.
 bool needs_final_chmod(const Entry& e) { return (e.mode & 0700) != 0700; }
+
+// Creates a file of an entry below a staging root: never through a symlink, never over an existing name.
+UniqueFd create_file(int root, const Entry& e) {
+  std::string rel(manifest::relative_of(e.path));
+  UniqueFd fd(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
+  if (!fd.valid()) throw_errno("cannot create " + e.path);
+  return fd;
+}
 
 std::string entry_name(const Entry& e, std::size_t index) { return "entry " + std::to_string(index) + " '" + e.path + "'"; }
 
@@ -98,7 +105,6 @@ class Decoder {
     if (frame_ >= m_.frames.size()) return nullptr;
     auto chunk = std::make_shared<Chunk>();
     chunk->buffer = pool_.take();
-    chunk->data = chunk->buffer->data();
     while (chunk->size < kChunkBytes && frame_ < m_.frames.size()) fill(*chunk);
     parse(*chunk);
     return chunk;
@@ -143,7 +149,7 @@ class Decoder {
       in_offset_ += got;
       in_left_ -= got;
     }
-    ZSTD_outBuffer out{c.data + c.size, kChunkBytes - c.size, 0};
+    ZSTD_outBuffer out{c.data() + c.size, kChunkBytes - c.size, 0};
     std::size_t rc = ZSTD_decompressStream(dctx_, &out, &in_);
     if (ZSTD_isError(rc)) throw IntegrityError(frame_name() + " is corrupt: " + ZSTD_getErrorName(rc));
     c.size += out.pos;
@@ -168,7 +174,7 @@ class Decoder {
         case Phase::header:
         case Phase::end: {
           std::size_t take = std::min(avail, kTarBlock - block_.size());
-          block_.append(c.data + pos, take);
+          block_.append(c.data() + pos, take);
           pos += take;
           tar_offset_ += take;
           if (block_.size() == kTarBlock) on_block(c, pos);
@@ -176,7 +182,7 @@ class Decoder {
         }
         case Phase::pax: {
           std::size_t take = std::min<std::uint64_t>(avail, pax_need_ - pax_.size());
-          pax_.append(c.data + pos, take);
+          pax_.append(c.data() + pos, take);
           pos += take;
           tar_offset_ += take;
           if (pax_.size() == pax_need_) {
@@ -371,10 +377,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
       if (!p.large || p.file_offset != 0) continue;
       const Entry& e = m.entries[p.entry];
       int root = root_of(e);
-      if (root < 0) continue;
-      std::string rel(manifest::relative_of(e.path));
-      p.large->fd.reset(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
-      if (!p.large->fd.valid()) throw_errno("cannot create " + e.path);
+      if (root >= 0) p.large->fd = create_file(root, e);
     }
     return c;
   };
@@ -383,7 +386,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
     std::uint64_t local_written = 0;
     for (const Piece& p : c->pieces) {
       const Entry& e = m.entries[p.entry];
-      const char* data = c->data + p.at;
+      const char* data = c->data() + p.at;
       if (p.large) {
         if (p.large->fd.valid()) pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), e.path);
         continue;
@@ -391,9 +394,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
       check_digest(Sha256::of(data, p.length), e, p.entry);
       int root = root_of(e);
       if (root < 0) continue;
-      std::string rel(manifest::relative_of(e.path));
-      UniqueFd fd(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
-      if (!fd.valid()) throw_errno("cannot create " + e.path);
+      UniqueFd fd = create_file(root, e);
       write_all(fd.get(), data, p.length, e.path);
       ++local_written;
     }
@@ -404,7 +405,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
   auto finish_large = [&](std::shared_ptr<Chunk> c) {
     for (const Piece& p : c->pieces) {
       if (!p.large) continue;
-      p.large->hash.update(c->data + p.at, p.length);
+      p.large->hash.update(c->data() + p.at, p.length);
       if (p.last) {
         check_digest(p.large->hash.finish(), m.entries[p.entry], p.entry);
         if (p.large->fd.valid()) {

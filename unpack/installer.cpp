@@ -87,6 +87,14 @@ void mark_top_of_tree(int dir_fd) {
   }
 }
 
+// Whether a restore target exists; throws when it exists but is not a folder.
+bool folder_exists(const fs::path& target) {
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) != 0) return false;
+  if (!S_ISDIR(st.st_mode)) throw Error("cannot restore into " + quoted_path(target) + ": it exists and is not a folder");
+  return true;
+}
+
 bool unsupported(int err) { return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP; }
 
 // Fallback where renameat2's flags are not supported (some filesystems, gVisor): move the old folder aside, then
@@ -94,10 +102,7 @@ bool unsupported(int err) { return err == EINVAL || err == ENOSYS || err == EOPN
 // missing target, which the next run removes (remove_debris) before it restores again.
 void swap_by_two_renames(const Slot& s) {
   fs::path old = s.parent / ("." + s.base + ".ccpack-staging.old." + std::to_string(::getpid()));
-  struct stat st {};
-  bool had_target = ::lstat(s.target.c_str(), &st) == 0;
-  if (had_target && !S_ISDIR(st.st_mode))
-    throw Error("cannot restore into " + quoted_path(s.target) + ": it exists and is not a folder");
+  bool had_target = folder_exists(s.target);
   if (had_target && ::rename(s.target.c_str(), old.c_str()) != 0) throw_errno("cannot move " + quoted_path(s.target) + " aside");
   if (::rename(s.staging.c_str(), s.target.c_str()) != 0) {
     int err = errno;
@@ -111,10 +116,7 @@ void swap_into_place(const Slot& s) {
   if (::renameat2(AT_FDCWD, s.staging.c_str(), AT_FDCWD, s.target.c_str(), RENAME_NOREPLACE) == 0) return;
   if (unsupported(errno)) return swap_by_two_renames(s);
   if (errno != EEXIST && errno != ENOTEMPTY) throw_errno("cannot move the restored folder into " + quoted_path(s.target));
-  struct stat st {};
-  if (::lstat(s.target.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    throw Error("cannot restore into " + quoted_path(s.target) + ": it exists and is not a folder");
-  }
+  (void)folder_exists(s.target);  // RENAME_EXCHANGE would swap a file in just as well
   if (::renameat2(AT_FDCWD, s.staging.c_str(), AT_FDCWD, s.target.c_str(), RENAME_EXCHANGE) != 0) {
     if (unsupported(errno)) return swap_by_two_renames(s);
     throw_errno("cannot swap the restored folder into " + quoted_path(s.target));
@@ -199,13 +201,8 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
     if (ec) throw Error("cannot create folder " + quoted_path(parent) + ": " + ec.message());
     locks.push_back(take_lock(parent));
   }
-  for (Slot& s : slots) {
-    // Refuse a target that cannot take a folder before any work, so no component is swapped in and then undone.
-    struct stat st {};
-    if (::lstat(s.target.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-      throw Error("cannot restore into " + quoted_path(s.target) + ": it exists and is not a folder");
-    }
-  }
+  // Refuse a target that cannot take a folder before any work, so no component is swapped in and then undone.
+  for (Slot& s : slots) (void)folder_exists(s.target);
   for (Slot& s : slots) {
     ComponentOutcome& out = report.components[s.component];
     if (read_marker_digest(s.target) == digest) {
