@@ -38,6 +38,7 @@
 #include "util/fs.hpp"
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
+#include "util/token_ring.hpp"
 #include "util/version.hpp"
 
 namespace ccpack::pack {
@@ -323,12 +324,15 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
     Sha256 piece_hash;
     std::uint64_t frame_first_entry = 0;
 
-    auto input = [&](oneapi::tbb::flow_control& fc) -> std::shared_ptr<Batch> {
+    TokenRing<Batch> ring(2 * static_cast<std::size_t>(jobs) + 2);  // after the pool: buffers go back to it
+
+    auto input = [&](oneapi::tbb::flow_control& fc) -> Batch* {
       if (next >= src.size()) {
         fc.stop();
         return nullptr;
       }
-      auto b = std::make_shared<Batch>();
+      Batch* b = &ring.next();
+      *b = Batch{};
       b->first = next;
       const SourceEntry& e = src[next];
       if (e.type == EntryType::file && e.size > kPieceBytes) {
@@ -358,7 +362,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
       return b;
     };
 
-    auto read = [&](std::shared_ptr<Batch> b) -> std::shared_ptr<Batch> {
+    auto read = [&](Batch* b) -> Batch* {
       if (b->piece) {
         SourceEntry& e = src[b->first];
         UniqueFd fd = open_source(e);
@@ -396,7 +400,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
       return b;
     };
 
-    auto compress = [&](std::shared_ptr<Batch> b) {
+    auto compress = [&](Batch* b) {
       bool starts_entry = !b->piece || b->offset == 0;
       if (starts_entry && writer.raw_in_frame() >= options.frame_limit) {
         manifest::Frame f = writer.end_frame();
@@ -432,12 +436,10 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
       writer.feed(b->buffer->data(), b->used);
     };
 
-    std::size_t tokens = 2 * static_cast<std::size_t>(jobs) + 2;
     oneapi::tbb::parallel_pipeline(
-        tokens,
-        oneapi::tbb::make_filter<void, std::shared_ptr<Batch>>(oneapi::tbb::filter_mode::serial_in_order, input) &
-            oneapi::tbb::make_filter<std::shared_ptr<Batch>, std::shared_ptr<Batch>>(oneapi::tbb::filter_mode::parallel, read) &
-            oneapi::tbb::make_filter<std::shared_ptr<Batch>, void>(oneapi::tbb::filter_mode::serial_in_order, compress));
+        ring.size(), oneapi::tbb::make_filter<void, Batch*>(oneapi::tbb::filter_mode::serial_in_order, input) &
+                         oneapi::tbb::make_filter<Batch*, Batch*>(oneapi::tbb::filter_mode::parallel, read) &
+                         oneapi::tbb::make_filter<Batch*, void>(oneapi::tbb::filter_mode::serial_in_order, compress));
 
     // End of archive: two zero blocks, in the last frame.
     static const char zeros[2 * manifest::kTarBlock] = {};

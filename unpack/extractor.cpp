@@ -33,6 +33,7 @@
 #include "util/error.hpp"
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
+#include "util/token_ring.hpp"
 
 namespace ccpack::unpack {
 namespace {
@@ -59,12 +60,12 @@ struct Piece {
 };
 
 struct Chunk {
-  std::shared_ptr<BigBuffer> buffer;
+  BigBuffer buffer;  // kChunkBytes, allocated on first use and reused for every chunk this slot carries
   std::size_t size = 0;
   std::vector<Piece> pieces;
   std::vector<std::uint32_t> folders;  // folder entries whose headers lie in this chunk, in stream order
 
-  [[nodiscard]] char* data() const { return buffer->data(); }
+  [[nodiscard]] char* data() { return buffer.data(); }
 };
 
 // A folder is created with its final mode when that leaves its owner full access; others get 0700 until the end.
@@ -100,14 +101,16 @@ class Decoder {
   Decoder(const Decoder&) = delete;
   Decoder& operator=(const Decoder&) = delete;
 
-  // Fills the next chunk; returns null at the end of the stream.
-  std::shared_ptr<Chunk> next() {
-    if (frame_ >= m_.frames.size()) return nullptr;
-    auto chunk = std::make_shared<Chunk>();
-    chunk->buffer = pool_.take();
-    while (chunk->size < kChunkBytes && frame_ < m_.frames.size()) fill(*chunk);
-    parse(*chunk);
-    return chunk;
+  // Fills `chunk` with the next part of the stream; false at the end of the stream.
+  bool next(Chunk& chunk) {
+    if (frame_ >= m_.frames.size()) return false;
+    if (chunk.buffer.size() == 0) chunk.buffer = BigBuffer(kChunkBytes);
+    chunk.size = 0;
+    chunk.pieces.clear();
+    chunk.folders.clear();
+    while (chunk.size < kChunkBytes && frame_ < m_.frames.size()) fill(chunk);
+    parse(chunk);
+    return true;
   }
 
   // Called once the stream is exhausted.
@@ -295,7 +298,6 @@ class Decoder {
     }
   }
 
-  BufferPool pool_{kChunkBytes};  // first member, destroyed last: chunks in flight return to it
   const Archive& a_;
   const manifest::Manifest& m_;
   Progress& progress_;
@@ -358,13 +360,15 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
   Decoder decoder(archive, progress);
   std::atomic<std::uint64_t> written{0};
 
-  auto read = [&](oneapi::tbb::flow_control& fc) -> std::shared_ptr<Chunk> {
-    auto c = decoder.next();
-    if (!c) fc.stop();
-    return c;
+  TokenRing<Chunk> ring(2 * static_cast<std::size_t>(jobs) + 2);
+  auto read = [&](oneapi::tbb::flow_control& fc) -> Chunk* {
+    Chunk* c = &ring.next();
+    if (decoder.next(*c)) return c;
+    fc.stop();
+    return nullptr;
   };
 
-  auto make_folders = [&](std::shared_ptr<Chunk> c) -> std::shared_ptr<Chunk> {
+  auto make_folders = [&](Chunk* c) -> Chunk* {
     for (std::uint32_t index : c->folders) {
       const Entry& e = m.entries[index];
       int root = root_of(e);
@@ -382,7 +386,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
     return c;
   };
 
-  auto write = [&](std::shared_ptr<Chunk> c) -> std::shared_ptr<Chunk> {
+  auto write = [&](Chunk* c) -> Chunk* {
     std::uint64_t local_written = 0;
     for (const Piece& p : c->pieces) {
       const Entry& e = m.entries[p.entry];
@@ -402,7 +406,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
     return c;
   };
 
-  auto finish_large = [&](std::shared_ptr<Chunk> c) {
+  auto finish_large = [&](Chunk* c) {
     for (const Piece& p : c->pieces) {
       if (!p.large) continue;
       p.large->hash.update(c->data() + p.at, p.length);
@@ -419,12 +423,10 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
   mode_t old_mask = ::umask(0);
   try {
     oneapi::tbb::parallel_pipeline(
-        2 * static_cast<std::size_t>(jobs) + 2,
-        oneapi::tbb::make_filter<void, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::serial_in_order, read) &
-            oneapi::tbb::make_filter<std::shared_ptr<Chunk>, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::serial_in_order,
-                                                                                     make_folders) &
-            oneapi::tbb::make_filter<std::shared_ptr<Chunk>, std::shared_ptr<Chunk>>(oneapi::tbb::filter_mode::parallel, write) &
-            oneapi::tbb::make_filter<std::shared_ptr<Chunk>, void>(oneapi::tbb::filter_mode::serial_in_order, finish_large));
+        ring.size(), oneapi::tbb::make_filter<void, Chunk*>(oneapi::tbb::filter_mode::serial_in_order, read) &
+                         oneapi::tbb::make_filter<Chunk*, Chunk*>(oneapi::tbb::filter_mode::serial_in_order, make_folders) &
+                         oneapi::tbb::make_filter<Chunk*, Chunk*>(oneapi::tbb::filter_mode::parallel, write) &
+                         oneapi::tbb::make_filter<Chunk*, void>(oneapi::tbb::filter_mode::serial_in_order, finish_large));
     decoder.finish();
 
     for (std::size_t index : decoder.symlinks()) {
