@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "manifest/manifest.hpp"
+#include "manifest/names.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -25,10 +26,7 @@ const char* transient_reason(std::string_view name, bool is_dir, bool at_root) {
   if (is_dir && at_root && name == "locks") return "lock folder";
   if (is_dir && name.starts_with("tmp.pid_")) return "Triton temporary folder";
   if (!is_dir && name.ends_with(".lock")) return "lock file";
-  if (name.starts_with(".ccpack-")) return "ccpack marker";
-  if (name.find(".ccpack-staging.") != std::string_view::npos || name.find(".ccpack-old.") != std::string_view::npos) {
-    return "ccpack restore debris";
-  }
+  if (manifest::is_reserved_name(name)) return "ccpack marker or restore debris";
   return nullptr;
 }
 

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <map>
 
+#include "manifest/names.hpp"
 #include "unpack/extractor.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -54,7 +55,7 @@ UniqueFd take_lock(const fs::path& folder) {
 }
 
 void remove_debris(const fs::path& parent, const std::string& base) {
-  std::string staging_prefix = "." + base + ".ccpack-staging.";
+  std::string staging_prefix = manifest::staging_prefix(base);
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(parent.c_str()), ::closedir);
   if (!d) return;
   std::vector<fs::path> debris;
@@ -67,7 +68,7 @@ void remove_debris(const fs::path& parent, const std::string& base) {
 void write_marker(int dir_fd, const Archive& a, const std::string& component) {
   std::string text = "{\"archive_manifest_sha256\":\"" + to_hex(a.manifest_digest) + "\",\"component\":\"" + component +
                      "\",\"restored_by\":\"ccpack " + kVersion + "\",\"fingerprint\":" + a.manifest.fingerprint_json + "}\n";
-  UniqueFd fd(::openat(dir_fd, kMarkerName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  UniqueFd fd(::openat(dir_fd, std::string(manifest::kMarkerName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) throw_errno("cannot write the restore marker");
   write_all(fd.get(), text.data(), text.size(), "the restore marker");
 }
@@ -101,7 +102,7 @@ bool unsupported(int err) { return err == EINVAL || err == ENOSYS || err == EOPN
 // the new one in. Both renames happen under the lock; a crash between them leaves the old content beside the
 // missing target, which the next run removes (remove_debris) before it restores again.
 void swap_by_two_renames(const Slot& s) {
-  fs::path old = s.parent / ("." + s.base + ".ccpack-staging.old." + std::to_string(::getpid()));
+  fs::path old = s.parent / manifest::staging_name(s.base, "old." + std::to_string(::getpid()));
   bool had_target = folder_exists(s.target);
   if (had_target && ::rename(s.target.c_str(), old.c_str()) != 0) throw_errno("cannot move " + quoted_path(s.target) + " aside");
   if (::rename(s.staging.c_str(), s.target.c_str()) != 0) {
@@ -132,10 +133,10 @@ bool RestoreReport::noop() const {
 }
 
 std::string read_marker_digest(const fs::path& dir) {
-  UniqueFd fd(::open((dir / kMarkerName).c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open((dir / manifest::kMarkerName).c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return {};
   char buf[4096];
-  std::size_t n = pread_full(fd.get(), buf, sizeof buf - 1, 0, quoted_path(dir / kMarkerName));
+  std::size_t n = pread_full(fd.get(), buf, sizeof buf - 1, 0, quoted_path(dir / manifest::kMarkerName));
   std::string_view text(buf, n);
   constexpr std::string_view key = "\"archive_manifest_sha256\":\"";
   auto pos = text.find(key);
@@ -218,7 +219,7 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
     for (Slot& s : slots) {
       if (!s.restore) continue;
       remove_debris(s.parent, s.base);
-      s.staging = s.parent / ("." + s.base + ".ccpack-staging." + std::to_string(::getpid()));
+      s.staging = s.parent / manifest::staging_name(s.base, std::to_string(::getpid()));
       if (::mkdir(s.staging.c_str(), 0700) != 0) throw_errno("cannot create staging folder " + quoted_path(s.staging));
       s.staging_fd.reset(::open(s.staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (!s.staging_fd.valid()) throw_errno("cannot open staging folder " + quoted_path(s.staging));

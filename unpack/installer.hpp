@@ -11,8 +11,6 @@
 
 namespace ccpack::unpack {
 
-inline constexpr const char* kMarkerName = ".ccpack-marker.json";
-
 struct RestoreOptions {
   unsigned jobs = 0;
   bool progress = false;
