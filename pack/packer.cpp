@@ -21,7 +21,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY
-#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <zstd.h>
@@ -312,7 +311,6 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
   }
 
   unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
-  oneapi::tbb::global_control threads(oneapi::tbb::global_control::max_allowed_parallelism, jobs);
   Progress progress("create", total_bytes, options.progress);
   std::uint64_t payload_size = 0;
   {  // The compressor and the batch buffers are freed before the manifest is serialised: peaks do not add up.

@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY
-#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <zstd.h>
@@ -355,7 +354,6 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
   stats.bytes = total;
 
   unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
-  oneapi::tbb::global_control threads(oneapi::tbb::global_control::max_allowed_parallelism, jobs);
   Progress progress(targets.empty() ? "verify" : "restore", total, options.progress);
   Decoder decoder(archive, progress);
   std::atomic<std::uint64_t> written{0};

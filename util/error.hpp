@@ -5,8 +5,10 @@
 // (README "Exit codes"), so they live in one enum and one mapping function.
 #pragma once
 
+#include <array>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ccpack {
 
@@ -17,6 +19,20 @@ enum class ExitCode : int {
   refused = 3,    // environment fingerprint differs (policy refuses)
   integrity = 4,  // signature, hash, structure or safety check of an archive failed
 };
+
+// The exit-code table: `ccpack --help` prints it and a test checks the README's table against that output.
+struct ExitCodeInfo {
+  ExitCode code;
+  std::string_view meaning;
+};
+inline constexpr std::array<ExitCodeInfo, 5> kExitCodes{{
+    {ExitCode::ok, "done (also: already restored)"},
+    {ExitCode::error, "error: a missing or unreadable folder or file, an output path in a missing folder, I/O failure"},
+    {ExitCode::usage, "usage: bad command line"},
+    {ExitCode::refused, "refused: the environment fingerprint differs"},
+    {ExitCode::integrity,
+     "integrity: not a ccpack archive, corrupt, truncated, tampered or unsafe content, hash mismatch"},
+}};
 
 class Error : public std::runtime_error {
  public:

@@ -1,0 +1,72 @@
+// The command-line front end's shared pieces. Each command lives in its own file (tools/cmd_<name>.cpp) with its
+// options struct; it registers its CLI11 subcommand and a function that runs it. main.cpp parses once, sets the
+// process-wide settings once (ProcessSettings), runs the chosen command and maps any failure to one line and
+// one exit code.
+//
+// The choice between a terminal report, --json and -q is made once, in Reporter: commands say what happened,
+// the Reporter decides whether and where it is printed.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "manifest/locations.hpp"
+
+namespace ccpack::tools {
+
+using ojson = nlohmann::ordered_json;
+
+struct CommonOptions {
+  unsigned jobs = 0;  // 0: all cores
+  bool quiet = false;
+  bool json = false;
+};
+
+class Reporter {
+ public:
+  explicit Reporter(const CommonOptions& common) : quiet_(common.quiet), json_(common.json) {}
+  [[nodiscard]] bool json() const { return json_; }
+  // Progress meters only in a terminal report (Progress itself also checks that stderr is a terminal).
+  [[nodiscard]] bool progress() const { return !quiet_ && !json_; }
+  // A line of the terminal report, on standard error: "ccpack: <line>".
+  void say(const std::string& line) const;
+  // A warning, on standard error unless -q, in every mode: "ccpack: warning: <line>".
+  void warn(const std::string& line) const;
+  // The --json report on standard output; adds "ok": true first.
+  void report(ojson body) const;
+
+ private:
+  bool quiet_;
+  bool json_;
+};
+
+// A subcommand as main.cpp sees it.
+struct Command {
+  CLI::App* app = nullptr;
+  const CommonOptions* common = nullptr;
+  std::function<int()> run;
+};
+using Commands = std::vector<Command>;
+
+// -j, -q and (unless with_json is false) --json.
+void add_common(CLI::App* cmd, CommonOptions& common, bool with_json = true);
+
+// --inductor-dir, --triton-dir and --add NAME=DIR; `extras` holds the raw --add values until resolve_extras.
+void add_cache_dirs(CLI::App* cmd, manifest::CacheDirOptions& dirs, std::vector<std::string>& extras, const char* verb);
+void resolve_extras(manifest::CacheDirOptions& dirs, const std::vector<std::string>& extras);
+
+// "12.3 MB"
+[[nodiscard]] std::string mb(std::uint64_t bytes);
+
+// One registration function per command file.
+void add_create(CLI::App& app, Commands& commands);
+void add_restore(CLI::App& app, Commands& commands);
+void add_verify(CLI::App& app, Commands& commands);
+void add_inspect(CLI::App& app, Commands& commands);
+
+}  // namespace ccpack::tools

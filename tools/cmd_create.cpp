@@ -1,0 +1,128 @@
+// `ccpack create`: pack the cache folders found from the environment (or flags) into one archive.
+#include <sys/stat.h>
+
+#include "pack/packer.hpp"
+#include "tools/cli.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace ccpack::tools {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CreateOptions {
+  CommonOptions common;
+  fs::path output;
+  manifest::CacheDirOptions dirs;
+  std::vector<std::string> extras;
+  std::string level = "default";
+};
+
+struct Level {
+  int level;
+  int window_log;
+};
+
+Level parse_level(const std::string& text) {
+  if (text == "default") return {1, 27};
+  if (text == "max") return {19, 27};
+  try {
+    std::size_t used = 0;
+    int n = std::stoi(text, &used);
+    if (used == text.size() && n >= 1 && n <= 19) return {n, 27};
+  } catch (const std::exception&) {
+  }
+  throw UsageError("--level must be 'default', 'max' or a zstd level 1-19, got '" + text + "'");
+}
+
+bool path_exists(const fs::path& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// The folders to pack: every one named by a flag or variable must exist; absent defaults are left out and noted.
+std::vector<manifest::CacheDir> folders_to_pack(const manifest::CacheDirOptions& options, std::vector<std::string>& looked) {
+  std::vector<manifest::CacheDir> dirs;
+  for (manifest::CacheDir& d : manifest::resolve_cache_dirs(options)) {
+    if (d.origin == "default" && !path_exists(d.dir)) {
+      looked.push_back(d.name + " " + quoted_path(d.dir));
+      continue;
+    }
+    dirs.push_back(std::move(d));
+  }
+  if (dirs.empty()) {
+    std::string where;
+    for (const std::string& l : looked) where += (where.empty() ? "" : ", ") + l;
+    throw Error("no cache folder found (looked at " + where +
+                "); set TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR or pass --inductor-dir / --triton-dir");
+  }
+  for (const manifest::CacheDir& d : dirs) {
+    if (!path_exists(d.dir)) throw Error(d.name + " cache folder " + quoted_path(d.dir) + " (from " + d.origin + ") does not exist");
+  }
+  return dirs;
+}
+
+int run(CreateOptions& o) {
+  Reporter out(o.common);
+  resolve_extras(o.dirs, o.extras);
+  Level level = parse_level(o.level);
+  std::vector<std::string> looked;
+  std::vector<manifest::CacheDir> dirs = folders_to_pack(o.dirs, looked);
+  pack::PackOptions po;
+  po.level = level.level;
+  po.window_log = level.window_log;
+  po.jobs = o.common.jobs;
+  po.progress = out.progress();
+  pack::PackResult r = pack::create_archive(dirs, o.output, po);
+
+  std::uint64_t files = 0;
+  std::uint64_t bytes = 0;
+  for (const manifest::Component& c : r.manifest.components) {
+    files += c.files;
+    bytes += c.bytes;
+  }
+  if (out.json()) {
+    ojson comps = ojson::array();
+    for (const manifest::Component& c : r.manifest.components) {
+      comps.push_back({{"name", c.name}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
+    }
+    out.report({{"archive", o.output.string()},
+                {"archive_bytes", r.archive_size},
+                {"files", files},
+                {"bytes", bytes},
+                {"frames", r.manifest.frames.size()},
+                {"components", comps},
+                {"skipped", r.skipped}});
+    return 0;
+  }
+  for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
+  if (!r.skipped.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < r.skipped.size() && i < 5; ++i) list += (i ? ", " : "") + r.skipped[i];
+    if (r.skipped.size() > 5) list += ", ...";
+    out.say("skipped " + std::to_string(r.skipped.size()) + " transient entries: " + list);
+  }
+  std::string from;
+  for (const manifest::Component& c : r.manifest.components) from += (from.empty() ? "" : ", ") + c.name + " " + quoted_path(c.source);
+  out.say("packed " + std::to_string(files) + " files (" + mb(bytes) + ") from " + from + " into " + quoted_path(o.output) + " (" +
+          mb(r.archive_size) + ")");
+  return 0;
+}
+
+}  // namespace
+
+void add_create(CLI::App& app, Commands& commands) {
+  auto o = std::make_shared<CreateOptions>();
+  CLI::App* c = app.add_subcommand("create", "Pack the cache folders into a .ccpack archive (after a warm-up run)");
+  c->add_option("-o,--output", o->output, "Archive to write; it appears atomically when complete")->required();
+  add_cache_dirs(c, o->dirs, o->extras, "pack");
+  c->add_option("--level", o->level,
+                "Compression: 'default' (fast, zstd 1 + 128 MiB long-range window), 'max' (zstd 19, "
+                "for publication) or a zstd level 1-19")
+      ->default_str("default");
+  add_common(c, o->common);
+  commands.push_back({c, &o->common, [o] { return run(*o); }});
+}
+
+}  // namespace ccpack::tools

@@ -1,0 +1,85 @@
+// `ccpack inspect`: what an archive holds, from its header and manifest only (the payload is not read).
+#include <cstdio>
+
+#include "tools/cli.hpp"
+#include "unpack/archive.hpp"
+#include "util/fs.hpp"
+
+namespace ccpack::tools {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct InspectOptions {
+  CommonOptions common;
+  fs::path archive;
+  bool files = false;
+};
+
+void print_entries(const manifest::Manifest& m) {
+  std::printf("entries\n");
+  for (const auto& e : m.entries) {
+    if (e.type == manifest::EntryType::file) {
+      std::printf("  file    %04o %12llu %s %s\n", e.mode, static_cast<unsigned long long>(e.size), to_hex(e.sha256).c_str(),
+                  e.path.c_str());
+    } else if (e.type == manifest::EntryType::dir) {
+      std::printf("  dir     %04o %12s %64s %s/\n", e.mode, "-", "", e.path.c_str());
+    } else {
+      std::printf("  symlink %04o %12s %64s %s -> %s\n", e.mode, "-", "", e.path.c_str(), e.link_target.c_str());
+    }
+  }
+}
+
+int run(const InspectOptions& o) {
+  Reporter out(o.common);
+  unpack::Archive a = unpack::Archive::open(o.archive);
+  const manifest::Manifest& m = a.manifest;
+  std::uint64_t archive_bytes = a.header.header_size + a.header.payload_size;
+  if (out.json()) {
+    ojson j = ojson::parse(a.header.manifest);
+    if (!o.files) j.erase("entries");
+    out.report({{"archive", o.archive.string()},
+                {"archive_bytes", archive_bytes},
+                {"format_version", a.header.version},
+                {"manifest_sha256", to_hex(a.manifest_digest)},
+                {"signatures", ojson::parse(a.header.signatures)},
+                {"manifest", j}});
+    return 0;
+  }
+  std::uint64_t files = 0;
+  std::uint64_t bytes = 0;
+  for (const auto& c : m.components) {
+    files += c.files;
+    bytes += c.bytes;
+  }
+  std::printf("archive      %s\n", o.archive.string().c_str());
+  std::printf("format       ccpack v%u, created by %s\n", a.header.version, m.created_by.c_str());
+  std::printf("manifest     sha256:%s\n", to_hex(a.manifest_digest).c_str());
+  std::printf("compression  zstd level %d, window 2^%d, %zu frame(s)\n", m.compression.level, m.compression.window_log,
+              m.frames.size());
+  std::printf("size         %s packed, %s of files (%zu files), ratio %.1fx\n", mb(archive_bytes).c_str(), mb(bytes).c_str(),
+              static_cast<std::size_t>(files),
+              archive_bytes ? static_cast<double>(bytes) / static_cast<double>(archive_bytes) : 0.0);
+  std::printf("signatures   %s\n", a.header.signatures == "[]" ? "none (unsigned)" : a.header.signatures.c_str());
+  std::printf("fingerprint  %s\n", m.fingerprint_json == "{}" ? "not recorded" : m.fingerprint_json.c_str());
+  std::printf("components\n");
+  for (const auto& c : m.components) {
+    std::printf("  %-12s %-8s %6llu files %10s  from %s\n", c.name.c_str(), std::string(manifest::to_string(c.kind)).c_str(),
+                static_cast<unsigned long long>(c.files), mb(c.bytes).c_str(), c.source.c_str());
+  }
+  if (o.files) print_entries(m);
+  return 0;
+}
+
+}  // namespace
+
+void add_inspect(CLI::App& app, Commands& commands) {
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* i = app.add_subcommand("inspect", "Show an archive's manifest: components, sizes, frames");
+  i->add_option("archive", o->archive, "The .ccpack archive")->required();
+  i->add_flag("--files", o->files, "List every entry (mode, size, SHA-256, path)");
+  add_common(i, o->common);
+  commands.push_back({i, &o->common, [o] { return run(*o); }});
+}
+
+}  // namespace ccpack::tools
