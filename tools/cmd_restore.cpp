@@ -17,30 +17,22 @@ struct RestoreOptions {
   bool durable = false;
 };
 
-std::string status_name(const unpack::ComponentOutcome& c) {
-  switch (c.status) {
-    case unpack::ComponentOutcome::Status::restored:
-      return "restored";
-    case unpack::ComponentOutcome::Status::already:
-      return "already restored";
-    case unpack::ComponentOutcome::Status::skipped:
-      return "skipped";
-  }
-  return "?";
-}
-
 int run(RestoreOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
   unpack::Archive a = unpack::Archive::open(o.archive);
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
-  unpack::RestoreReport r = unpack::restore(a, dirs, unpack::RestoreOptions{o.common.jobs, out.progress(), o.durable});
+  unpack::RestoreOptions ro;
+  ro.jobs = o.common.jobs;
+  ro.progress = out.progress();
+  ro.durable = o.durable;
+  unpack::RestoreReport r = unpack::restore(a, dirs, ro);
   if (out.json()) {
     ojson comps = ojson::array();
     for (const auto& c : r.components) {
       comps.push_back({{"name", c.name},
                        {"dir", c.dir.string()},
-                       {"status", status_name(c)},
+                       {"status", unpack::to_string(c.action)},
                        {"reason", c.reason},
                        {"files", c.files},
                        {"bytes", c.bytes}});
@@ -49,9 +41,9 @@ int run(RestoreOptions& o) {
     return 0;
   }
   for (const auto& c : r.components) {
-    std::string line = c.name + ": " + status_name(c);
+    std::string line = c.name + ": " + unpack::to_string(c.action);
     if (!c.dir.empty()) line += " " + quoted_path(c.dir);
-    if (c.status == unpack::ComponentOutcome::Status::restored) line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
+    if (c.action == unpack::Action::restore) line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
     if (!c.reason.empty()) line += ": " + c.reason;
     out.say(line);
   }

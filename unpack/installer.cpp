@@ -1,15 +1,14 @@
-// Staging, locking and the atomic swap behind `ccpack restore`.
+// Locking, planning, staging and the atomic swap behind `ccpack restore`.
 //
 // For a target folder T (say ~/.triton/cache) everything happens in T's parent P, on T's filesystem:
 //   P itself                    flock()ed (on a descriptor of the folder) for the whole restore: concurrent
 //                               restores (eight ranks on a pod) queue here; the later ones see the marker and
 //                               return at once. Locking the folder leaves no lock file behind.
-//   P/.T.ccpack-staging.<pid>   the new content, extracted and checked; it gets T/.ccpack-marker.json with the
-//                               archive's manifest digest, then is swapped with T by renameat2(RENAME_EXCHANGE)
-//                               (or renamed into place when T does not exist), and the old content is removed.
-// A crash at any moment leaves T old or new, never a mix; staging left by a killed run is removed by the next
-// run, under the lock. Nothing is written outside T but the staging folder beside it, which never outlives a run
-// that ends normally.
+//   P/.T.ccpack-staging.<pid>   the new content, extracted and checked, with T's marker (manifest/marker.hpp);
+//                               swapped with T as one set with the other components' (swap_set.hpp).
+// The phases, in order: resolve each component's target, lock the parents, remove debris of killed runs (every
+// run that takes the lock, the no-op too), read what the targets hold, plan (plan.hpp, no I/O), stage and check,
+// swap all or nothing, remove the old content. Nothing is written outside T but the staging folder beside it.
 #include "unpack/installer.hpp"
 
 #include <dirent.h>
@@ -21,11 +20,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <map>
+#include <memory>
 
+#include "manifest/marker.hpp"
 #include "manifest/names.hpp"
 #include "unpack/extractor.hpp"
+#include "unpack/swap_set.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/version.hpp"
@@ -42,7 +42,6 @@ struct Slot {
   std::string base;  // target's file name
   fs::path staging;
   UniqueFd staging_fd;
-  bool restore = false;
 };
 
 UniqueFd take_lock(const fs::path& folder) {
@@ -54,20 +53,25 @@ UniqueFd take_lock(const fs::path& folder) {
   return fd;
 }
 
+// Staging folders of `base` left by a killed run: new content never swapped in, or old content never removed.
 void remove_debris(const fs::path& parent, const std::string& base) {
-  std::string staging_prefix = manifest::staging_prefix(base);
+  const std::string prefix = manifest::staging_prefix(base);
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(parent.c_str()), ::closedir);
   if (!d) return;
   std::vector<fs::path> debris;
   while (dirent* ent = ::readdir(d.get())) {
-    if (std::string_view(ent->d_name).starts_with(staging_prefix)) debris.push_back(parent / ent->d_name);
+    if (std::string_view(ent->d_name).starts_with(prefix)) debris.push_back(parent / ent->d_name);
   }
   for (const fs::path& p : debris) remove_tree(p);
 }
 
 void write_marker(int dir_fd, const Archive& a, const std::string& component) {
-  std::string text = "{\"archive_manifest_sha256\":\"" + to_hex(a.manifest_digest) + "\",\"component\":\"" + component +
-                     "\",\"restored_by\":\"ccpack " + kVersion + "\",\"fingerprint\":" + a.manifest.fingerprint_json + "}\n";
+  manifest::Marker marker;
+  marker.archive_manifest_sha256 = to_hex(a.manifest_digest);
+  marker.component = component;
+  marker.restored_by = std::string("ccpack ") + kVersion;
+  marker.fingerprint_json = a.manifest.fingerprint_json;
+  std::string text = marker.to_json();
   UniqueFd fd(::openat(dir_fd, std::string(manifest::kMarkerName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) throw_errno("cannot write the restore marker");
   write_all(fd.get(), text.data(), text.size(), "the restore marker");
@@ -88,109 +92,56 @@ void mark_top_of_tree(int dir_fd) {
   }
 }
 
-// Whether a restore target exists; throws when it exists but is not a folder.
-bool folder_exists(const fs::path& target) {
+// Throws when the target exists but is not a folder.
+void require_folder_or_absent(const fs::path& target) {
   struct stat st {};
-  if (::lstat(target.c_str(), &st) != 0) return false;
-  if (!S_ISDIR(st.st_mode)) throw Error("cannot restore into " + quoted_path(target) + ": it exists and is not a folder");
-  return true;
+  if (::lstat(target.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw Error("cannot restore into " + quoted_path(target) + ": it exists and is not a folder");
 }
 
-bool unsupported(int err) { return err == EINVAL || err == ENOSYS || err == EOPNOTSUPP; }
-
-// Fallback where renameat2's flags are not supported (some filesystems, gVisor): move the old folder aside, then
-// the new one in. Both renames happen under the lock; a crash between them leaves the old content beside the
-// missing target, which the next run removes (remove_debris) before it restores again.
-void swap_by_two_renames(const Slot& s) {
-  fs::path old = s.parent / manifest::staging_name(s.base, "old." + std::to_string(::getpid()));
-  bool had_target = folder_exists(s.target);
-  if (had_target && ::rename(s.target.c_str(), old.c_str()) != 0) throw_errno("cannot move " + quoted_path(s.target) + " aside");
-  if (::rename(s.staging.c_str(), s.target.c_str()) != 0) {
-    int err = errno;
-    if (had_target) ::rename(old.c_str(), s.target.c_str());
-    throw Error(errno_message("cannot move the restored folder into " + quoted_path(s.target), err));
-  }
-  if (had_target) remove_tree(old);
-}
-
-void swap_into_place(const Slot& s) {
-  if (::renameat2(AT_FDCWD, s.staging.c_str(), AT_FDCWD, s.target.c_str(), RENAME_NOREPLACE) == 0) return;
-  if (unsupported(errno)) return swap_by_two_renames(s);
-  if (errno != EEXIST && errno != ENOTEMPTY) throw_errno("cannot move the restored folder into " + quoted_path(s.target));
-  (void)folder_exists(s.target);  // RENAME_EXCHANGE would swap a file in just as well
-  if (::renameat2(AT_FDCWD, s.staging.c_str(), AT_FDCWD, s.target.c_str(), RENAME_EXCHANGE) != 0) {
-    if (unsupported(errno)) return swap_by_two_renames(s);
-    throw_errno("cannot swap the restored folder into " + quoted_path(s.target));
-  }
-  remove_tree(s.staging);  // now holds the previous content
-}
-
-}  // namespace
-
-bool RestoreReport::noop() const {
-  return std::none_of(components.begin(), components.end(),
-                      [](const ComponentOutcome& c) { return c.status == ComponentOutcome::Status::restored; });
-}
-
-std::string read_marker_digest(const fs::path& dir) {
-  UniqueFd fd(::open((dir / manifest::kMarkerName).c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return {};
-  char buf[4096];
-  std::size_t n = pread_full(fd.get(), buf, sizeof buf - 1, 0, quoted_path(dir / manifest::kMarkerName));
-  std::string_view text(buf, n);
-  constexpr std::string_view key = "\"archive_manifest_sha256\":\"";
-  auto pos = text.find(key);
-  if (pos == std::string_view::npos || pos + key.size() + 64 > text.size()) return {};
-  return std::string(text.substr(pos + key.size(), 64));
-}
-
-RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs, const RestoreOptions& options) {
-  const manifest::Manifest& m = archive.manifest;
-  const std::string digest = to_hex(archive.manifest_digest);
-  RestoreReport report;
+// Phase 1: the folder of each component, and the report's rows.
+std::vector<Slot> resolve_targets(const manifest::Manifest& m, const std::vector<manifest::CacheDir>& dirs, RestoreReport& report) {
   std::vector<Slot> slots;
   for (std::size_t i = 0; i < m.components.size(); ++i) {
     const manifest::Component& c = m.components[i];
-    ComponentOutcome out{c.name, {}, ComponentOutcome::Status::skipped, {}, c.files, c.bytes};
+    report.components.push_back(ComponentOutcome{c.name, {}, Action::skip, {}, c.files, c.bytes});
     auto it = std::find_if(dirs.begin(), dirs.end(), [&](const manifest::CacheDir& d) { return d.name == c.name; });
-    if (it == dirs.end()) {
-      out.reason = "no folder given: pass --add " + c.name + "=DIR to restore it";
-    } else {
-      out.dir = it->dir;
-      Slot s;
-      s.component = i;
-      s.target = it->dir;
-      // A cache folder that is a symlink to a folder (say onto a persistent volume) is restored where it points:
-      // the link stays, and the swap happens on the folder's own filesystem.
-      struct stat st {};
-      if (::lstat(s.target.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(s.target.c_str(), &st) == 0 &&
-          S_ISDIR(st.st_mode)) {
-        s.target = fs::canonical(s.target);
-      }
-      s.parent = s.target.parent_path();
-      s.base = s.target.filename().string();
-      if (s.base.empty() || s.parent.empty())
-        throw Error("cannot restore into " + quoted_path(it->dir) + ": not a folder below another");
-      slots.push_back(std::move(s));
+    if (it == dirs.end()) continue;
+    report.components.back().dir = it->dir;
+    Slot s;
+    s.component = i;
+    s.target = it->dir;
+    // A cache folder that is a symlink to a folder (say onto a persistent volume) is restored where it points:
+    // the link stays, and the swap happens on the folder's own filesystem.
+    struct stat st {};
+    if (::lstat(s.target.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(s.target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      s.target = fs::canonical(s.target);
     }
-    report.components.push_back(std::move(out));
+    s.parent = s.target.parent_path();
+    s.base = s.target.filename().string();
+    if (s.base.empty() || s.parent.empty()) throw Error("cannot restore into " + quoted_path(it->dir) + ": not a folder below another");
+    slots.push_back(std::move(s));
   }
+  return slots;
+}
 
-  // Each component needs a folder of its own: one inside another would be replaced along with it.
+// Each component needs a folder of its own: one inside another would be replaced along with it.
+void require_disjoint(std::vector<Slot>& slots, const manifest::Manifest& m) {
   std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.target < b.target; });
   for (std::size_t i = 0; i + 1 < slots.size(); ++i) {
     const fs::path& a = slots[i].target;
     const fs::path& b = slots[i + 1].target;
     auto [end, unused] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
     if (end == a.end()) {
-      throw UsageError("components '" + m.components[slots[i].component].name + "' and '" +
-                       m.components[slots[i + 1].component].name + "' would restore into overlapping folders " + quoted_path(a) +
-                       " and " + quoted_path(b));
+      throw UsageError("components '" + m.components[slots[i].component].name + "' and '" + m.components[slots[i + 1].component].name +
+                       "' would restore into overlapping folders " + quoted_path(a) + " and " + quoted_path(b));
     }
   }
+}
 
-  // Lock each parent folder once, in path order, so two restores with overlapping folders cannot deadlock
-  // (flock locks belong to the open file, so locking one folder twice from this process would).
+// Locks each parent folder once, in path order, so two restores with overlapping folders cannot deadlock
+// (flock locks belong to the open file, so locking one folder twice from this process would).
+std::vector<UniqueFd> lock_parents(const std::vector<Slot>& slots) {
   std::vector<fs::path> parents;
   for (const Slot& s : slots) parents.push_back(s.parent);
   std::sort(parents.begin(), parents.end());
@@ -202,51 +153,87 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
     if (ec) throw Error("cannot create folder " + quoted_path(parent) + ": " + ec.message());
     locks.push_back(take_lock(parent));
   }
-  // Refuse a target that cannot take a folder before any work, so no component is swapped in and then undone.
-  for (Slot& s : slots) (void)folder_exists(s.target);
-  for (Slot& s : slots) {
-    ComponentOutcome& out = report.components[s.component];
-    if (read_marker_digest(s.target) == digest) {
-      out.status = ComponentOutcome::Status::already;
-      continue;
-    }
-    s.restore = true;
-  }
-  if (std::none_of(slots.begin(), slots.end(), [](const Slot& s) { return s.restore; })) return report;
+  return locks;
+}
 
+// Phase: what each target holds now, and the policy's verdicts, as the plan's facts.
+std::vector<ComponentFacts> read_facts(const manifest::Manifest& m, const std::vector<Slot>& slots, const RestoreOptions& options) {
+  std::vector<ComponentFacts> facts(m.components.size());
+  for (const Slot& s : slots) {
+    ComponentFacts& f = facts[s.component];
+    f.target = s.target;
+    if (auto marker = manifest::Marker::read(s.target)) f.marker_digest = marker->archive_manifest_sha256;
+  }
+  for (std::size_t i = 0; i < options.fits.size() && i < facts.size(); ++i) {
+    facts[i].fit = options.fits[i].first;
+    facts[i].fit_reason = options.fits[i].second;
+  }
+  return facts;
+}
+
+// Phase: extract every component to restore into its staging folder, check it, write its marker.
+void stage(const Archive& archive, std::vector<Slot*>& todo, const RestoreOptions& options) {
   std::vector<StagingTarget> targets;
+  for (Slot* s : todo) {
+    s->staging = s->parent / manifest::staging_name(s->base, std::to_string(::getpid()));
+    if (::mkdir(s->staging.c_str(), 0700) != 0) throw_errno("cannot create staging folder " + quoted_path(s->staging));
+    s->staging_fd.reset(::open(s->staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!s->staging_fd.valid()) throw_errno("cannot open staging folder " + quoted_path(s->staging));
+    mark_top_of_tree(s->staging_fd.get());
+    targets.push_back(StagingTarget{archive.manifest.components[s->component].name, s->staging_fd.get()});
+  }
+  (void)extract(archive, targets, ExtractOptions{options.jobs, options.progress});
+  for (Slot* s : todo) write_marker(s->staging_fd.get(), archive, archive.manifest.components[s->component].name);
+  if (options.durable) {
+    for (Slot* s : todo) {
+      if (::syncfs(s->staging_fd.get()) != 0) throw_errno("cannot flush " + quoted_path(s->staging));
+    }
+  }
+}
+
+}  // namespace
+
+bool RestoreReport::noop() const {
+  return std::none_of(components.begin(), components.end(), [](const ComponentOutcome& c) { return c.action == Action::restore; });
+}
+
+std::string read_marker_digest(const fs::path& dir) {
+  auto marker = manifest::Marker::read(dir);
+  return marker ? marker->archive_manifest_sha256 : std::string();
+}
+
+RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs, const RestoreOptions& options) {
+  const manifest::Manifest& m = archive.manifest;
+  RestoreReport report;
+  std::vector<Slot> slots = resolve_targets(m, dirs, report);
+  require_disjoint(slots, m);
+  std::vector<UniqueFd> locks = lock_parents(slots);
+  for (const Slot& s : slots) {
+    remove_debris(s.parent, s.base);
+    require_folder_or_absent(s.target);  // before any work, so nothing is swapped in and then undone
+  }
+  RestorePlan plan = plan_restore(m, to_hex(archive.manifest_digest), read_facts(m, slots, options));
+  for (const PlannedComponent& p : plan.components) {
+    report.components[p.component].action = p.action;
+    report.components[p.component].reason = p.reason;
+  }
+  if (!plan.writes()) return report;
+
+  std::vector<Slot*> todo;
+  for (Slot& s : slots) {
+    if (plan.components[s.component].action == Action::restore) todo.push_back(&s);
+  }
   try {
-    for (Slot& s : slots) {
-      if (!s.restore) continue;
-      remove_debris(s.parent, s.base);
-      s.staging = s.parent / manifest::staging_name(s.base, std::to_string(::getpid()));
-      if (::mkdir(s.staging.c_str(), 0700) != 0) throw_errno("cannot create staging folder " + quoted_path(s.staging));
-      s.staging_fd.reset(::open(s.staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (!s.staging_fd.valid()) throw_errno("cannot open staging folder " + quoted_path(s.staging));
-      mark_top_of_tree(s.staging_fd.get());
-      targets.push_back(StagingTarget{m.components[s.component].name, s.staging_fd.get()});
+    stage(archive, todo, options);
+    std::vector<StagedFolder> staged;
+    for (Slot* s : todo) {
+      staged.push_back({s->staging, s->target, s->parent / manifest::staging_name(s->base, "old." + std::to_string(::getpid()))});
     }
-    (void)extract(archive, targets, ExtractOptions{options.jobs, options.progress});
-    for (Slot& s : slots) {
-      if (s.restore) write_marker(s.staging_fd.get(), archive, m.components[s.component].name);
-    }
-    if (options.durable) {
-      for (Slot& s : slots) {
-        if (s.restore && ::syncfs(s.staging_fd.get()) != 0) throw_errno("cannot flush " + quoted_path(s.staging));
-      }
-    }
-    for (Slot& s : slots) {
-      if (!s.restore) continue;
-      swap_into_place(s);
-      s.staging.clear();
-      report.components[s.component].status = ComponentOutcome::Status::restored;
-    }
+    swap_all(staged, options.fault);
   } catch (...) {
-    for (Slot& s : slots) {
-      if (!s.staging.empty()) {
-        std::error_code ec;
-        fs::remove_all(s.staging, ec);
-      }
+    for (Slot* s : todo) {
+      std::error_code ec;
+      if (!s->staging.empty()) fs::remove_all(s->staging, ec);
     }
     throw;
   }

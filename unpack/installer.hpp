@@ -3,25 +3,36 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "manifest/locations.hpp"
 #include "unpack/archive.hpp"
+#include "unpack/plan.hpp"
 
 namespace ccpack::unpack {
+
+// Test seam: called at named points of the install ("swap" before the k-th folder's swap, "rename-flags" where
+// renameat2 would be tried). It may throw (a failure at that point) or end the process (a kill); returning true
+// at "rename-flags" simulates a filesystem without renameat2's flags.
+using FaultHook = std::function<bool(std::string_view point, std::size_t index)>;
 
 struct RestoreOptions {
   unsigned jobs = 0;
   bool progress = false;
   bool durable = false;  // one syncfs before the folders are swapped in
+  // The fingerprint policy's verdict per manifest component; empty: every component fits.
+  std::vector<std::pair<Fit, std::string>> fits;
+  FaultHook fault;
 };
 
 struct ComponentOutcome {
   std::string name;
   std::filesystem::path dir;
-  enum class Status { restored, already, skipped } status = Status::skipped;
-  std::string reason;  // for skipped
+  Action action = Action::skip;
+  std::string reason;
   std::uint64_t files = 0;
   std::uint64_t bytes = 0;
 };
@@ -32,9 +43,10 @@ struct RestoreReport {
 };
 
 // Restores every component of `archive` that has a folder in `dirs`. Each target folder is replaced as a whole:
-// built in a hidden staging folder beside it, checked, then swapped in with one atomic rename. Concurrent
-// restores of the same folders serialise on a lock beside each folder; the later ones find the marker and do
-// nothing. Throws IntegrityError / Error; on error no target folder has changed.
+// built in a hidden staging folder beside it, checked, then swapped in. The swaps are all-or-nothing as a set:
+// when one fails, those already made are swapped back. Concurrent restores of the same folders serialise on a
+// lock of each parent folder; the later ones find the marker and do nothing. Every run that takes the lock
+// removes staging debris left by a killed run. Throws IntegrityError / Error; on error no target has changed.
 [[nodiscard]] RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs,
                                     const RestoreOptions& options);
 

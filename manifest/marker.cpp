@@ -1,0 +1,72 @@
+#include "manifest/marker.hpp"
+
+#include <fcntl.h>
+
+#include <nlohmann/json.hpp>
+
+#include "manifest/names.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace ccpack::manifest {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+constexpr int kMaxDepth = 64;
+
+bool is_hex_digest(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+std::string Marker::to_json() const {
+  ojson j;
+  j["marker"] = version;
+  j["archive_manifest_sha256"] = archive_manifest_sha256;
+  j["component"] = component;
+  j["restored_by"] = restored_by;
+  j["fingerprint"] = ojson::parse(fingerprint_json);
+  return j.dump() + "\n";
+}
+
+std::optional<Marker> Marker::parse(std::string_view text) {
+  if (text.size() > kMaxMarkerBytes) return std::nullopt;
+  ojson j;
+  try {
+    // Bounded depth: a marker is local state, but a hostile or broken one must not crash a pod's entrypoint.
+    bool too_deep = false;
+    j = ojson::parse(text, [&](int depth, ojson::parse_event_t, ojson&) {
+      if (depth > kMaxDepth) too_deep = true;
+      return !too_deep;
+    });
+    if (too_deep || !j.is_object()) return std::nullopt;
+    Marker m;
+    m.version = j.value("marker", 1);
+    if (m.version != kMarkerVersion) return std::nullopt;
+    m.archive_manifest_sha256 = j.at("archive_manifest_sha256").get<std::string>();
+    m.component = j.at("component").get<std::string>();
+    m.restored_by = j.value("restored_by", std::string());
+    const ojson& fp = j.at("fingerprint");
+    if (!fp.is_object()) return std::nullopt;
+    m.fingerprint_json = fp.dump();
+    if (!is_hex_digest(m.archive_manifest_sha256)) return std::nullopt;
+    return m;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<Marker> Marker::read(const std::filesystem::path& dir) {
+  UniqueFd fd(::open((dir / kMarkerName).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd.valid()) return std::nullopt;
+  std::string text(kMaxMarkerBytes + 1, '\0');
+  try {
+    text.resize(pread_full(fd.get(), text.data(), text.size(), 0, quoted_path(dir / kMarkerName)));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return parse(text);
+}
+
+}  // namespace ccpack::manifest

@@ -1,0 +1,161 @@
+// Restore's install step under faults: a failed swap rolls the whole set back, a kill between swaps never
+// survives the next run, debris of a killed run is removed by any run that takes the lock (the no-op too), and
+// the two-renames fallback gives the same result as renameat2.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "manifest/marker.hpp"
+#include "manifest/names.hpp"
+#include "pack/packer.hpp"
+#include "unit/support.hpp"
+#include "unpack/archive.hpp"
+#include "unpack/installer.hpp"
+#include "util/error.hpp"
+
+using namespace ccpack;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<manifest::CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) {
+  return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"},
+          {"triton", manifest::ComponentKind::triton, triton, "test"}};
+}
+
+// Two archives of different content, and pod folders holding a third state.
+struct Scene {
+  test::ScratchDir t;
+  Scene() {
+    test::write_file(t / "src/ind/fx/a.py", "new inductor\n");
+    test::write_file(t / "src/tri/K1/k.json", "{\"triton_version\": \"3.6.0\"}");
+    (void)pack::create_archive(dirs_of(t / "src/ind", t / "src/tri"), t / "a.ccpack", {});
+    test::write_file(t / "pod/ind/old.py", "old inductor\n");
+    test::write_file(t / "pod/tri/OLD/k.json", "old triton");
+  }
+  [[nodiscard]] std::vector<manifest::CacheDir> pod() const { return dirs_of(t / "pod/ind", t / "pod/tri"); }
+};
+
+bool has_debris(const fs::path& folder) {
+  for (const auto& e : fs::directory_iterator(folder)) {
+    if (e.path().filename().string().find(manifest::kStagingInfix) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a failed second swap leaves both folders exactly as before") {
+  Scene s;
+  auto before = test::snapshot(s.t / "pod");
+  unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
+  unpack::RestoreOptions o;
+  o.fault = [](std::string_view point, std::size_t i) {
+    if (point == "swap" && i == 1) throw Error("injected: second swap fails");
+    return false;
+  };
+  CHECK_THROWS_WITH(unpack::restore(a, s.pod(), o), "injected: second swap fails");
+  CHECK(test::snapshot(s.t / "pod") == before);
+  CHECK_FALSE(has_debris(s.t / "pod"));
+}
+
+TEST_CASE("a failed swap into missing folders leaves them missing") {
+  Scene s;
+  unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
+  unpack::RestoreOptions o;
+  o.fault = [](std::string_view point, std::size_t i) {
+    if (point == "swap" && i == 1) throw Error("injected");
+    return false;
+  };
+  CHECK_THROWS(unpack::restore(a, dirs_of(s.t / "fresh/ind", s.t / "fresh/tri"), o));
+  CHECK_FALSE(fs::exists(s.t / "fresh/ind"));
+  CHECK_FALSE(fs::exists(s.t / "fresh/tri"));
+}
+
+TEST_CASE("the two-renames fallback restores the same trees, and rolls back the same way") {
+  Scene s;
+  auto before = test::snapshot(s.t / "pod");
+  unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
+  unpack::RestoreOptions o;
+  o.fault = [](std::string_view point, std::size_t i) {
+    if (point == "swap" && i == 1) throw Error("injected");
+    return point == "rename-flags";
+  };
+  CHECK_THROWS(unpack::restore(a, s.pod(), o));
+  CHECK(test::snapshot(s.t / "pod") == before);
+
+  o.fault = [](std::string_view point, std::size_t) { return point == "rename-flags"; };
+  CHECK_FALSE(unpack::restore(a, s.pod(), o).noop());
+  CHECK(test::slurp(s.t / "pod/ind/fx/a.py") == "new inductor\n");
+  CHECK_FALSE(fs::exists(s.t / "pod/tri/OLD"));
+  CHECK_FALSE(has_debris(s.t / "pod"));
+}
+
+TEST_CASE("a kill between two swaps never survives the next completed run") {
+  Scene s;
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
+    unpack::RestoreOptions o;
+    o.fault = [](std::string_view point, std::size_t i) {
+      if (point == "swap" && i == 1) ::_exit(9);  // dies like a SIGKILL: no unwinding, no cleanup
+      return false;
+    };
+    (void)unpack::restore(a, s.pod(), o);
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WEXITSTATUS(status) == 9);
+  // The kill left inductor new and triton old, each whole, with the old inductor in a staging name.
+  CHECK(fs::exists(s.t / "pod/ind/fx/a.py"));
+  CHECK(fs::exists(s.t / "pod/tri/OLD/k.json"));
+  CHECK(has_debris(s.t / "pod"));
+
+  unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
+  unpack::RestoreReport r = unpack::restore(a, s.pod(), {});
+  CHECK(r.components[0].action == unpack::Action::already);
+  CHECK(r.components[1].action == unpack::Action::restore);
+  CHECK(test::slurp(s.t / "pod/tri/K1/k.json") == "{\"triton_version\": \"3.6.0\"}");
+  CHECK_FALSE(fs::exists(s.t / "pod/tri/OLD"));
+  CHECK_FALSE(has_debris(s.t / "pod"));
+}
+
+TEST_CASE("debris of a run killed while removing the old content is removed by the next no-op restore") {
+  Scene s;
+  unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
+  (void)unpack::restore(a, s.pod(), {});
+  // What a kill after the swap, during the removal of the old content, leaves behind.
+  test::write_file(s.t / "pod" / manifest::staging_name("ind", "4242") / "old.py", "old inductor\n");
+  test::write_file(s.t / "pod" / manifest::staging_name("tri", "old.4242") / "OLD/k.json", "old triton");
+  REQUIRE(has_debris(s.t / "pod"));
+  CHECK(unpack::restore(a, s.pod(), {}).noop());
+  CHECK_FALSE(has_debris(s.t / "pod"));
+}
+
+TEST_CASE("the marker round-trips through its struct, and reads markers of the previous version") {
+  manifest::Marker m;
+  m.archive_manifest_sha256 = std::string(64, 'c');
+  m.component = "triton";
+  m.restored_by = "ccpack 0.1.0";
+  m.fingerprint_json = R"({"schema":1})";
+  auto back = manifest::Marker::parse(m.to_json());
+  REQUIRE(back);
+  CHECK(back->archive_manifest_sha256 == m.archive_manifest_sha256);
+  CHECK(back->component == "triton");
+  CHECK(back->fingerprint_json == R"({"schema":1})");
+  // Written by v1's string concatenation: no "marker" key.
+  std::string v1 = "{\"archive_manifest_sha256\":\"" + std::string(64, 'd') +
+                   "\",\"component\":\"inductor\",\"restored_by\":\"ccpack 0.1.0\",\"fingerprint\":{}}\n";
+  REQUIRE(manifest::Marker::parse(v1));
+  CHECK(manifest::Marker::parse(v1)->archive_manifest_sha256 == std::string(64, 'd'));
+  // Not markers: unknown version, bad digest, not JSON, nested beyond the bound.
+  CHECK_FALSE(manifest::Marker::parse(R"({"marker":2,"archive_manifest_sha256":"x","component":"a","fingerprint":{}})"));
+  CHECK_FALSE(manifest::Marker::parse(R"({"archive_manifest_sha256":"XYZ","component":"a","fingerprint":{}})"));
+  CHECK_FALSE(manifest::Marker::parse("not json"));
+  std::string deep = "{\"archive_manifest_sha256\":\"" + std::string(64, 'd') + "\",\"component\":\"a\",\"fingerprint\":" +
+                     std::string(100000, '[') + std::string(100000, ']') + "}";
+  CHECK_FALSE(manifest::Marker::parse(deep));
+}
