@@ -36,7 +36,7 @@ class ProcessSettings {
  public:
   explicit ProcessSettings(unsigned jobs) {
     // A file-size limit (ulimit -f) must be an I/O error (EFBIG) that the run cleans up after, not a kill.
-    std::signal(SIGXFSZ, SIG_IGN);
+    (void)std::signal(SIGXFSZ, SIG_IGN);
     if (jobs != 0) threads_.emplace(oneapi::tbb::global_control::max_allowed_parallelism, jobs);
   }
 

@@ -155,6 +155,12 @@ expect 4 "" -- "$CCPACK" verify --json "$T/cut.ccpack"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['ok'] is False and j['exit_code']==4 and 'truncated' in j['error']" "$T/out" && ok || bad "verify --json error object: $(cat "$T/out")"
 ls -a "$T/d" | grep -q staging && bad "staging debris left in $T/r" || ok
 
+# A file-size limit (ulimit -f) is an I/O error the run cleans up after, not a SIGXFSZ kill that leaves staging.
+mkdir -p "$T/fs/ind" && echo before >"$T/fs/ind/keep.txt"
+expect 1 "File too large" -- bash -c 'ulimit -f 8; exec "$@"' _ "$CCPACK" restore "$A" --inductor-dir "$T/fs/ind" --triton-dir "$T/fs/tri"
+[ "$(cat "$T/fs/ind/keep.txt")" = before ] && [ ! -e "$T/fs/tri" ] && ok || bad "size-limited restore changed the targets"
+ls -a "$T/fs" | grep -q staging && bad "size-limited restore left staging in $T/fs" || ok
+
 # --- golden archive ----------------------------------------------------------------------------------------
 expect 0 "" -- "$CCPACK" verify "$DATA/golden-v1.ccpack"
 expect 0 "" -- "$CCPACK" restore -q "$DATA/golden-v1.ccpack" --inductor-dir "$T/g/ind" --triton-dir "$T/g/tri"
