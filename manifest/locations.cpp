@@ -47,6 +47,18 @@ std::pair<std::string, fs::path> parse_named_dir(const std::string& spec) {
   return {name, fs::path(spec.substr(eq + 1))};
 }
 
+std::vector<CacheDir> build_dirs(const Manifest& manifest) {
+  std::vector<CacheDir> out;
+  for (const Component& c : manifest.components) {
+    fs::path source(c.source);
+    if (!source.is_absolute()) {
+      throw IntegrityError("manifest field 'components' does not record an absolute build folder for '" + c.name + "'");
+    }
+    out.push_back(CacheDir{c.name, c.kind, source.lexically_normal(), "--at-build-paths"});
+  }
+  return out;
+}
+
 std::vector<CacheDir> resolve_cache_dirs(const CacheDirOptions& options) {
   std::vector<CacheDir> out;
   CacheDir inductor{"inductor", ComponentKind::inductor, {}, {}};

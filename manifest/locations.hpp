@@ -33,6 +33,10 @@ struct CacheDir {
 // Resolves the folders for inductor, triton and every extra. Throws UsageError on a bad extra name or a repeat.
 [[nodiscard]] std::vector<CacheDir> resolve_cache_dirs(const CacheDirOptions& options);
 
+// The folders each component of `manifest` was packed from (restore --at-build-paths). Throws IntegrityError
+// when a component does not record an absolute build folder.
+[[nodiscard]] std::vector<CacheDir> build_dirs(const Manifest& manifest);
+
 // Parses "NAME=DIR"; throws UsageError naming the value.
 [[nodiscard]] std::pair<std::string, std::filesystem::path> parse_named_dir(const std::string& spec);
 

@@ -1,7 +1,12 @@
 // `ccpack restore`: check an archive and put its components into this machine's cache folders.
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "tools/cli.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/installer.hpp"
+#include "util/error.hpp"
 #include "util/fs.hpp"
 
 namespace ccpack::tools {
@@ -15,18 +20,61 @@ struct RestoreOptions {
   manifest::CacheDirOptions dirs;
   std::vector<std::string> extras;
   bool durable = false;
+  bool no_relocate = false;
+  bool at_build_paths = false;
+  bool print_env = false;
 };
+
+// What it costs to restore into other folders than the build machine's, said where it happens.
+constexpr const char* kRelocationCost =
+    "Inductor may re-run autotuning in other folders (measured on one model: first step 58 s against 20 s in the build "
+    "folders); `restore --at-build-paths --print-env` restores exactly where it was built";
+
+// For --at-build-paths: each folder must be creatable and writable here, said before anything is written.
+void require_writable(const std::vector<manifest::CacheDir>& dirs) {
+  for (const manifest::CacheDir& d : dirs) {
+    fs::path p = d.dir;
+    while (!p.empty() && ::access(p.c_str(), F_OK) != 0 && p != p.parent_path()) p = p.parent_path();
+    if (::access(p.c_str(), W_OK) != 0) {
+      throw Error("cannot restore " + d.name + " at its build path " + quoted_path(d.dir) + ": " + quoted_path(p) +
+                  " is not writable here (restore without --at-build-paths, or create the folder)");
+    }
+  }
+}
+
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// --print-env: the variables that point torch and triton at the folders just restored.
+void print_env(const unpack::RestoreReport& r) {
+  for (const auto& c : r.components) {
+    if (c.dir.empty()) continue;
+    if (c.name == "inductor") std::printf("export TORCHINDUCTOR_CACHE_DIR=%s\n", shell_quoted(c.dir.string()).c_str());
+    if (c.name == "triton") std::printf("export TRITON_CACHE_DIR=%s\n", shell_quoted(c.dir.string()).c_str());
+  }
+}
+
+bool relocated(const unpack::ComponentOutcome& c) { return !c.dir.empty() && !c.build_dir.empty() && c.dir != c.build_dir; }
 
 int run(RestoreOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
   unpack::Archive a = unpack::Archive::open(o.archive);
-  std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
+  if (o.at_build_paths && (o.dirs.inductor_dir || o.dirs.triton_dir || !o.extras.empty()))
+    throw UsageError("--at-build-paths restores where the archive was built: it does not take --inductor-dir, --triton-dir or --add");
+  if (o.print_env && o.common.json) throw UsageError("--print-env and --json both write to standard output: choose one");
+  std::vector<manifest::CacheDir> dirs = o.at_build_paths ? manifest::build_dirs(a.manifest) : manifest::resolve_cache_dirs(o.dirs);
+  if (o.at_build_paths) require_writable(dirs);
   unpack::RestoreOptions ro;
   ro.jobs = o.common.jobs;
   ro.progress = out.progress();
   ro.durable = o.durable;
+  ro.relocate = !o.no_relocate;
   unpack::RestoreReport r = unpack::restore(a, dirs, ro);
+  if (o.print_env) print_env(r);
   if (out.json()) {
     ojson comps = ojson::array();
     for (const auto& c : r.components) {
@@ -35,7 +83,10 @@ int run(RestoreOptions& o) {
                        {"status", unpack::to_string(c.action)},
                        {"reason", c.reason},
                        {"files", c.files},
-                       {"bytes", c.bytes}});
+                       {"bytes", c.bytes},
+                       {"build_dir", c.build_dir.string()},
+                       {"relocated", relocated(c)},
+                       {"group_paths_rewritten", c.relocation.paths_rewritten}});
     }
     out.report({{"archive", o.archive.string()}, {"noop", r.noop()}, {"components", comps}});
     return 0;
@@ -46,6 +97,10 @@ int run(RestoreOptions& o) {
     if (c.action == unpack::Action::restore) line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
     if (!c.reason.empty()) line += ": " + c.reason;
     out.say(line);
+    if (relocated(c) && c.action != unpack::Action::skip) {
+      out.say(c.name + ": built in " + quoted_path(c.build_dir) + ", restored into " + quoted_path(c.dir) + "; " +
+              std::to_string(c.relocation.paths_rewritten) + " Triton group paths rewritten. " + kRelocationCost);
+    }
   }
   return 0;
 }
@@ -58,6 +113,12 @@ void add_restore(CLI::App& app, Commands& commands) {
   r->add_option("archive", o->archive, "The .ccpack archive")->required();
   add_cache_dirs(r, o->dirs, o->extras, "restore into");
   r->add_flag("--durable", o->durable, "Flush the restored files to disk (one syncfs) before they are swapped into place");
+  r->add_flag("--at-build-paths", o->at_build_paths,
+              "Restore each component into the folder it was packed from on the build machine (exact warmth; see --print-env)");
+  r->add_flag("--print-env", o->print_env,
+              "Print `export TORCHINDUCTOR_CACHE_DIR=... TRITON_CACHE_DIR=...` lines for the folders restored, for eval");
+  r->add_flag("--no-relocate", o->no_relocate,
+              "Keep Triton's __grp__*.json files as packed (they then name the build machine's folders)");
   add_common(r, o->common);
   r->footer(
       "Each target folder is replaced as a whole: the archive is extracted into a hidden staging folder beside it, every "

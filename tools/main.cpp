@@ -44,9 +44,7 @@ class ProcessSettings {
   std::optional<oneapi::tbb::global_control> threads_;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_ccpack(int argc, char** argv) {
   namespace tools = ccpack::tools;
   CLI::App app{
       "ccpack: pack PyTorch torch.compile caches (Inductor + Triton) into one verified archive, and restore them "
@@ -91,4 +89,15 @@ int main(int argc, char** argv) {
     }
   }
   return static_cast<int>(ExitCode::usage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_ccpack(argc, argv);
+  } catch (const std::exception& e) {  // only set-up can throw here: commands report their own failures
+    std::fprintf(stderr, "ccpack: error: %s\n", e.what());
+    return static_cast<int>(ExitCode::error);
+  }
 }

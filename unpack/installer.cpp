@@ -104,7 +104,7 @@ std::vector<Slot> resolve_targets(const manifest::Manifest& m, const std::vector
   std::vector<Slot> slots;
   for (std::size_t i = 0; i < m.components.size(); ++i) {
     const manifest::Component& c = m.components[i];
-    report.components.push_back(ComponentOutcome{c.name, {}, Action::skip, {}, c.files, c.bytes});
+    report.components.push_back(ComponentOutcome{c.name, {}, Action::skip, {}, c.files, c.bytes, c.source, {}});
     auto it = std::find_if(dirs.begin(), dirs.end(), [&](const manifest::CacheDir& d) { return d.name == c.name; });
     if (it == dirs.end()) continue;
     report.components.back().dir = it->dir;
@@ -143,6 +143,7 @@ void require_disjoint(std::vector<Slot>& slots, const manifest::Manifest& m) {
 // (flock locks belong to the open file, so locking one folder twice from this process would).
 std::vector<UniqueFd> lock_parents(const std::vector<Slot>& slots) {
   std::vector<fs::path> parents;
+  parents.reserve(slots.size());
   for (const Slot& s : slots) parents.push_back(s.parent);
   std::sort(parents.begin(), parents.end());
   parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
@@ -171,8 +172,9 @@ std::vector<ComponentFacts> read_facts(const manifest::Manifest& m, const std::v
   return facts;
 }
 
-// Phase: extract every component to restore into its staging folder, check it, write its marker.
-void stage(const Archive& archive, std::vector<Slot*>& todo, const RestoreOptions& options) {
+// Phase: extract every component to restore into its staging folder, check it, relocate Triton's group files
+// for the final folder, write its marker.
+void stage(const Archive& archive, std::vector<Slot*>& todo, const RestoreOptions& options, RestoreReport& report) {
   std::vector<StagingTarget> targets;
   for (Slot* s : todo) {
     s->staging = s->parent / manifest::staging_name(s->base, std::to_string(::getpid()));
@@ -183,6 +185,10 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const RestoreOption
     targets.push_back(StagingTarget{archive.manifest.components[s->component].name, s->staging_fd.get()});
   }
   (void)extract(archive, targets, ExtractOptions{options.jobs, options.progress});
+  for (Slot* s : todo) {
+    if (!options.relocate) break;
+    report.components[s->component].relocation = relocate_group_files(archive.manifest, s->component, s->staging_fd.get(), s->target);
+  }
   for (Slot* s : todo) write_marker(s->staging_fd.get(), archive, archive.manifest.components[s->component].name);
   if (options.durable) {
     for (Slot* s : todo) {
@@ -224,8 +230,9 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
     if (plan.components[s.component].action == Action::restore) todo.push_back(&s);
   }
   try {
-    stage(archive, todo, options);
+    stage(archive, todo, options, report);
     std::vector<StagedFolder> staged;
+    staged.reserve(todo.size());
     for (Slot* s : todo) {
       staged.push_back({s->staging, s->target, s->parent / manifest::staging_name(s->base, "old." + std::to_string(::getpid()))});
     }

@@ -11,6 +11,7 @@
 #include "manifest/locations.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/plan.hpp"
+#include "unpack/relocate.hpp"
 
 namespace ccpack::unpack {
 
@@ -23,6 +24,7 @@ struct RestoreOptions {
   unsigned jobs = 0;
   bool progress = false;
   bool durable = false;  // one syncfs before the folders are swapped in
+  bool relocate = true;  // rewrite Triton's group files for the folders restored into (relocate.hpp)
   // The fingerprint policy's verdict per manifest component; empty: every component fits.
   std::vector<std::pair<Fit, std::string>> fits;
   FaultHook fault;
@@ -35,6 +37,8 @@ struct ComponentOutcome {
   std::string reason;
   std::uint64_t files = 0;
   std::uint64_t bytes = 0;
+  std::filesystem::path build_dir;  // the folder it was packed from (the manifest's component source)
+  RelocationStats relocation;       // restored into another folder than build_dir: what was rewritten
 };
 
 struct RestoreReport {

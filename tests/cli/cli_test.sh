@@ -25,10 +25,25 @@ expect() {
   ok
 }
 
-same_tree() {  # same files, bytes and modes (restore marker aside)
+same_tree() {  # same files, bytes and modes (restore marker aside; Triton group files checked by grp_ok)
   if diff <(cd "$1" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) \
           <(cd "$2" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) >/dev/null &&
-     diff -r --exclude=.ccpack-marker.json "$1" "$2" >/dev/null; then ok; else bad "trees differ: $1 vs $2"; fi
+     diff -r --exclude=.ccpack-marker.json --exclude='__grp__*.json' "$1" "$2" >/dev/null; then ok; else bad "trees differ: $1 vs $2"; fi
+}
+
+grp_ok() {  # every child path of every Triton group file under $1 is a file under $1
+  if python3 - "$1" <<'PY'
+import json, os, sys
+root = sys.argv[1]; n = 0
+for d, _, files in os.walk(root):
+    for f in files:
+        if f.startswith("__grp__") and f.endswith(".json"):
+            for p in json.load(open(os.path.join(d, f)))["child_paths"].values():
+                n += 1
+                assert p.startswith(root + "/") and os.path.isfile(p), p
+assert n > 0
+PY
+  then ok; else bad "group file child paths under $1"; fi
 }
 
 unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME
@@ -102,6 +117,7 @@ same_tree "$T/stock/triton" "$SAMPLE/triton_cache"
 expect 0 "triton: restored" -- "$CCPACK" restore "$A" --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
 same_tree "$T/r/ind" "$SAMPLE/inductor_cache"
 same_tree "$T/r/tri" "$SAMPLE/triton_cache"
+grp_ok "$T/r/tri"
 expect 0 "inductor: already restored" -- "$CCPACK" restore "$A" --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
 # Defaults: the same locations torch and triton use.
 USER=tester expect 0 "" -- "$CCPACK" restore -q "$A"
@@ -110,6 +126,29 @@ same_tree "$HOME/.triton/cache" "$SAMPLE/triton_cache"
 expect 0 "" -- "$CCPACK" restore --json "$A" --inductor-dir "$T/j/ind" --triton-dir "$T/j/tri"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert [c['status'] for c in j['components']]==['restored','restored']" "$T/out" && ok || bad "restore --json"
 
+python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['components'][1]; assert c['relocated'] is True and c['build_dir']==sys.argv[2] and c['group_paths_rewritten']==77, c" "$T/out" "$SAMPLE/triton_cache" && ok || bad "restore --json relocation fields: $(cat "$T/out")"
+# --at-build-paths restores where the archive was built; --print-env, evaluated, names the folders that hold it.
+mkdir -p "$T/bp/src" && cp -r "$SAMPLE/inductor_cache" "$SAMPLE/triton_cache" "$T/bp/src/"
+expect 0 "" -- "$CCPACK" create -q -o "$T/bp.ccpack" --inductor-dir "$T/bp/src/inductor_cache" --triton-dir "$T/bp/src/triton_cache"
+mv "$T/bp/src" "$T/bp/orig"
+expect 0 "" -- "$CCPACK" restore -q "$T/bp.ccpack" --at-build-paths --print-env
+( unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR; eval "$(cat "$T/out")"
+  [ "$TORCHINDUCTOR_CACHE_DIR" = "$T/bp/src/inductor_cache" ] && [ "$TRITON_CACHE_DIR" = "$T/bp/src/triton_cache" ] &&
+  diff -r --exclude=.ccpack-marker.json "$TORCHINDUCTOR_CACHE_DIR" "$T/bp/orig/inductor_cache" >/dev/null &&
+  diff -r --exclude=.ccpack-marker.json --exclude='__grp__*.json' "$TRITON_CACHE_DIR" "$T/bp/orig/triton_cache" >/dev/null ) &&
+  ok || bad "--print-env: $(cat "$T/out")"
+grp_ok "$T/bp/src/triton_cache"
+expect 2 "does not take --inductor-dir" -- "$CCPACK" restore "$T/bp.ccpack" --at-build-paths --inductor-dir "$T/x"
+# A build path this user cannot write: refused by name before anything is written.
+if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
+  mkdir -p "$T/ro/c" && cp -r "$SAMPLE/inductor_cache" "$T/ro/c/ind" && cp -r "$SAMPLE/triton_cache" "$T/ro/c/tri"
+  expect 0 "" -- "$CCPACK" create -q -o "$T/ro.ccpack" --inductor-dir "$T/ro/c/ind" --triton-dir "$T/ro/c/tri"
+  rm -rf "$T/ro/c" && chmod 555 "$T/ro" && chmod 644 "$T/ro.ccpack" && chmod 755 "$T"
+  runner=(); [ "$(id -u)" -eq 0 ] && runner=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  expect 1 "cannot restore inductor at its build path '$T/ro/c/ind': '$T/ro' is not writable here" -- \
+    "${runner[@]}" "$CCPACK" restore "$T/ro.ccpack" --at-build-paths
+  [ -z "$(ls -A "$T/ro")" ] && ok || bad "refused --at-build-paths wrote into $T/ro"
+fi
 # Extra folders: packed with --add NAME=DIR, restored only where --add names them again.
 mkdir -p "$T/ext/build/x" && printf 'so' >"$T/ext/build/x/mod.so" && mkdir -p "$T/ext/empty"
 expect 0 "" -- "$CCPACK" create -q -o "$T/extra.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --add torch_ext="$T/ext"

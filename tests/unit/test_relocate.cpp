@@ -1,0 +1,98 @@
+// Relocation of Triton's group files: after a restore into another folder every child path of every __grp__
+// file names a restored file; nothing else changes; paths that are not the cache's own files are left alone.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "pack/packer.hpp"
+#include "unit/support.hpp"
+#include "unpack/archive.hpp"
+#include "unpack/installer.hpp"
+
+using namespace ccpack;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::vector<manifest::CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) {
+  return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"},
+          {"triton", manifest::ComponentKind::triton, triton, "test"}};
+}
+
+// Every child path of every group file under `root`: (group file, child path).
+std::vector<std::pair<fs::path, std::string>> child_paths(const fs::path& root) {
+  std::vector<std::pair<fs::path, std::string>> out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || !name.starts_with("__grp__") || !name.ends_with(".json")) continue;
+    json doc = json::parse(test::slurp(e.path()), nullptr, false);
+    if (doc.is_discarded()) continue;
+    for (const auto& [key, value] : doc["child_paths"].items()) out.emplace_back(e.path(), value.get<std::string>());
+  }
+  return out;
+}
+
+std::string group_json(const fs::path& dir, const std::string& kernel) {
+  json doc;
+  for (const char* ext : {".cubin", ".json"}) doc["child_paths"][kernel + ext] = (dir / (kernel + ext)).string();
+  doc["child_paths"]["libdevice"] = "/usr/lib/libdevice.10.bc";  // not a cache file: left alone
+  return doc.dump();
+}
+
+}  // namespace
+
+TEST_CASE("relocated restore: group files name the new folder, other bytes are as packed") {
+  test::ScratchDir t;
+  fs::path build = t / "build/tri/HASH1";
+  test::write_file(build / "k.cubin", "cubin");
+  test::write_file(build / "k.json", "{\"triton_version\": \"3.6.0\"}");
+  test::write_file(build / "__grp__k.json", group_json(build, "k"), 0640);
+  test::write_file(t / "build/tri/HASH2/__grp__bad.json", "{not json");
+  fs::path ind = t / "build/ind/triton/0/HASH3";  // Inductor's own Triton subtree follows the same rule
+  test::write_file(ind / "k.cubin", "cubin3");
+  test::write_file(ind / "k.json", "{}");
+  test::write_file(ind / "__grp__k.json", group_json(ind, "k"));
+  (void)pack::create_archive(dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", {});
+  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
+
+  unpack::RestoreReport r = unpack::restore(a, dirs_of(t / "pod/ind", t / "pod/tri"), {});
+  CHECK(r.components[1].relocation.group_files == 2);
+  CHECK(r.components[1].relocation.paths_rewritten == 2);
+  CHECK(r.components[1].relocation.paths_kept == 1);
+  CHECK(r.components[1].relocation.files_unparsed == 1);
+  CHECK(r.components[0].relocation.paths_rewritten == 2);
+  for (const auto& [group, child] : child_paths(t / "pod")) {
+    if (child == "/usr/lib/libdevice.10.bc") continue;
+    CHECK(child.starts_with((t / "pod").string()));
+    CHECK(fs::exists(child));
+  }
+  CHECK(test::slurp(t / "pod/tri/HASH2/__grp__bad.json") == "{not json");
+  CHECK((fs::status(t / "pod/tri/HASH1/__grp__k.json").permissions() & fs::perms::all) == fs::perms(0640));
+  CHECK(test::slurp(t / "pod/tri/HASH1/k.cubin") == "cubin");
+  // Restored into the build folders themselves: nothing to rewrite.
+  fs::rename(t / "build", t / "build.orig");
+  r = unpack::restore(a, dirs_of(t / "build/ind", t / "build/tri"), {});
+  CHECK(r.components[1].relocation.paths_rewritten == 0);
+  CHECK(test::slurp(t / "build/tri/HASH1/__grp__k.json") == test::slurp(t / "build.orig/tri/HASH1/__grp__k.json"));
+}
+
+TEST_CASE("relocated restore of the real fixture: every __grp__ child path exists", "[fixture]") {
+  fs::path fixture = test::real_fixture();
+  if (fixture.empty()) {
+    WARN("skipped: ../shared/fixtures/real-cache-h200.tar.xz is absent");
+    return;
+  }
+  test::ScratchDir t;
+  (void)pack::create_archive(dirs_of(fixture / "inductor_cache", fixture / "triton_cache"), t / "real.ccpack", {});
+  unpack::Archive a = unpack::Archive::open(t / "real.ccpack");
+  unpack::RestoreReport r = unpack::restore(a, dirs_of(t / "elsewhere/ind", t / "elsewhere/tri"), {});
+  std::size_t children = 0;
+  std::size_t missing = 0;
+  for (const auto& [group, child] : child_paths(t / "elsewhere")) {
+    ++children;
+    if (!fs::exists(child)) ++missing;
+  }
+  CHECK(children > 1000);
+  CHECK(missing == 0);
+  CHECK(r.components[1].relocation.paths_rewritten + r.components[0].relocation.paths_rewritten == children);
+}
