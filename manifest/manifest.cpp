@@ -111,6 +111,18 @@ std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const std::string& f
   return a + b;
 }
 
+Frame parse_frame(const json& o, std::size_t i) {
+  std::string where = "frames[" + std::to_string(i) + "]";
+  Frame f;
+  f.offset = get_u64(o, "offset", where);
+  f.compressed_size = get_u64(o, "compressed_size", where);
+  f.raw_size = get_u64(o, "raw_size", where);
+  f.sha256 = get_digest(o, "sha256", where);
+  f.first_entry = get_u64(o, "first_entry", where);
+  f.entry_count = get_u64(o, "entry_count", where);
+  return f;
+}
+
 Entry parse_entry(const json& o, std::size_t i) {
   std::string where = "entries[" + std::to_string(i) + "]";
   if (!o.is_object()) bad(where, "is not an object");
@@ -207,36 +219,54 @@ std::string Manifest::to_json() const {
 }
 
 Manifest Manifest::parse(std::string_view text, const Limits& limits) {
-  // Entries are converted as they are parsed and dropped from the document tree, so memory holds one entry's
-  // tree at a time rather than a tree of every entry (1.6 KiB each: 160 MB at 100k files).
+  // Entries and frames are converted as they are parsed and dropped from the document tree, so memory holds one
+  // entry's tree at a time rather than a tree of every entry (1.6 KiB each: 160 MB at 100k files). Everything
+  // else stays in the tree, so it is counted: past kMaxKeptJsonValues the manifest is refused before the tree
+  // grows (a 512 MiB fingerprint or component list would otherwise cost gigabytes).
   std::vector<Entry> entries;
+  std::vector<Frame> frames;
   std::string top_key;
-  JsonFilter<json> take_entries = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth == 1 && event == json::parse_event_t::key) {
-      top_key = parsed.get<std::string>();
-    } else if (depth == 2 && event == json::parse_event_t::object_end && top_key == "entries") {
+  std::size_t kept = 0;             // JSON values in the tree now
+  std::size_t kept_before_item = 0;  // ... when the entry or frame being parsed began
+  JsonFilter<json> stream = [&](int depth, json::parse_event_t event, json& parsed) {
+    using Event = json::parse_event_t;
+    bool streamed = depth == 2 && (top_key == "entries" || top_key == "frames");
+    if (event == Event::key && depth == 1) top_key = parsed.get<std::string>();
+    if (event == Event::value || event == Event::object_start || event == Event::array_start) {
+      if (streamed && event == Event::object_start) kept_before_item = kept;
+      if (++kept > kMaxKeptJsonValues) {
+        bad(top_key.empty() ? "(root)" : escaped(top_key), "holds more than " + std::to_string(kMaxKeptJsonValues) +
+                                                               " JSON values besides the entries and frames");
+      }
+    }
+    if (!streamed || event != Event::object_end) return true;
+    if (top_key == "entries") {
       if (entries.size() >= limits.max_entries)
         bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
       entries.push_back(parse_entry(parsed, entries.size()));
-      return false;
+    } else {
+      if (frames.size() >= limits.max_frames) bad("frames", "has more than " + std::to_string(limits.max_frames) + " frames");
+      frames.push_back(parse_frame(parsed, frames.size()));
     }
-    return true;
+    kept = kept_before_item;
+    return false;
   };
   json root;
   try {
-    root = parse_untrusted<json>(text, "manifest", take_entries);
+    root = parse_untrusted<json>(text, "manifest", stream);
   } catch (const json::exception& e) {
     throw IntegrityError(std::string("manifest has a field of the wrong type: ") + escaped(e.what()));
   }
   if (!root.is_object()) bad("(root)", "is not an object");
   try {
-    return from_json_tree(root, std::move(entries), limits);
+    return from_json_tree(root, std::move(frames), std::move(entries), limits);
   } catch (const json::exception& e) {
     throw IntegrityError(std::string("manifest has a field of the wrong type: ") + escaped(e.what()));
   }
 }
 
-Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Entry> entries, const Limits& limits) {
+Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, std::vector<Entry> entries,
+                                  const Limits& limits) {
   Manifest m;
   const json& version = need(root, "format", "manifest");
   if (!version.is_number_integer()) bad("format", "is not an integer");
@@ -268,22 +298,10 @@ Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Entry>
     m.components.push_back(std::move(c));
   }
 
-  const json& frames = need(root, "frames", "manifest");
-  if (!frames.is_array()) bad("frames", "is not an array");
-  if (frames.size() > limits.max_frames) bad("frames", "has more than " + std::to_string(limits.max_frames) + " frames");
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    std::string where = "frames[" + std::to_string(i) + "]";
-    Frame f;
-    f.offset = get_u64(frames[i], "offset", where);
-    f.compressed_size = get_u64(frames[i], "compressed_size", where);
-    f.raw_size = get_u64(frames[i], "raw_size", where);
-    f.sha256 = get_digest(frames[i], "sha256", where);
-    f.first_entry = get_u64(frames[i], "first_entry", where);
-    f.entry_count = get_u64(frames[i], "entry_count", where);
-    m.frames.push_back(f);
-  }
-
-  // parse() has taken the entry objects out of the tree as they were parsed; anything left is not an entry.
+  // parse() has taken the frame and entry objects out of the tree as they were parsed; anything left is not one.
+  const json& frame_list = need(root, "frames", "manifest");
+  if (!frame_list.is_array() || !frame_list.empty()) bad("frames", "is not an array of objects");
+  m.frames = std::move(frames);
   const json& list = need(root, "entries", "manifest");
   if (!list.is_array() || !list.empty()) bad("entries", "is not an array of objects");
   m.entries = std::move(entries);

@@ -1,11 +1,9 @@
 // Writes hostile .ccpack archives for tests/cli/hostile_test.sh: `ccpack_craft SCENARIO OUT`.
 //
 // Each scenario is a complete archive whose tar stream, frame and hashes are all consistent with its manifest
-// (built with ccpack's own tar and header encoders), so that the only thing wrong is the hostile part: a reader
+// (cli/archive_builder.hpp), so that the only thing wrong is the hostile part: a reader
 // that misses it goes on to restore it. Some scenarios then edit the manifest text (duplicate keys, deep nesting)
 // or the header (sizes that overflow) after it is serialised. The list of scenarios is `kScenarios` below.
-#include <zstd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -13,10 +11,7 @@
 #include <map>
 #include <string>
 
-#include "manifest/format.hpp"
-#include "manifest/manifest.hpp"
-#include "manifest/tar.hpp"
-#include "util/sha256.hpp"
+#include "cli/archive_builder.hpp"
 
 using namespace ccpack;
 using namespace ccpack::manifest;
@@ -40,36 +35,15 @@ Entry file(Spec& s, std::string path, std::string bytes, std::uint32_t mode = 06
 }
 
 std::string build(Spec s) {
-  Manifest m;
-  m.created_by = "ccpack_craft";
-  m.compression = {"zstd", 1, 27};
-  m.components = {{"inductor", ComponentKind::inductor, "/crafted", 0, 0}};
   s.entries.insert(s.entries.begin(), dir("inductor"));
-  std::string tar;
-  for (const Entry& e : s.entries) {
-    append_tar_header(tar, TarHeader{e.path, e.type, e.mode, e.size, e.link_target});
-    if (e.type == EntryType::file) {
-      tar += s.content[e.path];
-      tar.append(tar_padding(e.size), '\0');
-      ++m.components[0].files;
-      m.components[0].bytes += e.size;
-    }
-  }
-  tar.append(2 * kTarBlock, '\0');
-  std::string z(ZSTD_compressBound(tar.size()), '\0');
-  std::size_t n = ZSTD_compress(z.data(), z.size(), tar.data(), tar.size(), 1);
-  if (ZSTD_isError(n)) throw std::runtime_error("zstd failed");
-  z.resize(n);
-  m.entries = s.entries;
-  m.frames = {{0, z.size(), tar.size(), Sha256::of(z), 0, s.entries.size()}};
-  m.tar_size = tar.size();
-  if (s.edit_frames) s.edit_frames(m, z.size());
+  test::BuiltArchive a = test::build_archive({{"inductor", ComponentKind::inductor, "/crafted", 0, 0}}, s.entries, s.content);
+  if (s.edit_frames) s.edit_frames(a.manifest, a.payload.size());
   ArchiveHeader h;
-  h.manifest = m.to_json();
+  h.manifest = a.manifest.to_json();
   if (s.edit_manifest) s.edit_manifest(h.manifest);
-  h.payload_size = m.payload_size();
+  h.payload_size = a.manifest.payload_size();
   if (s.edit_header) s.edit_header(h);
-  return encode_header(h) + z;
+  return encode_header(h) + a.payload;
 }
 
 void replace_once(std::string& text, const std::string& from, const std::string& to) {

@@ -176,3 +176,33 @@ TEST_CASE("frame sizes that wrap around 2^64 are refused by field (issue 6, defe
   CHECK_THROWS_WITH(Manifest::parse(with(wrap(&Frame::raw_size))),
                     "manifest field 'frames[1].raw_size' makes the tar size overflow 64 bits");
 }
+
+TEST_CASE("the entry count is bounded before the entries are kept (issue 6, defect 12)") {
+  Limits small;
+  small.max_entries = 4;
+  CHECK_THROWS_WITH(Manifest::parse(sample().to_json(), small), "manifest field 'entries' has more than 4 entries");
+  Manifest m = sample();
+  CHECK_THROWS_WITH(m.validate(small), "manifest field 'entries' has more than 4 entries");
+  small.max_entries = 5;
+  CHECK_NOTHROW(Manifest::parse(sample().to_json(), small));
+}
+
+TEST_CASE("frames are streamed and bounded, and the rest of the tree is bounded (issue 6, defect 12)") {
+  Limits small;
+  small.max_frames = 0;
+  CHECK_THROWS_WITH(Manifest::parse(sample().to_json(), small), "manifest field 'frames' has more than 0 frames");
+  Manifest m = sample();
+  std::string wide = "{";
+  for (std::size_t i = 0; i <= kMaxKeptJsonValues; ++i) wide += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  m.fingerprint_json = wide + "}";
+  CHECK_THROWS_WITH(Manifest::parse(m.to_json()),
+                    "manifest field 'fingerprint' holds more than 65536 JSON values besides the entries and frames");
+  // Streamed entries do not count: each is dropped from the tree once converted.
+  Manifest many = sample();
+  for (int i = 0; i < 70000; ++i) many.entries.push_back({"triton/f" + std::to_string(i), EntryType::dir, 0755, 0, {}, {}, 0});
+  many.frames[0].entry_count = many.entries.size();
+  CHECK(Manifest::parse(many.to_json()).entries.size() == 70005);
+  std::string text = sample().to_json();
+  text.replace(text.find("\"frames\":["), 10, "\"frames\":[7,");
+  CHECK_THROWS_WITH(Manifest::parse(text), "manifest field 'frames' is not an array of objects");
+}
