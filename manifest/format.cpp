@@ -99,6 +99,11 @@ ArchiveHeader read_header(int fd, const std::filesystem::path& path) {
   if (pread_full(fd, h.signatures.data(), sig_size, static_cast<off_t>(kFixedBytes + manifest_size + 4), name) != sig_size) {
     throw IntegrityError(name + " is truncated inside the signature block");
   }
+  // header_size <= file_size here, so this difference cannot wrap; header_size + payload_size could.
+  if (h.payload_size > UINT64_MAX - h.header_size) {
+    throw IntegrityError(name + ": header field 'payload_size' is " + std::to_string(h.payload_size) +
+                         ": the header and payload sizes overflow 64 bits");
+  }
   if (h.header_size + h.payload_size != file_size) {
     if (h.header_size + h.payload_size > file_size) {
       throw IntegrityError(name + " is truncated: " + std::to_string(file_size) + " bytes, expected " +

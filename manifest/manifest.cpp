@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 #include <unordered_set>
 
+#include "manifest/json_guard.hpp"
+#include "manifest/links.hpp"
+#include "manifest/names.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack::manifest {
 namespace {
@@ -23,6 +26,9 @@ std::string mode_string(std::uint32_t mode) {
 [[noreturn]] void bad(const std::string& field, const std::string& why) {
   throw IntegrityError("manifest field '" + field + "' " + why);
 }
+
+// An untrusted name inside a message: quoted and escaped (util/escape.hpp), so the message stays one line.
+std::string q(std::string_view untrusted) { return "'" + escaped(untrusted) + "'"; }
 
 const json& need(const json& obj, const char* key, const std::string& where) {
   auto it = obj.find(key);
@@ -59,56 +65,62 @@ EntryType parse_type(const std::string& text, const std::string& where) {
   if (text == "file") return EntryType::file;
   if (text == "dir") return EntryType::dir;
   if (text == "symlink") return EntryType::symlink;
-  bad(where, "has unknown entry type '" + text + "'");
+  bad(where, "has unknown entry type " + q(text));
 }
 
 ComponentKind parse_kind(const std::string& text, const std::string& where) {
   if (text == "inductor") return ComponentKind::inductor;
   if (text == "triton") return ComponentKind::triton;
   if (text == "extra") return ComponentKind::extra;
-  bad(where, "has unknown component kind '" + text + "'");
-}
-
-// Lexically resolves `target` relative to the folder holding `link` (both inside one component) and tells whether
-// the result stays inside the component root.
-bool link_stays_inside(std::string_view link_relative, std::string_view target) {
-  if (target.empty() || target.front() == '/') return false;
-  std::vector<std::string_view> stack;
-  std::string_view dir = link_relative;
-  auto slash = dir.rfind('/');
-  dir = slash == std::string_view::npos ? std::string_view{} : dir.substr(0, slash);
-  auto push_parts = [&stack](std::string_view s) {
-    while (!s.empty()) {
-      auto pos = s.find('/');
-      std::string_view part = s.substr(0, pos);
-      s = pos == std::string_view::npos ? std::string_view{} : s.substr(pos + 1);
-      if (part.empty() || part == ".") continue;
-      if (part == "..") {
-        if (stack.empty()) return false;
-        stack.pop_back();
-      } else {
-        stack.push_back(part);
-      }
-    }
-    return true;
-  };
-  return push_parts(dir) && push_parts(target);
+  bad(where, "has unknown component kind " + q(text));
 }
 
 void check_path(const std::string& path, const Limits& limits, const std::string& where) {
   if (path.empty()) bad(where, "is empty");
   if (path.size() > limits.max_path_length) bad(where, "is longer than " + std::to_string(limits.max_path_length) + " bytes");
-  if (path.front() == '/') bad(where, "is an absolute path: '" + path + "'");
+  if (path.front() == '/') bad(where, "is an absolute path: " + q(path));
   std::string_view rest = path;
   while (true) {
     auto pos = rest.find('/');
     std::string_view part = rest.substr(0, pos);
-    if (part.empty() || part == "." || part == "..") bad(where, "has an unsafe component in '" + path + "'");
-    if (part.size() > 255) bad(where, "has a name longer than 255 bytes in '" + path + "'");
+    if (part.empty() || part == "." || part == "..") bad(where, "has an unsafe component in " + q(path));
+    if (part.size() > 255) bad(where, "has a name longer than 255 bytes in " + q(path));
     if (part.find('\0') != std::string_view::npos) bad(where, "contains a NUL byte");
+    // Restore writes these names itself (the marker, staging folders): an entry must not collide with them.
+    if (part.data() != path.data() && is_reserved_name(part)) bad(where, "uses a name ccpack reserves for itself: " + q(path));
     if (pos == std::string_view::npos) break;
     rest.remove_prefix(pos + 1);
   }
+}
+
+// What the symlink target must be before it is resolved through the tree (links.hpp): symlinkat() must create
+// exactly this text, so no NUL (the kernel would stop there) and no more than PATH_MAX - 1 bytes (it would fail).
+void check_link_target(const Entry& e, const Limits& limits, const std::string& where) {
+  const std::string& t = e.link_target;
+  if (t.empty()) bad(where, "of symlink " + q(e.path) + " is empty");
+  if (t.find('\0') != std::string::npos) bad(where, "of symlink " + q(e.path) + " contains a NUL byte");
+  if (t.size() >= limits.max_path_length) {
+    bad(where, "of symlink " + q(e.path) + " is longer than " + std::to_string(limits.max_path_length - 1) + " bytes");
+  }
+  if (t.front() == '/') bad(where, "of symlink " + q(e.path) + " is absolute: " + q(t));
+}
+
+// a + b, or a refusal naming the field whose value makes the sum wrap around.
+std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const std::string& field, const char* what) {
+  if (b > UINT64_MAX - a) bad(field, std::string("makes the ") + what + " overflow 64 bits");
+  return a + b;
+}
+
+Frame parse_frame(const json& o, std::size_t i) {
+  std::string where = "frames[" + std::to_string(i) + "]";
+  Frame f;
+  f.offset = get_u64(o, "offset", where);
+  f.compressed_size = get_u64(o, "compressed_size", where);
+  f.raw_size = get_u64(o, "raw_size", where);
+  f.sha256 = get_digest(o, "sha256", where);
+  f.first_entry = get_u64(o, "first_entry", where);
+  f.entry_count = get_u64(o, "entry_count", where);
+  return f;
 }
 
 Entry parse_entry(const json& o, std::size_t i) {
@@ -164,7 +176,8 @@ std::string Manifest::to_json() const {
   root["format"] = version;
   root["created_by"] = created_by;
   root["compression"] = ojson{{"codec", compression.codec}, {"level", compression.level}, {"window_log", compression.window_log}};
-  root["fingerprint"] = ojson::parse(fingerprint_json);
+  // Re-parsed through the guard: dump() recurses, so what is written out is bounded like what is read in.
+  root["fingerprint"] = parse_untrusted<ojson>(fingerprint_json, "fingerprint");
   ojson comps = ojson::array();
   for (const Component& c : components) {
     comps.push_back(
@@ -206,38 +219,54 @@ std::string Manifest::to_json() const {
 }
 
 Manifest Manifest::parse(std::string_view text, const Limits& limits) {
-  // Entries are converted as they are parsed and dropped from the document tree, so memory holds one entry's
-  // tree at a time rather than a tree of every entry (1.6 KiB each: 160 MB at 100k files).
+  // Entries and frames are converted as they are parsed and dropped from the document tree, so memory holds one
+  // entry's tree at a time rather than a tree of every entry (1.6 KiB each: 160 MB at 100k files). Everything
+  // else stays in the tree, so it is counted: past kMaxKeptJsonValues the manifest is refused before the tree
+  // grows (a 512 MiB fingerprint or component list would otherwise cost gigabytes).
   std::vector<Entry> entries;
+  std::vector<Frame> frames;
   std::string top_key;
-  auto take_entries = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth == 1 && event == json::parse_event_t::key) {
-      top_key = parsed.get<std::string>();
-    } else if (depth == 2 && event == json::parse_event_t::object_end && top_key == "entries") {
+  std::size_t kept = 0;             // JSON values in the tree now
+  std::size_t kept_before_item = 0;  // ... when the entry or frame being parsed began
+  JsonFilter<json> stream = [&](int depth, json::parse_event_t event, json& parsed) {
+    using Event = json::parse_event_t;
+    bool streamed = depth == 2 && (top_key == "entries" || top_key == "frames");
+    if (event == Event::key && depth == 1) top_key = parsed.get<std::string>();
+    if (event == Event::value || event == Event::object_start || event == Event::array_start) {
+      if (streamed && event == Event::object_start) kept_before_item = kept;
+      if (++kept > kMaxKeptJsonValues) {
+        bad(top_key.empty() ? "(root)" : escaped(top_key), "holds more than " + std::to_string(kMaxKeptJsonValues) +
+                                                               " JSON values besides the entries and frames");
+      }
+    }
+    if (!streamed || event != Event::object_end) return true;
+    if (top_key == "entries") {
       if (entries.size() >= limits.max_entries)
         bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
       entries.push_back(parse_entry(parsed, entries.size()));
-      return false;
+    } else {
+      if (frames.size() >= limits.max_frames) bad("frames", "has more than " + std::to_string(limits.max_frames) + " frames");
+      frames.push_back(parse_frame(parsed, frames.size()));
     }
-    return true;
+    kept = kept_before_item;
+    return false;
   };
   json root;
   try {
-    root = json::parse(text, take_entries);
-  } catch (const json::parse_error& e) {
-    throw IntegrityError(std::string("manifest is not valid JSON: ") + e.what());
+    root = parse_untrusted<json>(text, "manifest", stream);
   } catch (const json::exception& e) {
-    throw IntegrityError(std::string("manifest has a field of the wrong type: ") + e.what());
+    throw IntegrityError(std::string("manifest has a field of the wrong type: ") + escaped(e.what()));
   }
   if (!root.is_object()) bad("(root)", "is not an object");
   try {
-    return from_json_tree(root, std::move(entries), limits);
+    return from_json_tree(root, std::move(frames), std::move(entries), limits);
   } catch (const json::exception& e) {
-    throw IntegrityError(std::string("manifest has a field of the wrong type: ") + e.what());
+    throw IntegrityError(std::string("manifest has a field of the wrong type: ") + escaped(e.what()));
   }
 }
 
-Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Entry> entries, const Limits& limits) {
+Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, std::vector<Entry> entries,
+                                  const Limits& limits) {
   Manifest m;
   const json& version = need(root, "format", "manifest");
   if (!version.is_number_integer()) bad("format", "is not an integer");
@@ -269,22 +298,10 @@ Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Entry>
     m.components.push_back(std::move(c));
   }
 
-  const json& frames = need(root, "frames", "manifest");
-  if (!frames.is_array()) bad("frames", "is not an array");
-  if (frames.size() > limits.max_frames) bad("frames", "has more than " + std::to_string(limits.max_frames) + " frames");
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    std::string where = "frames[" + std::to_string(i) + "]";
-    Frame f;
-    f.offset = get_u64(frames[i], "offset", where);
-    f.compressed_size = get_u64(frames[i], "compressed_size", where);
-    f.raw_size = get_u64(frames[i], "raw_size", where);
-    f.sha256 = get_digest(frames[i], "sha256", where);
-    f.first_entry = get_u64(frames[i], "first_entry", where);
-    f.entry_count = get_u64(frames[i], "entry_count", where);
-    m.frames.push_back(f);
-  }
-
-  // parse() has taken the entry objects out of the tree as they were parsed; anything left is not an entry.
+  // parse() has taken the frame and entry objects out of the tree as they were parsed; anything left is not one.
+  const json& frame_list = need(root, "frames", "manifest");
+  if (!frame_list.is_array() || !frame_list.empty()) bad("frames", "is not an array of objects");
+  m.frames = std::move(frames);
   const json& list = need(root, "entries", "manifest");
   if (!list.is_array() || !list.empty()) bad("entries", "is not an array of objects");
   m.entries = std::move(entries);
@@ -297,46 +314,57 @@ void Manifest::validate(const Limits& limits) const {
   for (std::size_t i = 0; i < components.size(); ++i) {
     const Component& c = components[i];
     std::string where = "components[" + std::to_string(i) + "].name";
-    if (!is_valid_component_name(c.name)) bad(where, "is not a valid component name: '" + c.name + "'");
-    if (!names.insert(c.name).second) bad(where, "repeats '" + c.name + "'");
+    if (!is_valid_component_name(c.name)) bad(where, "is not a valid component name: " + q(c.name));
+    if (!names.insert(c.name).second) bad(where, "repeats " + q(c.name));
     if ((c.kind == ComponentKind::extra) == (c.name == "inductor" || c.name == "triton")) {
-      bad(where, "'" + c.name + "' does not match its kind");
+      bad(where, q(c.name) + " does not match its kind");
     }
   }
 
   // Entries: safe, unique, parents first, totals bounded.
-  std::unordered_map<std::string_view, EntryType> seen;
-  seen.reserve(entries.size() * 2);
+  if (entries.size() > limits.max_entries) bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
+  EntryTree tree;
+  std::vector<std::pair<std::size_t, std::uint32_t>> links;  // entry index, tree node
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     std::string where = "entries[" + std::to_string(i) + "]";
     check_path(e.path, limits, where + ".path");
     std::string_view comp = component_of(e.path);
-    if (names.count(comp) == 0) bad(where + ".path", "'" + e.path + "' is not under a listed component");
-    if (e.mode & ~0777u) bad(where + ".mode", "has setuid, setgid or sticky bits on '" + e.path + "'");
+    if (names.count(comp) == 0) bad(where + ".path", q(e.path) + " is not under a listed component");
+    if (e.mode & ~0777u) bad(where + ".mode", "has setuid, setgid or sticky bits on " + q(e.path));
     if (e.type == EntryType::file) {
-      if (e.size > limits.max_file_size) bad(where + ".size", "of '" + e.path + "' exceeds the limit");
-      total += e.size;
+      if (e.size > limits.max_file_size) bad(where + ".size", "of " + q(e.path) + " exceeds the limit");
+      total += e.size;  // cannot wrap: each term is at most max_file_size and the sum is checked at each step
       if (total > limits.max_total_size) bad(where + ".size", "makes the archive exceed the total size limit");
     }
-    std::string_view rel = relative_of(e.path);
-    if (rel.empty()) {
-      if (e.type != EntryType::dir) bad(where + ".type", "component root '" + e.path + "' is not a folder");
-    } else {
-      std::string_view parent = std::string_view(e.path).substr(0, e.path.rfind('/'));
-      auto it = seen.find(parent);
-      if (it == seen.end() || it->second != EntryType::dir) {
-        bad(where + ".path", "'" + e.path + "' comes before its folder '" + std::string(parent) + "'");
-      }
+    if (relative_of(e.path).empty() && e.type != EntryType::dir) {
+      bad(where + ".type", "component root " + q(e.path) + " is not a folder");
     }
-    if (e.type == EntryType::symlink && !link_stays_inside(rel, e.link_target)) {
-      bad(where + ".target", "of symlink '" + e.path + "' points outside its folder: '" + e.link_target + "'");
+    if (e.type == EntryType::symlink) check_link_target(e, limits, where + ".target");
+    EntryTree::AddResult added = tree.add(e.path, e.type, e.link_target);
+    if (added.status == EntryTree::Added::duplicate) bad(where + ".path", "duplicates " + q(e.path));
+    if (added.status == EntryTree::Added::no_folder) {
+      bad(where + ".path", q(e.path) + " comes before its folder " + q(std::string_view(e.path).substr(0, e.path.rfind('/'))));
     }
-    if (!seen.emplace(e.path, e.type).second) bad(where + ".path", "duplicates '" + e.path + "'");
+    if (e.type == EntryType::symlink) links.emplace_back(i, added.node);
+  }
+  // Links last, once every entry they may resolve through is known.
+  for (auto [i, node] : links) {
+    const Entry& e = entries[i];
+    std::string where = "entries[" + std::to_string(i) + "].target";
+    switch (tree.resolve_link(node)) {
+      case EntryTree::LinkVerdict::inside:
+        break;
+      case EntryTree::LinkVerdict::escapes:
+        bad(where, "of symlink " + q(e.path) + " resolves outside " + q(component_of(e.path)) + ": " + q(e.link_target));
+      case EntryTree::LinkVerdict::loops:
+        bad(where, "of symlink " + q(e.path) + " follows more than " + std::to_string(kMaxLinkHops) +
+                       " symlinks (a loop): " + q(e.link_target));
+    }
   }
 
-  // Frames: contiguous, covering all entries in order, raw sizes adding up to the tar size.
+  // Frames: contiguous, covering all entries in order, raw sizes adding up to the tar size, no sum wrapping.
   std::uint64_t offset = 0;
   std::uint64_t next_entry = 0;
   std::uint64_t raw = 0;
@@ -350,9 +378,9 @@ void Manifest::validate(const Limits& limits) const {
       if (entries[k].frame != i)
         bad("entries[" + std::to_string(k) + "].frame", "does not match frames[" + std::to_string(i) + "]");
     }
-    offset += f.compressed_size;
+    offset = checked_add(offset, f.compressed_size, where + ".compressed_size", "payload size");
     next_entry += f.entry_count;
-    raw += f.raw_size;
+    raw = checked_add(raw, f.raw_size, where + ".raw_size", "tar size");
   }
   if (next_entry != entries.size()) bad("frames", "do not cover all entries");
   if (raw != tar_size) bad("tar_size", "does not equal the frames' raw sizes");

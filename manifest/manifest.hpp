@@ -24,14 +24,21 @@ namespace ccpack::manifest {
 
 inline constexpr int kManifestVersion = 1;
 
-// Bounds that keep a hostile manifest from exhausting memory or disk before hashes catch it.
+// Bounds that keep a hostile manifest from exhausting memory or disk before hashes catch it. A reader holds the
+// manifest bytes (at most 512 MiB, format.hpp) and about 260 bytes plus the path per entry; at 2 million entries
+// filling the 512 MiB manifest, verify peaks at 1.3 GiB before it refuses (docs/SECURITY.md, measured). The real
+// H200 cache has 4,284 entries; the 100k-file scaling test, 100k.
 struct Limits {
-  std::uint64_t max_entries = 10'000'000;
+  std::uint64_t max_entries = 2'000'000;
   std::uint64_t max_file_size = 64ULL << 30;  // 64 GiB
   std::uint64_t max_total_size = 1ULL << 40;  // 1 TiB
   std::size_t max_path_length = 4096;
   std::size_t max_frames = 1'000'000;
 };
+
+// JSON values the manifest parser keeps in its tree besides the streamed entries and frames (the components,
+// fingerprint and the rest: a few dozen in practice). The tree costs about 100 bytes a value.
+inline constexpr std::size_t kMaxKeptJsonValues = 65536;
 
 enum class ComponentKind : std::uint8_t { inductor, triton, extra };
 
@@ -87,7 +94,9 @@ struct Manifest {
   void validate(const Limits& limits = {}) const;
 
   [[nodiscard]] std::uint64_t payload_size() const;
-  [[nodiscard]] static Manifest from_json_tree(const nlohmann::json& root, std::vector<Entry> entries, const Limits& limits);
+  // The rest of parse(): `root` is the document without its frames and entries, which parse() streamed out.
+  [[nodiscard]] static Manifest from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, std::vector<Entry> entries,
+                                               const Limits& limits);
 };
 
 // The component of an entry path ("triton/ABC/x.json" -> "triton") and the rest ("ABC/x.json").

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <memory>
 
+#include "manifest/links.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/names.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/fs.hpp"
 
 namespace ccpack::pack {
@@ -38,9 +40,12 @@ std::string special_kind(mode_t mode) {
   return "special file";
 }
 
-// Builds the entry for one path from its lstat; refuses special files and escaping symlinks.
-SourceEntry make_entry(const manifest::CacheDir& root, std::string archive_path, fs::path source, const struct stat& st,
-                       int dir_fd, const char* name) {
+// Builds the entry for one path from its lstat; refuses special files and names the manifest (JSON, UTF-8) cannot
+// hold. Symlinks are judged once the whole tree is known (check_links).
+SourceEntry make_entry(std::string archive_path, fs::path source, const struct stat& st, int dir_fd, const char* name) {
+  if (!is_valid_utf8(name)) {
+    throw Error("cannot pack " + quoted_path(source) + ": its name is not valid UTF-8 (the manifest is JSON); rename it");
+  }
   SourceEntry e;
   e.path = std::move(archive_path);
   e.source = std::move(source);
@@ -62,11 +67,8 @@ SourceEntry make_entry(const manifest::CacheDir& root, std::string archive_path,
     ssize_t n = ::readlinkat(dir_fd, name, buf, sizeof buf);
     if (n < 0) throw_errno("cannot read symlink " + quoted_path(e.source));
     e.link_target.assign(buf, static_cast<std::size_t>(n));
-    fs::path rel = fs::path(std::string(manifest::relative_of(e.path))).parent_path() / e.link_target;
-    std::string norm = rel.lexically_normal().string();
-    if (e.link_target.empty() || e.link_target.front() == '/' || norm == ".." || norm.starts_with("../")) {
-      throw Error("refusing to pack symlink " + quoted_path(e.source) + " -> '" + e.link_target + "': it leads outside " +
-                  quoted_path(root.dir) + " (replace it with the file it points to)");
+    if (!is_valid_utf8(e.link_target)) {
+      throw Error("cannot pack symlink " + quoted_path(e.source) + ": its target is not valid UTF-8 (the manifest is JSON)");
     }
   } else {
     throw Error("refusing to pack " + special_kind(st.st_mode) + " " + quoted_path(e.source) +
@@ -84,7 +86,7 @@ struct Listing {
   std::vector<std::unique_ptr<Listing>> subfolders;  // one per folder in `entries`, in the same order
 };
 
-void list_folder(const manifest::CacheDir& root, UniqueFd dir_fd, const fs::path& dir, const std::string& archive_dir,
+void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archive_dir,
                  bool at_root, Listing& out) {
   int copy = ::dup(dir_fd.get());
   std::unique_ptr<DIR, int (*)(DIR*)> d(copy >= 0 ? ::fdopendir(copy) : nullptr, ::closedir);
@@ -108,10 +110,10 @@ void list_folder(const manifest::CacheDir& root, UniqueFd dir_fd, const fs::path
     }
     std::string archive_path = archive_dir + "/" + name;
     if (const char* why = transient_reason(name, S_ISDIR(st.st_mode), at_root)) {
-      out.skipped.push_back(archive_path + " (" + why + ")");
+      out.skipped.push_back(escaped(archive_path) + " (" + why + ")");
       continue;
     }
-    out.entries.push_back(make_entry(root, std::move(archive_path), dir / name, st, dir_fd.get(), name.c_str()));
+    out.entries.push_back(make_entry(std::move(archive_path), dir / name, st, dir_fd.get(), name.c_str()));
     if (S_ISDIR(st.st_mode)) subfolder_names.push_back(name);
   }
   out.subfolders.resize(subfolder_names.size());
@@ -120,7 +122,7 @@ void list_folder(const manifest::CacheDir& root, UniqueFd dir_fd, const fs::path
     UniqueFd sub(::openat(dir_fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!sub.valid()) throw_errno("cannot read folder " + quoted_path(dir / name));
     out.subfolders[i] = std::make_unique<Listing>();
-    list_folder(root, std::move(sub), dir / name, archive_dir + "/" + name, false, *out.subfolders[i]);
+    list_folder(std::move(sub), dir / name, archive_dir + "/" + name, false, *out.subfolders[i]);
   });
 }
 
@@ -132,6 +134,28 @@ void flatten(Listing& listing, ScanResult& out) {
     if (is_dir) flatten(*listing.subfolders[sub++], out);
   }
   for (std::string& s : listing.skipped) out.skipped.push_back(std::move(s));
+}
+
+// Refuses a symlink that the restore would refuse: resolved through the other links of the tree it was scanned
+// with (manifest/links.hpp owns the rule), it must stay inside its cache folder.
+void check_links(const std::vector<manifest::CacheDir>& dirs, const std::vector<SourceEntry>& entries) {
+  manifest::EntryTree tree;
+  std::vector<std::pair<const SourceEntry*, std::uint32_t>> links;
+  for (const SourceEntry& e : entries) {
+    manifest::EntryTree::AddResult added = tree.add(e.path, e.type, e.link_target);
+    if (added.status == manifest::EntryTree::Added::ok && e.type == EntryType::symlink) links.emplace_back(&e, added.node);
+  }
+  for (auto [e, node] : links) {
+    manifest::EntryTree::LinkVerdict verdict = tree.resolve_link(node);
+    if (verdict == manifest::EntryTree::LinkVerdict::inside) continue;
+    std::string what = "refusing to pack symlink " + quoted_path(e->source) + " -> '" + escaped(e->link_target) + "': ";
+    if (verdict == manifest::EntryTree::LinkVerdict::loops) {
+      throw Error(what + "resolving it follows more than " + std::to_string(manifest::kMaxLinkHops) + " symlinks (a loop)");
+    }
+    std::string_view component = manifest::component_of(e->path);
+    auto root = std::find_if(dirs.begin(), dirs.end(), [&](const manifest::CacheDir& d) { return d.name == component; });
+    throw Error(what + "it leads outside " + quoted_path(root->dir) + " (replace it with the file it points to)");
+  }
 }
 
 int group_of(const SourceEntry& e) {
@@ -156,9 +180,13 @@ ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
     if (!S_ISDIR(st.st_mode)) throw Error(root.name + " cache folder " + quoted_path(root.dir) + " is not a folder");
     UniqueFd fd(::open(root.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd.valid()) throw_errno("cannot read " + root.name + " cache folder " + quoted_path(root.dir));
-    out.entries.push_back(make_entry(root, root.name, root.dir, st, fd.get(), "."));
+    if (!is_valid_utf8(root.dir.native())) {
+      throw Error("cannot pack " + root.name + " cache folder " + quoted_path(root.dir) +
+                  ": its path is not valid UTF-8 (the manifest is JSON); rename it");
+    }
+    out.entries.push_back(make_entry(root.name, root.dir, st, fd.get(), "."));
     Listing listing;
-    list_folder(root, std::move(fd), root.dir, root.name, true, listing);
+    list_folder(std::move(fd), root.dir, root.name, true, listing);
     flatten(listing, out);
   }
   // Folders keep walk order (parents first); the rest is ordered by group, then path.
@@ -169,6 +197,7 @@ ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
     if (ga == 0) return false;
     return a.path < b.path;
   });
+  check_links(dirs, out.entries);
   return out;
 }
 

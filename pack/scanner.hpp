@@ -2,8 +2,10 @@
 //
 // Skipped, and reported: transient state that must never be shipped (Inductor's `locks/` folder, Triton's
 // `tmp.pid_*` staging folders, `*.lock` files) and ccpack's own restore marker and staging debris.
-// Refused with an error naming the path: devices, sockets, FIFOs, and symlinks that are absolute or lead outside
-// their cache folder. Relative symlinks that stay inside are packed as symlinks; empty folders are packed.
+// Refused with an error naming the path: devices, sockets, FIFOs, names (and link targets) that are not valid
+// UTF-8 (the manifest is JSON), and symlinks that are absolute or lead outside their cache folder, judged by the
+// rule restore applies (manifest/links.hpp: resolved through the other links of the tree). Relative symlinks
+// that stay inside are packed as symlinks; empty folders are packed.
 //
 // Order (it decides the compression ratio, measured on the real H200 cache): every folder first (so restore can
 // create the whole tree before writing files in parallel), then files of 4 MiB or more, then the other files,

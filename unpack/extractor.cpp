@@ -30,6 +30,7 @@
 #include "manifest/tar.hpp"
 #include "util/big_buffer.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
 #include "util/token_ring.hpp"
@@ -70,15 +71,18 @@ struct Chunk {
 // A folder is created with its final mode when that leaves its owner full access; others get 0700 until the end.
 bool needs_final_chmod(const Entry& e) { return (e.mode & 0700) != 0700; }
 
+// An entry path in a message: quoted and escaped, so a hostile name cannot break the message's one line.
+std::string quoted(const Entry& e) { return "'" + escaped(e.path) + "'"; }
+
 // Creates a file of an entry below a staging root: never through a symlink, never over an existing name.
 UniqueFd create_file(int root, const Entry& e) {
   std::string rel(manifest::relative_of(e.path));
   UniqueFd fd(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
-  if (!fd.valid()) throw_errno("cannot create " + e.path);
+  if (!fd.valid()) throw_errno("cannot create " + quoted(e));
   return fd;
 }
 
-std::string entry_name(const Entry& e, std::size_t index) { return "entry " + std::to_string(index) + " '" + e.path + "'"; }
+std::string entry_name(const Entry& e, std::size_t index) { return "entry " + std::to_string(index) + " " + quoted(e); }
 
 void check_digest(const Digest& got, const Entry& e, std::size_t index) {
   if (got != e.sha256) throw IntegrityError(entry_name(e, index) + ": SHA-256 mismatch (corrupt or tampered archive)");
@@ -257,7 +261,7 @@ class Decoder {
       manifest::apply_pax_records(std::string_view(pax_).substr(0, pax_size_), b, where);
       pending_pax_ = false;
     }
-    if (next_entry_ >= m_.entries.size()) throw IntegrityError(where + ": entry '" + b.path + "' is not in the manifest");
+    if (next_entry_ >= m_.entries.size()) throw IntegrityError(where + ": entry '" + escaped(b.path) + "' is not in the manifest");
     std::size_t index = next_entry_++;
     const Entry& e = m_.entries[index];
     EntryType type = b.typeflag == '5'                           ? EntryType::dir
@@ -265,14 +269,14 @@ class Decoder {
                      : (b.typeflag == '0' || b.typeflag == '\0') ? EntryType::file
                                                                  : static_cast<EntryType>(255);
     if (static_cast<int>(type) == 255) {
-      throw IntegrityError(where + ": entry '" + b.path + "' has tar type '" + std::string(1, b.typeflag) +
+      throw IntegrityError(where + ": entry '" + escaped(b.path) + "' has tar type '" + escaped(std::string(1, b.typeflag)) +
                            "', which ccpack never writes");
     }
     std::string path = b.path;
     if (type == EntryType::dir && !path.empty() && path.back() == '/') path.pop_back();
     if (path != e.path || type != e.type || (b.mode & 07777) != e.mode || (type == EntryType::file && b.size != e.size) ||
         (type != EntryType::file && b.size != 0) || (type == EntryType::symlink && b.link_target != e.link_target)) {
-      throw IntegrityError(where + ": tar header '" + b.path + "' does not match manifest " + entry_name(e, index));
+      throw IntegrityError(where + ": tar header '" + escaped(b.path) + "' does not match manifest " + entry_name(e, index));
     }
     switch (e.type) {
       case EntryType::dir:
@@ -372,7 +376,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
       int root = root_of(e);
       std::string rel(manifest::relative_of(e.path));
       if (root < 0 || rel.empty()) continue;
-      if (::mkdirat(root, rel.c_str(), needs_final_chmod(e) ? 0700 : e.mode) != 0) throw_errno("cannot create folder " + e.path);
+      if (::mkdirat(root, rel.c_str(), needs_final_chmod(e) ? 0700 : e.mode) != 0) throw_errno("cannot create folder " + quoted(e));
     }
     // Files that span chunks are opened here, after their folder exists and before any of their pieces is written.
     for (const Piece& p : c->pieces) {
@@ -390,14 +394,14 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
       const Entry& e = m.entries[p.entry];
       const char* data = c->data() + p.at;
       if (p.large) {
-        if (p.large->fd.valid()) pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), e.path);
+        if (p.large->fd.valid()) pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), quoted(e));
         continue;
       }
       check_digest(Sha256::of(data, p.length), e, p.entry);
       int root = root_of(e);
       if (root < 0) continue;
       UniqueFd fd = create_file(root, e);
-      write_all(fd.get(), data, p.length, e.path);
+      write_all(fd.get(), data, p.length, quoted(e));
       ++local_written;
     }
     written += local_written;
@@ -411,7 +415,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
       if (p.last) {
         check_digest(p.large->hash.finish(), m.entries[p.entry], p.entry);
         if (p.large->fd.valid()) {
-          if (::close(p.large->fd.release()) != 0) throw_errno("cannot write " + m.entries[p.entry].path);
+          if (::close(p.large->fd.release()) != 0) throw_errno("cannot write " + quoted(m.entries[p.entry]));
           ++written;
         }
       }
@@ -431,7 +435,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
       const Entry& e = m.entries[index];
       int root = root_of(e);
       std::string rel(manifest::relative_of(e.path));
-      if (root >= 0 && ::symlinkat(e.link_target.c_str(), root, rel.c_str()) != 0) throw_errno("cannot create symlink " + e.path);
+      if (root >= 0 && ::symlinkat(e.link_target.c_str(), root, rel.c_str()) != 0) throw_errno("cannot create symlink " + quoted(e));
     }
     // The remaining folder modes last, deepest first, so folders without owner write access could be filled.
     const auto& folders = decoder.folders();
@@ -441,7 +445,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
       std::string rel(manifest::relative_of(e.path));
       if (root < 0 || (!rel.empty() && !needs_final_chmod(e))) continue;
       int rc = rel.empty() ? ::fchmod(root, e.mode) : ::fchmodat(root, rel.c_str(), e.mode, 0);
-      if (rc != 0) throw_errno("cannot set the mode of " + e.path);
+      if (rc != 0) throw_errno("cannot set the mode of " + quoted(e));
     }
   } catch (...) {
     ::umask(old_mask);

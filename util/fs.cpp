@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "util/error.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack {
 
@@ -67,7 +68,7 @@ void remove_tree(const fs::path& path) {
   if (ec) throw Error("cannot remove " + quoted_path(path) + ": " + ec.message());
 }
 
-std::string quoted_path(const fs::path& path) { return "'" + path.string() + "'"; }
+std::string quoted_path(const fs::path& path) { return "'" + escaped(path.native()) + "'"; }
 
 AtomicFile::AtomicFile(fs::path destination, mode_t mode) : destination_(std::move(destination)), mode_(mode) {
   fs::path dir = destination_.parent_path();

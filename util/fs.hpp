@@ -50,7 +50,8 @@ std::size_t pread_full(int fd, void* data, std::size_t size, off_t offset, const
 // Removes a tree without following symlinks; missing is fine. Throws Error on failure.
 void remove_tree(const std::filesystem::path& path);
 
-// Shell-style display of a path in messages: quoted with single quotes.
+// Display of a path in messages: quoted with single quotes, its bytes escaped (util/escape.hpp) so that any
+// name, even one holding a newline, stays on the message's one line.
 [[nodiscard]] std::string quoted_path(const std::filesystem::path& path);
 
 class AtomicFile {

@@ -1,6 +1,7 @@
 // libFuzzer target: a whole archive file (header, manifest, frames, tar) from arbitrary bytes, opened and
-// verified, then restored into a scratch folder. Anything but success, Error or IntegrityError is a bug, and a
-// restore must never write outside its scratch folder (checked by keeping the scratch folder's parent empty).
+// verified, then restored into a scratch folder. Anything but success, Error or IntegrityError is a bug, a
+// restore must never write outside its scratch folder (checked by keeping the scratch folder's parent empty),
+// and after a restore every symlink in it must resolve inside its component folder (fuzz/jail_check.hpp).
 #include <unistd.h>
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz/jail_check.hpp"
 #include "manifest/locations.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/extractor.hpp"
@@ -45,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         {"inductor", ccpack::manifest::ComponentKind::inductor, work / "jail/out/ind", "fuzz"},
         {"triton", ccpack::manifest::ComponentKind::triton, work / "jail/out/tri", "fuzz"}};
     (void)ccpack::unpack::restore(a, dirs, {1, false, false});
+    for (const auto& d : dirs) ccpack::fuzz::check_jail(d.dir);
   } catch (const ccpack::Error&) {
   }
   for (const auto& e : fs::directory_iterator(work)) {

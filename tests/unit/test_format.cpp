@@ -56,3 +56,14 @@ TEST_CASE("damaged headers are named") {
   CHECK_THROWS_WITH(read_bytes(dir, version), Catch::Contains("format version 9"));
   CHECK_THROWS_AS(read_bytes(dir, good.substr(0, 20)), IntegrityError);
 }
+
+TEST_CASE("a payload size that overflows with the header size is named (issue 6, defect 9)") {
+  test::ScratchDir dir;
+  std::string bytes = encoded(UINT64_MAX) + "abc";
+  CHECK_THROWS_WITH(read_bytes(dir, bytes), "'" + (dir / "a.ccpack").string() +
+                                                "': header field 'payload_size' is 18446744073709551615: the header and payload "
+                                                "sizes overflow 64 bits");
+  // The largest size that does not wrap is an ordinary truncation.
+  std::uint64_t header = encoded(0).size();
+  CHECK_THROWS_WITH(read_bytes(dir, encoded(UINT64_MAX - header) + "abc"), Catch::Contains("is truncated"));
+}

@@ -88,3 +88,121 @@ TEST_CASE("component names are checked") {
   CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.components[1].name = "inductor"; })),
                     Catch::Contains("components[1].name"));
 }
+
+TEST_CASE("links are judged through the other links of the archive (issue 6, defect 1)") {
+  auto chain = [](Manifest& m) {
+    m.entries.insert(m.entries.begin() + 4, {{"inductor/l2", EntryType::symlink, 0777, 0, {}, ".", 0},
+                                             {"inductor/l1", EntryType::symlink, 0777, 0, {}, "l2/..", 0}});
+    m.frames[0].entry_count = m.entries.size();
+  };
+  CHECK_THROWS_WITH(Manifest::parse(with(chain)),
+                    "manifest field 'entries[5].target' of symlink 'inductor/l1' resolves outside 'inductor': 'l2/..'");
+  auto loop = [](Manifest& m) {
+    m.entries[3].link_target = "link";
+    m.frames[0].entry_count = m.entries.size();
+  };
+  CHECK_THROWS_WITH(Manifest::parse(with(loop)),
+                    "manifest field 'entries[3].target' of symlink 'inductor/fx/link' follows more than 40 symlinks (a loop): 'link'");
+  // A link may come before the entry it points at: links are judged once every entry is known.
+  auto early = [](Manifest& m) {
+    m.entries.insert(m.entries.begin() + 1, {"inductor/early", EntryType::symlink, 0777, 0, {}, "fx/a.py", 0});
+    m.frames[0].entry_count = m.entries.size();
+  };
+  CHECK_NOTHROW(Manifest::parse(with(early)));
+}
+
+TEST_CASE("a link target the kernel would not create as written is refused (issue 6, defect 2)") {
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target = std::string("a.py\0/../..", 11); })),
+                    "manifest field 'entries[3].target' of symlink 'inductor/fx/link' contains a NUL byte");
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target = std::string(4096, 'a'); })),
+                    "manifest field 'entries[3].target' of symlink 'inductor/fx/link' is longer than 4095 bytes");
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target.clear(); })),
+                    "manifest field 'entries[3].target' of symlink 'inductor/fx/link' is empty");
+}
+
+TEST_CASE("deep or repeated JSON is refused by the manifest parser (issue 6, defects 3 and 4)") {
+  std::string json = sample().to_json();
+  std::string deep;
+  for (int i = 0; i < 60000; ++i) deep += "{\"a\":";
+  deep += "{}" + std::string(60000, '}');
+  std::string nested = json;
+  nested.replace(nested.find("\"fingerprint\":{}"), 16, "\"fingerprint\":" + deep);
+  CHECK_THROWS_WITH(Manifest::parse(nested), Catch::StartsWith("manifest field 'fingerprint.a.a.a.a") &&
+                                                 Catch::EndsWith("' nests deeper than 64 levels"));
+  std::string twice = json;
+  twice.replace(twice.find("\"entries\":["), 11, "\"entries\":[],\"entries\":[");
+  CHECK_THROWS_WITH(Manifest::parse(twice), "manifest field 'entries' is repeated (a JSON key appears twice in one object)");
+  std::string in_entry = json;
+  in_entry.replace(in_entry.find("\"mode\":\"0644\""), 13, "\"mode\":\"0644\",\"mode\":\"0600\"");
+  CHECK_THROWS_WITH(Manifest::parse(in_entry),
+                    "manifest field 'entries[2].mode' is repeated (a JSON key appears twice in one object)");
+  // A fingerprint set by a producer is bounded on the way out too.
+  Manifest m = sample();
+  m.fingerprint_json = deep;
+  CHECK_THROWS_WITH(m.to_json(), Catch::EndsWith("' nests deeper than 64 levels"));
+}
+
+TEST_CASE("entries named like ccpack's own files are refused (issue 6, defect 6)") {
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].path = "inductor/fx/.ccpack-marker.json"; })),
+                    "manifest field 'entries[2].path' uses a name ccpack reserves for itself: 'inductor/fx/.ccpack-marker.json'");
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[1].path = "inductor/.fx.ccpack-staging.42"; })),
+                    Catch::StartsWith("manifest field 'entries[1].path' uses a name ccpack reserves for itself"));
+}
+
+TEST_CASE("untrusted names in refusals are escaped onto one line (issue 6, defect 8)") {
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) {
+                      m.entries[2].path = "inductor/fx/a\nccpack: error: forged";
+                      m.entries[2].mode = 04755;
+                    })),
+                    "manifest field 'entries[2].mode' has setuid, setgid or sticky bits on 'inductor/fx/a\\nccpack: error: forged'");
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].path = "other/\x1b[2J"; })),
+                    "manifest field 'entries[2].path' 'other/\\x1b[2J' is not under a listed component");
+}
+
+TEST_CASE("frame sizes that wrap around 2^64 are refused by field (issue 6, defect 9)") {
+  auto wrap = [](std::uint64_t Frame::*field) {
+    return [field](Manifest& m) {
+      Frame f1{100, 0, 0, Sha256::of("x"), 5, 0};
+      Frame f2{100, 0, 0, Sha256::of("y"), 5, 0};
+      f1.*field = UINT64_MAX;
+      f2.*field = 1;
+      if (field == &Frame::compressed_size) f2.offset = 99;  // 100 + 2^64 - 1, wrapped
+      m.frames.push_back(f1);
+      m.frames.push_back(f2);
+    };
+  };
+  CHECK_THROWS_WITH(Manifest::parse(with(wrap(&Frame::compressed_size))),
+                    "manifest field 'frames[1].compressed_size' makes the payload size overflow 64 bits");
+  CHECK_THROWS_WITH(Manifest::parse(with(wrap(&Frame::raw_size))),
+                    "manifest field 'frames[1].raw_size' makes the tar size overflow 64 bits");
+}
+
+TEST_CASE("the entry count is bounded before the entries are kept (issue 6, defect 12)") {
+  Limits small;
+  small.max_entries = 4;
+  CHECK_THROWS_WITH(Manifest::parse(sample().to_json(), small), "manifest field 'entries' has more than 4 entries");
+  Manifest m = sample();
+  CHECK_THROWS_WITH(m.validate(small), "manifest field 'entries' has more than 4 entries");
+  small.max_entries = 5;
+  CHECK_NOTHROW(Manifest::parse(sample().to_json(), small));
+}
+
+TEST_CASE("frames are streamed and bounded, and the rest of the tree is bounded (issue 6, defect 12)") {
+  Limits small;
+  small.max_frames = 0;
+  CHECK_THROWS_WITH(Manifest::parse(sample().to_json(), small), "manifest field 'frames' has more than 0 frames");
+  Manifest m = sample();
+  std::string wide = "{";
+  for (std::size_t i = 0; i <= kMaxKeptJsonValues; ++i) wide += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  m.fingerprint_json = wide + "}";
+  CHECK_THROWS_WITH(Manifest::parse(m.to_json()),
+                    "manifest field 'fingerprint' holds more than 65536 JSON values besides the entries and frames");
+  // Streamed entries do not count: each is dropped from the tree once converted.
+  Manifest many = sample();
+  for (int i = 0; i < 70000; ++i) many.entries.push_back({"triton/f" + std::to_string(i), EntryType::dir, 0755, 0, {}, {}, 0});
+  many.frames[0].entry_count = many.entries.size();
+  CHECK(Manifest::parse(many.to_json()).entries.size() == 70005);
+  std::string text = sample().to_json();
+  text.replace(text.find("\"frames\":["), 10, "\"frames\":[7,");
+  CHECK_THROWS_WITH(Manifest::parse(text), "manifest field 'frames' is not an array of objects");
+}

@@ -1,0 +1,93 @@
+#include "manifest/links.hpp"
+
+
+namespace ccpack::manifest {
+
+EntryTree::AddResult EntryTree::add(std::string_view path, EntryType type, std::string_view link_target) {
+  std::uint32_t parent = kNoParent;
+  while (true) {
+    auto slash = path.find('/');
+    std::string_view name = path.substr(0, slash);
+    auto it = children_.find(Key{parent, name});
+    if (slash == std::string_view::npos) {
+      if (it != children_.end()) return {Added::duplicate, 0};
+      auto node = static_cast<std::uint32_t>(nodes_.size());
+      Node n;
+      n.target = link_target;
+      n.parent = parent;
+      n.type = type;
+      nodes_.push_back(n);
+      children_.emplace(Key{parent, name}, node);
+      return {Added::ok, node};
+    }
+    if (it == children_.end() || nodes_[it->second].type != EntryType::dir) return {Added::no_folder, 0};
+    parent = it->second;
+    path.remove_prefix(slash + 1);
+  }
+}
+
+EntryTree::LinkVerdict EntryTree::resolve_link(std::uint32_t node) {
+  LinkVerdict v = resolve(node, 0);
+  if (v == LinkVerdict::inside && nodes_[node].hops + 1 > kMaxLinkHops) return LinkVerdict::loops;
+  return v;
+}
+
+// Resolves one link. `depth` counts the links being resolved around this one; each adds at least one hop, so
+// past kMaxLinkHops the outer link is refused anyway, and the recursion stays shallow.
+EntryTree::LinkVerdict EntryTree::resolve(std::uint32_t link, int depth) {
+  Node& self = nodes_[link];
+  if (self.state == State::resolved) return LinkVerdict::inside;
+  if (self.state == State::resolving || depth > kMaxLinkHops) return LinkVerdict::loops;
+  if (self.target.empty() || self.target.front() == '/') return LinkVerdict::escapes;  // absolute: outside by definition
+  self.state = State::resolving;
+  std::uint32_t at = self.parent;  // the folder holding the link
+  std::uint32_t extra = 0;         // names below `at` that are not in the tree
+  int hops = 0;
+  std::string_view rest = self.target;
+  // Failures are not memoised: the first one ends validation (and create).
+  while (!rest.empty()) {
+    auto slash = rest.find('/');
+    std::string_view name = rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+    if (name.empty() || name == ".") continue;
+    if (name == "..") {
+      if (extra > 0) {
+        --extra;
+      } else if (nodes_[at].parent == kNoParent) {
+        return LinkVerdict::escapes;  // above the component root
+      } else {
+        at = nodes_[at].parent;
+      }
+      continue;
+    }
+    if (extra > 0) {
+      ++extra;
+      continue;
+    }
+    auto it = children_.find(Key{at, name});
+    if (it == children_.end()) {
+      extra = 1;
+      continue;
+    }
+    std::uint32_t child = it->second;
+    if (nodes_[child].type != EntryType::symlink) {
+      at = child;
+      continue;
+    }
+    LinkVerdict v = resolve(child, depth + 1);
+    if (v != LinkVerdict::inside) return v;
+    const Node& through = nodes_[child];
+    hops += 1 + through.hops;
+    if (hops >= kMaxLinkHops) return LinkVerdict::loops;
+    at = through.resolved;
+    extra = through.extra_depth;
+  }
+  Node& done = nodes_[link];  // `self` may dangle: nothing is added during resolution, but keep it obvious
+  done.state = State::resolved;
+  done.hops = static_cast<std::uint8_t>(hops);
+  done.resolved = at;
+  done.extra_depth = extra;
+  return LinkVerdict::inside;
+}
+
+}  // namespace ccpack::manifest

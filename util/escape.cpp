@@ -1,0 +1,90 @@
+#include "util/escape.hpp"
+
+#include <cstdint>
+
+namespace ccpack {
+namespace {
+
+// Length of the well-formed UTF-8 sequence starting at s[i] (2-4), or 0 when it is not one.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<std::uint8_t>(s[k]); };
+  std::uint8_t b0 = byte(i);
+  std::size_t len = 0;
+  std::uint8_t lo = 0x80;
+  std::uint8_t hi = 0xbf;  // bounds of the second byte (RFC 3629 table)
+  if (b0 >= 0xc2 && b0 <= 0xdf) {
+    len = 2;
+  } else if (b0 >= 0xe0 && b0 <= 0xef) {
+    len = 3;
+    if (b0 == 0xe0) lo = 0xa0;  // no overlong forms
+    if (b0 == 0xed) hi = 0x9f;  // no surrogates
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    len = 4;
+    if (b0 == 0xf0) lo = 0x90;  // no overlong forms
+    if (b0 == 0xf4) hi = 0x8f;  // nothing past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+std::string escaped(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    auto c = static_cast<std::uint8_t>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      if (c == '\\') out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      if (std::size_t len = utf8_sequence(s, i)) {
+        out.append(s.substr(i, len));
+        i += len;
+        continue;
+      }
+    }
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xf];
+    }
+    ++i;
+  }
+  return out;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    if (static_cast<std::uint8_t>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = utf8_sequence(s, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace ccpack
