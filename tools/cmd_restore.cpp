@@ -1,5 +1,6 @@
 // `ccpack restore`: check an archive and put its components into this machine's cache folders.
 #include "tools/cli.hpp"
+#include "tools/trust_options.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/installer.hpp"
 #include "util/fs.hpp"
@@ -15,6 +16,7 @@ struct RestoreOptions {
   manifest::CacheDirOptions dirs;
   std::vector<std::string> extras;
   bool durable = false;
+  TrustOptions trust;
 };
 
 std::string status_name(const unpack::ComponentOutcome& c) {
@@ -33,6 +35,8 @@ int run(RestoreOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
   unpack::Archive a = unpack::Archive::open(o.archive);
+  // Before anything else reads the archive's content or touches a target folder.
+  unpack::TrustReport trust = require_trust(a, o.trust, out);
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
   unpack::RestoreReport r = unpack::restore(a, dirs, unpack::RestoreOptions{o.common.jobs, out.progress(), o.durable});
   if (out.json()) {
@@ -45,7 +49,11 @@ int run(RestoreOptions& o) {
                        {"files", c.files},
                        {"bytes", c.bytes}});
     }
-    out.report({{"archive", o.archive.string()}, {"noop", r.noop()}, {"components", comps}});
+    out.report({{"archive", o.archive.string()},
+                {"noop", r.noop()},
+                {"trusted", trust.trusted()},
+                {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
+                {"components", comps}});
     return 0;
   }
   for (const auto& c : r.components) {
@@ -66,11 +74,14 @@ void add_restore(CLI::App& app, Commands& commands) {
   r->add_option("archive", o->archive, "The .ccpack archive")->required();
   add_cache_dirs(r, o->dirs, o->extras, "restore into");
   r->add_flag("--durable", o->durable, "Flush the restored files to disk (one syncfs) before they are swapped into place");
+  add_trust_options(r, o->trust);
   add_common(r, o->common);
   r->footer(
       "Each target folder is replaced as a whole: the archive is extracted into a hidden staging folder beside it, every "
       "byte is checked, and the staging folders are swapped in together; if one swap fails, those already swapped are "
-      "swapped back. Running it again with the same archive does nothing.");
+      "swapped back. Running it again with the same archive does nothing. The archive must carry a signature that "
+      "verifies with a trusted key (--trust, $CCPACK_TRUSTED_KEYS, else /etc/ccpack/trusted.d and "
+      "~/.config/ccpack/trusted.d), checked before anything is written; --allow-unsigned turns that off, loudly.");
   commands.push_back({r, &o->common, [o] { return run(*o); }});
 }
 

@@ -17,6 +17,11 @@ Archive Archive::open(const std::filesystem::path& path) {
     throw Error("archive " + quoted_path(path) + " is not a regular file");
   a.header = manifest::read_header(a.fd.get(), path);
   try {
+    a.signatures = manifest::parse_signature_block(a.header.signatures);
+  } catch (const IntegrityError& e) {
+    throw IntegrityError(quoted_path(path) + ": " + e.what());
+  }
+  try {
     a.manifest = manifest::Manifest::parse(a.header.manifest);
   } catch (const IntegrityError& e) {
     throw IntegrityError(quoted_path(path) + ": " + e.what());

@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "manifest/format.hpp"
 #include "manifest/manifest.hpp"
+#include "manifest/signature.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
@@ -17,6 +19,7 @@ struct Archive {
   UniqueFd fd;
   manifest::ArchiveHeader header;
   manifest::Manifest manifest;
+  std::vector<manifest::Signature> signatures;  // the header's signature block, parsed (not yet verified)
   Digest manifest_digest{};  // SHA-256 of the exact manifest bytes: the archive's identity
 
   // Throws Error (missing, unreadable) or IntegrityError (anything wrong inside).
