@@ -34,9 +34,9 @@ std::string status_name(const unpack::ComponentOutcome& c) {
 int run(RestoreOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
-  unpack::Archive a = unpack::Archive::open(o.archive);
-  // Before anything else reads the archive's content or touches a target folder.
-  unpack::TrustReport trust = require_trust(a, o.trust, out);
+  // The signature is checked before the manifest is parsed, and before any target folder is touched.
+  unpack::TrustReport trust;
+  unpack::Archive a = open_trusted(o.archive, o.trust, out, trust);
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
   unpack::RestoreReport r = unpack::restore(a, dirs, unpack::RestoreOptions{o.common.jobs, out.progress(), o.durable});
   if (out.json()) {

@@ -46,8 +46,8 @@ void copy_payload(const unpack::Archive& a, AtomicFile& out) {
 int run(const SignOptions& o) {
   Reporter out(o.common);
   std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, true);
-  unpack::Archive a = unpack::Archive::open(o.archive);
-  unpack::TrustReport before = require_trust(a, o.trust, out);
+  unpack::TrustReport before;
+  unpack::Archive a = open_trusted(o.archive, o.trust, out, before);
   (void)unpack::extract(a, {}, unpack::ExtractOptions{o.common.jobs, out.progress()});
 
   std::vector<manifest::Signature> list;

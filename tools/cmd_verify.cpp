@@ -18,8 +18,8 @@ struct VerifyOptions {
 
 int run(const VerifyOptions& o) {
   Reporter out(o.common);
-  unpack::Archive a = unpack::Archive::open(o.archive);
-  unpack::TrustReport trust = require_trust(a, o.trust, out);
+  unpack::TrustReport trust;
+  unpack::Archive a = open_trusted(o.archive, o.trust, out, trust);
   unpack::ExtractStats s = unpack::extract(a, {}, unpack::ExtractOptions{o.common.jobs, out.progress()});
   out.report({{"archive", o.archive.string()},
               {"files", s.files},

@@ -66,16 +66,18 @@ bool allow_unsigned(const TrustOptions& options) {
   return options.allow_unsigned || value == "1";
 }
 
-unpack::TrustReport require_trust(const unpack::Archive& archive, const TrustOptions& options, const Reporter& out) {
-  bool opt_out = allow_unsigned(options);
-  unpack::TrustReport r = unpack::check_trust(archive, load_trust(options), opt_out);
-  if (opt_out) {
-    out.alarm(r.trusted() ? "--allow-unsigned is set but not needed: " + quoted_path(archive.path) + " is signed by trusted key " +
-                                r.verified_by
-                          : "--allow-unsigned: accepting " + quoted_path(archive.path) +
-                                " with no signature from a trusted key (" + r.describe() + ")");
-  }
-  return r;
+unpack::Archive open_trusted(const fs::path& path, const TrustOptions& options, const Reporter& out, unpack::TrustReport& report) {
+  const bool opt_out = allow_unsigned(options);
+  const manifest::TrustStore store = load_trust(options);
+  auto gate = [&](const fs::path& p, const manifest::ArchiveHeader& header, const std::vector<manifest::Signature>& signatures) {
+    report = unpack::check_trust(p, header, signatures, store, opt_out);
+    if (!opt_out) return;
+    out.alarm(report.trusted() ? "--allow-unsigned is set but not needed: " + quoted_path(p) + " is signed by trusted key " +
+                                     report.verified_by
+                               : "--allow-unsigned: accepting " + quoted_path(p) + " with no signature from a trusted key (" +
+                                     report.describe() + ")");
+  };
+  return unpack::Archive::open(path, gate);
 }
 
 std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required) {

@@ -46,8 +46,10 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 // --allow-unsigned or CCPACK_ALLOW_UNSIGNED=1 (any value but 1, 0 or empty is a usage error).
 [[nodiscard]] bool allow_unsigned(const TrustOptions& options);
 
-// check_trust with the store and opt-out from `options`; warns through `out` whenever the opt-out is in effect.
-[[nodiscard]] unpack::TrustReport require_trust(const unpack::Archive& archive, const TrustOptions& options, const Reporter& out);
+// Opens `path` with the trust check (store and opt-out from `options`) run before its manifest is parsed; warns
+// through `out` whenever the opt-out is in effect. `report` receives what the check found.
+[[nodiscard]] unpack::Archive open_trusted(const std::filesystem::path& path, const TrustOptions& options, const Reporter& out,
+                                          unpack::TrustReport& report);
 
 // The key from --sign-key, else from CCPACK_SIGNING_KEY, else nullopt (with `required`: a usage error).
 [[nodiscard]] std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required);

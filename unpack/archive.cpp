@@ -7,7 +7,7 @@
 
 namespace ccpack::unpack {
 
-Archive Archive::open(const std::filesystem::path& path) {
+Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate) {
   Archive a;
   a.path = path;
   a.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -21,6 +21,7 @@ Archive Archive::open(const std::filesystem::path& path) {
   } catch (const IntegrityError& e) {
     throw IntegrityError(quoted_path(path) + ": " + e.what());
   }
+  if (gate) gate(path, a.header, a.signatures);
   try {
     a.manifest = manifest::Manifest::parse(a.header.manifest);
   } catch (const IntegrityError& e) {

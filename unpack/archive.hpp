@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,13 @@ struct Archive {
   std::vector<manifest::Signature> signatures;  // the header's signature block, parsed (not yet verified)
   Digest manifest_digest{};  // SHA-256 of the exact manifest bytes: the archive's identity
 
-  // Throws Error (missing, unreadable) or IntegrityError (anything wrong inside).
-  [[nodiscard]] static Archive open(const std::filesystem::path& path);
+  // Runs between reading the header (and parsing its signature block) and parsing the manifest: the trust
+  // check goes here, so the manifest parser only ever reads manifests signed by a trusted key.
+  using HeaderGate = std::function<void(const std::filesystem::path& path, const manifest::ArchiveHeader& header,
+                                        const std::vector<manifest::Signature>& signatures)>;
+
+  // Throws Error (missing, unreadable) or IntegrityError (anything wrong inside), or what `gate` throws.
+  [[nodiscard]] static Archive open(const std::filesystem::path& path, const HeaderGate& gate = {});
 };
 
 }  // namespace ccpack::unpack

@@ -35,13 +35,14 @@ std::string TrustReport::describe() const {
   return text;
 }
 
-TrustReport assess_signatures(const Archive& archive, const manifest::TrustStore& trust) {
+TrustReport assess_signatures(const manifest::ArchiveHeader& header, const std::vector<manifest::Signature>& signatures,
+                              const manifest::TrustStore& trust) {
   TrustReport r;
   r.trusted_ids = trust.key_ids();
-  for (const manifest::Signature& s : archive.signatures) {
+  for (const manifest::Signature& s : signatures) {
     SignerStatus status{s, SignerStatus::State::untrusted_key};
     if (const manifest::PublicKey* key = trust.find(s.key_id)) {
-      bool ok = key->verify(manifest::signed_message(archive.header.manifest, s), s.signature);
+      bool ok = key->verify(manifest::signed_message(header.manifest, s), s.signature);
       status.state = ok ? SignerStatus::State::verified : SignerStatus::State::bad_signature;
       if (ok && r.verified_by.empty()) r.verified_by = s.key_id;
     }
@@ -50,16 +51,26 @@ TrustReport assess_signatures(const Archive& archive, const manifest::TrustStore
   return r;
 }
 
-TrustReport check_trust(const Archive& archive, const manifest::TrustStore& trust, bool allow_unsigned) {
-  TrustReport r = assess_signatures(archive, trust);
+TrustReport check_trust(const std::filesystem::path& path, const manifest::ArchiveHeader& header,
+                        const std::vector<manifest::Signature>& signatures, const manifest::TrustStore& trust,
+                        bool allow_unsigned) {
+  TrustReport r = assess_signatures(header, signatures, trust);
   if (r.trusted() || allow_unsigned) return r;
-  std::string what = quoted_path(archive.path);
+  std::string what = quoted_path(path);
   if (r.signers.empty()) {
     throw IntegrityError(what + " is unsigned and unsigned archives are refused (" + r.describe() +
                          "); sign it with `ccpack sign`, or pass --allow-unsigned to accept it anyway");
   }
   throw IntegrityError(what + " has no signature that verifies with a trusted key (" + r.describe() +
                        "); trust the signer's public key with --trust FILE or CCPACK_TRUSTED_KEYS");
+}
+
+TrustReport assess_signatures(const Archive& archive, const manifest::TrustStore& trust) {
+  return assess_signatures(archive.header, archive.signatures, trust);
+}
+
+TrustReport check_trust(const Archive& archive, const manifest::TrustStore& trust, bool allow_unsigned) {
+  return check_trust(archive.path, archive.header, archive.signatures, trust, allow_unsigned);
 }
 
 }  // namespace ccpack::unpack

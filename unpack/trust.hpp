@@ -10,6 +10,7 @@
 // so tests and tools that open archives directly decide for themselves.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +39,19 @@ struct TrustReport {
 // "verified", "untrusted key", "bad signature".
 [[nodiscard]] std::string_view to_string(SignerStatus::State state);
 
-// Checks every signature against `trust`; never throws for what it finds.
-[[nodiscard]] TrustReport assess_signatures(const Archive& archive, const manifest::TrustStore& trust);
+// Checks every signature of `header` (parsed into `signatures`) against `trust`; never throws for what it finds.
+[[nodiscard]] TrustReport assess_signatures(const manifest::ArchiveHeader& header,
+                                            const std::vector<manifest::Signature>& signatures,
+                                            const manifest::TrustStore& trust);
 
-// Throws IntegrityError naming the key ids found and trusted, unless a signature verifies with a trusted key or
-// `allow_unsigned` is set (then the caller warns, every time).
+// Throws IntegrityError naming the archive, the key ids found and those trusted, unless a signature verifies
+// with a trusted key or `allow_unsigned` is set (then the caller warns, every time). Fits Archive::HeaderGate.
+[[nodiscard]] TrustReport check_trust(const std::filesystem::path& path, const manifest::ArchiveHeader& header,
+                                      const std::vector<manifest::Signature>& signatures,
+                                      const manifest::TrustStore& trust, bool allow_unsigned);
+
+// The same for an archive already open.
+[[nodiscard]] TrustReport assess_signatures(const Archive& archive, const manifest::TrustStore& trust);
 [[nodiscard]] TrustReport check_trust(const Archive& archive, const manifest::TrustStore& trust, bool allow_unsigned);
 
 }  // namespace ccpack::unpack

@@ -101,6 +101,10 @@ refused "no signature that verifies with a trusted key \(signed by $CI_ID \(untr
 # One byte of the manifest (the header's SHA-256 fixed up, so only the signature can catch it).
 $SURGERY manifest-byte "$A" "$T/m.ccpack" '"source":"/'
 refused "signed by $CI_ID \(bad signature\)" "$T/m.ccpack" --trust ci.key.pub
+# ... and the signature is checked before the manifest is parsed: a manifest that is not even JSON any more.
+$SURGERY manifest-byte "$A" "$T/m2.ccpack" '{'
+refused "signed by $CI_ID \(bad signature\)" "$T/m2.ccpack" --trust ci.key.pub
+expect 4 "manifest is not valid JSON" -- "$CCPACK" inspect "$T/m2.ccpack"
 # One byte of the payload: the signature holds, the frame's SHA-256 in the signed manifest does not.
 $SURGERY payload-byte "$A" "$T/p.ccpack"
 refused "frame 0" "$T/p.ccpack" --trust ci.key.pub

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "manifest/format.hpp"
 #include "manifest/keys.hpp"
 #include "manifest/signature.hpp"
 #include "pack/packer.hpp"
@@ -224,3 +225,27 @@ TEST_CASE("trust check on a signed archive") {
   CHECK_FALSE(r.trusted());
   CHECK(r.signers.at(0).state == unpack::SignerStatus::State::bad_signature);
 }
+
+TEST_CASE("the header gate runs before the manifest is parsed") {
+  test::ScratchDir dir;
+  test::write_file(dir / "ind/a.py", "print(1)\n");
+  std::vector<CacheDir> dirs{{"inductor", ComponentKind::inductor, dir / "ind", "test"}};
+  (void)pack::create_archive(dirs, dir / "a.ccpack", pack::PackOptions{});
+  unpack::Archive a = unpack::Archive::open(dir / "a.ccpack");
+  // A manifest that is not JSON, its SHA-256 fixed up: only the gate's verdict may come out.
+  ArchiveHeader h = a.header;
+  h.manifest[0] = '#';
+  std::string bytes = encode_header(h) + test::slurp(dir / "a.ccpack").substr(a.header.header_size);
+  test::write_file(dir / "b.ccpack", bytes);
+  int calls = 0;
+  auto gate = [&](const fs::path&, const ArchiveHeader& header, const std::vector<Signature>& sigs) {
+    ++calls;
+    CHECK(header.manifest[0] == '#');
+    CHECK(sigs.empty());
+    throw IntegrityError("refused by the gate");
+  };
+  CHECK_THROWS_WITH(unpack::Archive::open(dir / "b.ccpack", gate), "refused by the gate");
+  CHECK(calls == 1);
+  CHECK_THROWS_WITH(unpack::Archive::open(dir / "b.ccpack"), Catch::Contains("manifest is not valid JSON"));
+}
+
