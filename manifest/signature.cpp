@@ -123,6 +123,8 @@ ojson parse_tree(std::string_view block) {
     return ojson::parse(block, gate);
   } catch (const ojson::parse_error& e) {
     bad("", "is not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const ojson::exception&) {  // a number out of range, for one
+    bad("", "is not valid JSON");
   }
 }
 

@@ -64,6 +64,7 @@ TEST_CASE("signature block: round trip, empty block is []") {
 TEST_CASE("signature block: each malformed field is named") {
   rejects("", "is not valid JSON (byte 1)");
   rejects("{}", "is not a JSON array");
+  rejects("[1e999]", "is not valid JSON");  // found by fuzz_signature: nlohmann throws out_of_range, not parse_error
   rejects("[1]", "signatures[0] is not an object");
   rejects(edited("\"key_id\":\"0123456789abcdef\",", ""), "signatures[0].key_id is missing");
   rejects(edited("0123456789abcdef", "0123456789ABCDEF"), "signatures[0].key_id is not 16 lowercase hex digits");
