@@ -1,6 +1,7 @@
 // See trust_options.hpp.
 #include "tools/trust_options.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "util/error.hpp"

@@ -48,6 +48,9 @@ cp ci.key ci.key.before
 expect 1 "'ci.key' already exists; ccpack keygen never overwrites a key" -- "$CCPACK" keygen --out ci.key
 check 'cmp -s ci.key ci.key.before' "keygen changed an existing key"
 rm ci.key.before
+echo "someone's public key" >lone.pub
+expect 1 "'lone.pub' already exists" -- "$CCPACK" keygen --out lone
+check '[ ! -e lone ] && [ "$(cat lone.pub)" = "someone'"'"'s public key" ]' "keygen wrote beside an existing NAME.pub"
 expect 0 "" -- "$CCPACK" keygen --json --out other.key
 OTHER_ID=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['key_id'])" "$T/out")
 "$CCPACK" keygen -q --out third.key >/dev/null
@@ -72,6 +75,7 @@ assert j["trusted"] is True and len(s) == 1, j
 assert s[0]["key_id"] == sys.argv[2] and s[0]["algorithm"] == "ed25519" and s[0]["status"] == "verified"
 assert s[0]["note"] == "pipeline 42, commit 1a2b3c" and s[0]["signed_at"].endswith("Z")
 EOF
+expect 2 "--note needs a signing key" -- "$CCPACK" create -o "$T/n.ccpack" "${DIRS[@]}" --note "no key"
 # The key in CCPACK_SIGNING_KEY, as CI hands it out; SOURCE_DATE_EPOCH makes the signed archive reproducible.
 CCPACK_SIGNING_KEY="$(cat ci.key)" SOURCE_DATE_EPOCH=1700000000 expect 0 "signed with key $CI_ID" -- \
   "$CCPACK" create -o "$T/env1.ccpack" "${DIRS[@]}"
