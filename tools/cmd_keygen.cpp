@@ -1,6 +1,6 @@
 // `ccpack keygen --out NAME`: a new Ed25519 key pair, as ssh-keygen makes one. NAME gets the private key (PEM
 // PKCS#8, mode 0600), NAME.pub the public key (PEM SPKI); neither may exist already. The key id goes to
-// standard output so scripts can take it; nothing else about the key is ever printed.
+// standard output (unless -q) so scripts can take it; nothing else about the key is ever printed.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -53,7 +53,7 @@ int run(const KeygenOptions& o) {
   }
   out.say("wrote private key " + quoted_path(o.out) + " (mode 0600: keep it secret) and public key " + quoted_path(pub) +
           " (give it to the machines that restore)");
-  std::printf("%s\n", key.key_id().c_str());
+  if (!o.common.quiet) std::printf("%s\n", key.key_id().c_str());
   return 0;
 }
 
