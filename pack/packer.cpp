@@ -466,6 +466,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
   manifest::ArchiveHeader header;
   header.manifest = m.to_json();
   header.payload_size = payload_size;
+  if (options.sign) header.signatures = options.sign(header.manifest);
   std::string head = manifest::encode_header(header);
   out_file.write(head.data(), head.size());
   copy_range(scratch.get(), out_file.fd(), payload_size, output);

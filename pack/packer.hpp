@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "manifest/locations.hpp"
@@ -18,6 +20,9 @@ struct PackOptions {
   std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
   std::string fingerprint_json = "{}";
   bool progress = false;
+  // Returns the signature block for the exact manifest bytes (set by the CLI when a signing key is given);
+  // unset: the archive is unsigned ("[]").
+  std::function<std::string(std::string_view manifest)> sign;
 };
 
 struct PackResult {

@@ -14,6 +14,10 @@ fresh empty folders, removed before the timed part. After the first ccpack resto
 compared with the source (bytes and modes; a __grp__*.json may differ only by its absolute paths
 being rewritten to the new triton folder). Medians, ratios, sizes, RSS and PASS/FAIL per target are
 printed as a table, or as JSON with --json (progress goes to stderr).
+Signing: the archive that is restored is signed (create --sign-key, a key made with `ccpack keygen`) and
+restored with --trust, as in production; each rep also times an unsigned create and a restore and no-op restore
+with --allow-unsigned (no signature check), and the report shows what signing and checking add, in wall time
+and in CPU time (user + system: the part of the cost that another process's load does not blur).
 --scaling measures synthetic caches of 10k files, 100k files and --scale 3 (3 reps by default).
 Exit status: 0 when it ran (failing targets are reported, not an error), 1 when a command failed or
 a restore did not match.
@@ -47,8 +51,14 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+# CPU seconds (user + system, from os.wait4) of the last run(): what signing and checking add is far below the
+# wall-clock noise of a shared machine, and CPU time is what they cost.
+LAST_CPU = 0.0
+
+
 def run(cmd, timed=True):
     """Run cmd (argv list); return (wall seconds, peak RSS MiB). Raise Failure on a non-zero exit."""
+    global LAST_CPU
     if timed:
         subprocess.run(["sync"], check=False)
         time.sleep(0.5)
@@ -62,6 +72,7 @@ def run(cmd, timed=True):
             err.seek(0)
             raise Failure(f"command failed (exit {p.returncode}): {shlex.join(cmd)}\n"
                           f"{err.read().decode(errors='replace').rstrip()}")
+    LAST_CPU = ru.ru_utime + ru.ru_stime
     return wall, ru.ru_maxrss * 1024 / MIB  # ru_maxrss is in KiB on Linux
 
 
@@ -158,20 +169,29 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
     fresh_dir(work)
     if not DELETE_BETWEEN_REPS:
         TRASH = work / "trash"
-    ck, st = work / "out.ccpack", work / "out.tar.zst"
+    ck, st, cu = work / "out.ccpack", work / "out.tar.zst", work / "unsigned.ccpack"
     tc, ts = work / "restore-ccpack", work / "restore-stock"
-    create_ck = [ccpack, "create", "-o", str(ck), "--inductor-dir", str(cache / "inductor_cache"),
-                 "--triton-dir", str(cache / "triton_cache"), "-q"] + (["--level", level] if level else [])
+    key = work / "bench.key"
+    run([ccpack, "keygen", "-q", "--out", str(key)], timed=False)
+    create_base = [ccpack, "create", "--inductor-dir", str(cache / "inductor_cache"),
+                   "--triton-dir", str(cache / "triton_cache"), "-q"] + (["--level", level] if level else [])
+    create_ck = create_base + ["-o", str(ck), "--sign-key", str(key)]
+    create_unsigned = create_base + ["-o", str(cu)]
     create_st = ["sh", "-c", f"tar -C {shlex.quote(str(cache))} -c inductor_cache triton_cache"
                              f" | zstd -q -3 --long=27 -T0 > {shlex.quote(str(st))}"]
-    restore_ck = [ccpack, "restore", str(ck), "--inductor-dir", str(tc / "inductor"), "--triton-dir", str(tc / "triton"), "-q"]
+    restore_base = [ccpack, "restore", str(ck), "--inductor-dir", str(tc / "inductor"), "--triton-dir", str(tc / "triton"), "-q"]
+    restore_ck = restore_base + ["--trust", f"{key}.pub"]
+    restore_unchecked = restore_base + ["--allow-unsigned"]
     restore_st = ["tar", "-I", "zstd --long=27", "-xf", str(st), "-C", str(ts)]
-    t = {k: [] for k in ("create_ccpack", "create_stock", "restore_ccpack", "restore_stock", "noop")}
+    t = {k: [] for k in ("create_ccpack", "create_unsigned", "create_stock", "restore_ccpack", "restore_unchecked",
+                         "restore_stock", "noop", "noop_unchecked")}
     rss = {k: [] for k in ("create_ccpack", "create_stock", "restore_ccpack", "restore_stock")}
+    cpu = {k: [] for k in t}
 
     def timed(key, cmd):
         wall, peak = run(cmd)
         t[key].append(wall)
+        cpu[key].append(LAST_CPU)
         if key in rss:
             rss[key].append(peak)
         log(f"  {key:15s} rep {len(t[key])}/{reps}: {wall:7.3f} s  {peak:7.1f} MiB")
@@ -181,6 +201,8 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
     for _ in range(reps):
         ck.unlink(missing_ok=True)
         timed("create_ccpack", create_ck)
+        cu.unlink(missing_ok=True)
+        timed("create_unsigned", create_unsigned)
         st.unlink(missing_ok=True)
         timed("create_stock", create_st)
     rewritten = None
@@ -190,11 +212,15 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
         if rewritten is None:
             rewritten = verify([(cache / "inductor_cache", tc / "inductor"), (cache / "triton_cache", tc / "triton")])
             log(f"  restore verified equal to the source ({rewritten} __grp__ json with rewritten paths)")
+        fresh_dir(tc, "inductor", "triton")
+        timed("restore_unchecked", restore_unchecked)
         fresh_dir(ts)
         timed("restore_stock", restore_st)
-    for _ in range(reps if noop else 0):
+    for _ in range(5 * reps if noop else 0):  # cheap, and the difference is small: more reps
         timed("noop", restore_ck)
+        timed("noop_unchecked", restore_unchecked)
     med = {k: statistics.median(v) for k, v in t.items() if v}
+    mcpu = {k: statistics.median(v) for k, v in cpu.items() if v}
     res = {
         "create_s": {"ccpack": med["create_ccpack"], "stock": med["create_stock"],
                      "ratio": med["create_ccpack"] / med["create_stock"]},
@@ -205,8 +231,17 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
         "grp_rewritten": rewritten,
         "samples_s": t,
     }
+    res["signing_ms"] = {"create_signed": med["create_ccpack"] * 1000, "create_unsigned": med["create_unsigned"] * 1000,
+                         "create_added": (med["create_ccpack"] - med["create_unsigned"]) * 1000,
+                         "restore_checked": med["restore_ccpack"] * 1000, "restore_unchecked": med["restore_unchecked"] * 1000,
+                         "restore_added": (med["restore_ccpack"] - med["restore_unchecked"]) * 1000,
+                         "create_added_cpu": (mcpu["create_ccpack"] - mcpu["create_unsigned"]) * 1000,
+                         "restore_added_cpu": (mcpu["restore_ccpack"] - mcpu["restore_unchecked"]) * 1000}
     if noop:
         res["noop_restore_ms"] = med["noop"] * 1000
+        res["signing_ms"].update({"noop_checked": med["noop"] * 1000, "noop_unchecked": med["noop_unchecked"] * 1000,
+                                  "noop_added": (med["noop"] - med["noop_unchecked"]) * 1000,
+                                  "noop_added_cpu": (mcpu["noop"] - mcpu["noop_unchecked"]) * 1000})
     TRASH = None
     shutil.rmtree(work, ignore_errors=True)
     return res
@@ -259,7 +294,14 @@ def print_report(r):
     p = r["peak_rss_mib"]
     print(f"{'peak RSS (MiB)':26s}create {p['create_ccpack']:.1f}, restore {p['restore_ccpack']:.1f}"
           f"  (stock: create {p['create_stock']:.1f}, restore {p['restore_stock']:.1f})")
-    print(f"{'no-op restore (median)':26s}{r['noop_restore_ms']:.1f} ms\n\ntargets:")
+    print(f"{'no-op restore (median)':26s}{r['noop_restore_ms']:.1f} ms")
+    g = r["signing_ms"]
+    print(f"{'signing (median ms)':26s}create {g['create_signed']:.1f} signed vs {g['create_unsigned']:.1f} unsigned"
+          f" ({g['create_added']:+.1f}); restore {g['restore_checked']:.1f} checked vs {g['restore_unchecked']:.1f}"
+          f" unchecked ({g['restore_added']:+.1f}); no-op {g['noop_checked']:.1f} vs {g['noop_unchecked']:.1f}"
+          f" ({g['noop_added']:+.1f})")
+    print(f"{'  CPU added (median ms)':26s}create {g['create_added_cpu']:+.1f}, restore {g['restore_added_cpu']:+.1f},"
+          f" no-op {g['noop_added_cpu']:+.1f}\n\ntargets:")
     for name, t in r["targets"].items():
         v, lim = t["value"], t["limit"]
         shown = f"{v / MB:.2f} MB vs {lim / MB:.2f} MB" if name.startswith("size") else f"{v:.3f} (limit {lim:g})"

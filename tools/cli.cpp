@@ -12,6 +12,8 @@ void Reporter::warn(const std::string& line) const {
   if (!quiet_) std::fprintf(stderr, "ccpack: warning: %s\n", line.c_str());
 }
 
+void Reporter::alarm(const std::string& line) const { std::fprintf(stderr, "ccpack: warning: %s\n", line.c_str()); }
+
 void Reporter::report(ojson body) const {
   if (!json_) return;
   ojson out{{"ok", true}};

@@ -37,6 +37,8 @@ class Reporter {
   void say(const std::string& line) const;
   // A warning, on standard error unless -q, in every mode: "ccpack: warning: <line>".
   void warn(const std::string& line) const;
+  // A warning that -q does not silence (a security check turned off): "ccpack: warning: <line>".
+  void alarm(const std::string& line) const;
   // The --json report on standard output; adds "ok": true first.
   void report(ojson body) const;
 
@@ -68,5 +70,7 @@ void add_create(CLI::App& app, Commands& commands);
 void add_restore(CLI::App& app, Commands& commands);
 void add_verify(CLI::App& app, Commands& commands);
 void add_inspect(CLI::App& app, Commands& commands);
+void add_keygen(CLI::App& app, Commands& commands);
+void add_sign(CLI::App& app, Commands& commands);
 
 }  // namespace ccpack::tools

@@ -3,6 +3,7 @@
 
 #include "pack/packer.hpp"
 #include "tools/cli.hpp"
+#include "tools/trust_options.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -17,6 +18,7 @@ struct CreateOptions {
   manifest::CacheDirOptions dirs;
   std::vector<std::string> extras;
   std::string level = "default";
+  SigningOptions signing;
 };
 
 struct Level {
@@ -67,6 +69,8 @@ int run(CreateOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
   Level level = parse_level(o.level);
+  // The key is read first: a missing or exposed key is reported before any packing work.
+  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
   std::vector<std::string> looked;
   std::vector<manifest::CacheDir> dirs = folders_to_pack(o.dirs, looked);
   pack::PackOptions po;
@@ -74,6 +78,11 @@ int run(CreateOptions& o) {
   po.window_log = level.window_log;
   po.jobs = o.common.jobs;
   po.progress = out.progress();
+  if (key) {
+    po.sign = [&key, &o](std::string_view manifest) {
+      return manifest::encode_signature_block({key->sign_manifest(manifest, o.signing.note)});
+    };
+  }
   pack::PackResult r = pack::create_archive(dirs, o.output, po);
 
   std::uint64_t files = 0;
@@ -93,7 +102,8 @@ int run(CreateOptions& o) {
                 {"bytes", bytes},
                 {"frames", r.manifest.frames.size()},
                 {"components", comps},
-                {"skipped", r.skipped}});
+                {"skipped", r.skipped},
+                {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)}});
     return 0;
   }
   for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
@@ -106,7 +116,7 @@ int run(CreateOptions& o) {
   std::string from;
   for (const manifest::Component& c : r.manifest.components) from += (from.empty() ? "" : ", ") + c.name + " " + quoted_path(c.source);
   out.say("packed " + std::to_string(files) + " files (" + mb(bytes) + ") from " + from + " into " + quoted_path(o.output) + " (" +
-          mb(r.archive_size) + ")");
+          mb(r.archive_size) + ")" + (key ? ", signed with key " + key->key_id() : ", unsigned"));
   return 0;
 }
 
@@ -121,6 +131,7 @@ void add_create(CLI::App& app, Commands& commands) {
                 "Compression: 'default' (fast, zstd 1 + 128 MiB long-range window), 'max' (zstd 19, "
                 "for publication) or a zstd level 1-19")
       ->default_str("default");
+  add_signing_options(c, o->signing, false);
   add_common(c, o->common);
   commands.push_back({c, &o->common, [o] { return run(*o); }});
 }

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "tools/cli.hpp"
+#include "tools/trust_options.hpp"
 #include "unpack/archive.hpp"
 #include "util/fs.hpp"
 
@@ -14,7 +15,22 @@ struct InspectOptions {
   CommonOptions common;
   fs::path archive;
   bool files = false;
+  TrustOptions trust;
 };
+
+void print_signers(const unpack::TrustReport& r) {
+  if (r.signers.empty()) {
+    std::printf("signatures   none (unsigned)\n");
+    return;
+  }
+  std::printf("signatures   %zu, %s\n", r.signers.size(),
+              r.trusted() ? ("trusted: verified with key " + r.verified_by).c_str() : "none from a key trusted here");
+  for (const unpack::SignerStatus& s : r.signers) {
+    std::printf("  %s  signed %s  %-14s%s%s\n", s.signature.key_id.c_str(), s.signature.signed_at.c_str(),
+                std::string(unpack::to_string(s.state)).c_str(), s.signature.note.empty() ? "" : "  note: ",
+                manifest::printable(s.signature.note).c_str());
+  }
+}
 
 void print_entries(const manifest::Manifest& m) {
   std::printf("entries\n");
@@ -34,6 +50,7 @@ int run(const InspectOptions& o) {
   Reporter out(o.common);
   unpack::Archive a = unpack::Archive::open(o.archive);
   const manifest::Manifest& m = a.manifest;
+  unpack::TrustReport trust = unpack::assess_signatures(a, load_trust(o.trust));
   std::uint64_t archive_bytes = a.header.header_size + a.header.payload_size;
   if (out.json()) {
     ojson j = ojson::parse(a.header.manifest);
@@ -42,7 +59,8 @@ int run(const InspectOptions& o) {
                 {"archive_bytes", archive_bytes},
                 {"format_version", a.header.version},
                 {"manifest_sha256", to_hex(a.manifest_digest)},
-                {"signatures", ojson::parse(a.header.signatures)},
+                {"trusted", trust.trusted()},
+                {"signatures", signers_json(trust)},
                 {"manifest", j}});
     return 0;
   }
@@ -60,7 +78,7 @@ int run(const InspectOptions& o) {
   std::printf("size         %s packed, %s of files (%zu files), ratio %.1fx\n", mb(archive_bytes).c_str(), mb(bytes).c_str(),
               static_cast<std::size_t>(files),
               archive_bytes ? static_cast<double>(bytes) / static_cast<double>(archive_bytes) : 0.0);
-  std::printf("signatures   %s\n", a.header.signatures == "[]" ? "none (unsigned)" : a.header.signatures.c_str());
+  print_signers(trust);
   std::printf("fingerprint  %s\n", m.fingerprint_json == "{}" ? "not recorded" : m.fingerprint_json.c_str());
   std::printf("components\n");
   for (const auto& c : m.components) {
@@ -78,6 +96,7 @@ void add_inspect(CLI::App& app, Commands& commands) {
   CLI::App* i = app.add_subcommand("inspect", "Show an archive's manifest: components, sizes, frames");
   i->add_option("archive", o->archive, "The .ccpack archive")->required();
   i->add_flag("--files", o->files, "List every entry (mode, size, SHA-256, path)");
+  add_trust_options(i, o->trust, true);
   add_common(i, o->common);
   commands.push_back({i, &o->common, [o] { return run(*o); }});
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "tools/cli.hpp"
+#include "tools/trust_options.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/installer.hpp"
 #include "util/error.hpp"
@@ -23,6 +24,7 @@ struct RestoreOptions {
   bool no_relocate = false;
   bool at_build_paths = false;
   bool print_env = false;
+  TrustOptions trust;
 };
 
 // What it costs to restore into other folders than the build machine's, said where it happens.
@@ -62,10 +64,12 @@ bool relocated(const unpack::ComponentOutcome& c) { return !c.dir.empty() && !c.
 int run(RestoreOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
-  unpack::Archive a = unpack::Archive::open(o.archive);
   if (o.at_build_paths && (o.dirs.inductor_dir || o.dirs.triton_dir || !o.extras.empty()))
     throw UsageError("--at-build-paths restores where the archive was built: it does not take --inductor-dir, --triton-dir or --add");
   if (o.print_env && o.common.json) throw UsageError("--print-env and --json both write to standard output: choose one");
+  // The signature is checked before the manifest is parsed, and before any target folder is touched.
+  unpack::TrustReport trust;
+  unpack::Archive a = open_trusted(o.archive, o.trust, out, trust);
   std::vector<manifest::CacheDir> dirs = o.at_build_paths ? manifest::build_dirs(a.manifest) : manifest::resolve_cache_dirs(o.dirs);
   if (o.at_build_paths) require_writable(dirs);
   unpack::RestoreOptions ro;
@@ -88,7 +92,11 @@ int run(RestoreOptions& o) {
                        {"relocated", relocated(c)},
                        {"group_paths_rewritten", c.relocation.paths_rewritten}});
     }
-    out.report({{"archive", o.archive.string()}, {"noop", r.noop()}, {"components", comps}});
+    out.report({{"archive", o.archive.string()},
+                {"noop", r.noop()},
+                {"trusted", trust.trusted()},
+                {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
+                {"components", comps}});
     return 0;
   }
   for (const auto& c : r.components) {
@@ -119,11 +127,14 @@ void add_restore(CLI::App& app, Commands& commands) {
               "Print `export TORCHINDUCTOR_CACHE_DIR=... TRITON_CACHE_DIR=...` lines for the folders restored, for eval");
   r->add_flag("--no-relocate", o->no_relocate,
               "Keep Triton's __grp__*.json files as packed (they then name the build machine's folders)");
+  add_trust_options(r, o->trust);
   add_common(r, o->common);
   r->footer(
       "Each target folder is replaced as a whole: the archive is extracted into a hidden staging folder beside it, every "
       "byte is checked, and the staging folders are swapped in together; if one swap fails, those already swapped are "
-      "swapped back. Running it again with the same archive does nothing.");
+      "swapped back. Running it again with the same archive does nothing. The archive must carry a signature that "
+      "verifies with a trusted key (--trust, $CCPACK_TRUSTED_KEYS, else /etc/ccpack/trusted.d and "
+      "~/.config/ccpack/trusted.d), checked before anything is written; --allow-unsigned turns that off, loudly.");
   commands.push_back({r, &o->common, [o] { return run(*o); }});
 }
 

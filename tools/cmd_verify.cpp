@@ -1,5 +1,6 @@
 // `ccpack verify`: check every frame and file of an archive against its manifest; writes nothing.
 #include "tools/cli.hpp"
+#include "tools/trust_options.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/extractor.hpp"
 #include "util/fs.hpp"
@@ -12,19 +13,23 @@ namespace {
 struct VerifyOptions {
   CommonOptions common;
   fs::path archive;
+  TrustOptions trust;
 };
 
 int run(const VerifyOptions& o) {
   Reporter out(o.common);
-  unpack::Archive a = unpack::Archive::open(o.archive);
+  unpack::TrustReport trust;
+  unpack::Archive a = open_trusted(o.archive, o.trust, out, trust);
   unpack::ExtractStats s = unpack::extract(a, {}, unpack::ExtractOptions{o.common.jobs, out.progress()});
   out.report({{"archive", o.archive.string()},
               {"files", s.files},
               {"bytes", s.bytes},
               {"frames", a.manifest.frames.size()},
-              {"signatures", "none (unsigned)"}});
+              {"trusted", trust.trusted()},
+              {"signatures", signers_json(trust)}});
   out.say(quoted_path(o.archive) + ": OK, " + std::to_string(a.manifest.frames.size()) + " frames and " + std::to_string(s.files) +
-          " files (" + mb(s.bytes) + ") match their SHA-256");
+          " files (" + mb(s.bytes) + ") match their SHA-256; " +
+          (trust.trusted() ? "signed by trusted key " + trust.verified_by : "NOT signed by a trusted key (" + trust.describe() + ")"));
   return 0;
 }
 
@@ -32,8 +37,9 @@ int run(const VerifyOptions& o) {
 
 void add_verify(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<VerifyOptions>();
-  CLI::App* v = app.add_subcommand("verify", "Check every byte of an archive against its manifest; writes nothing");
+  CLI::App* v = app.add_subcommand("verify", "Check an archive's signature and every byte against its manifest; writes nothing");
   v->add_option("archive", o->archive, "The .ccpack archive")->required();
+  add_trust_options(v, o->trust);
   add_common(v, o->common);
   commands.push_back({v, &o->common, [o] { return run(*o); }});
 }

@@ -59,6 +59,8 @@ int run_ccpack(int argc, char** argv) {
   tools::add_restore(app, commands);
   tools::add_verify(app, commands);
   tools::add_inspect(app, commands);
+  tools::add_keygen(app, commands);
+  tools::add_sign(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -7,7 +7,7 @@
 
 namespace ccpack::unpack {
 
-Archive Archive::open(const std::filesystem::path& path) {
+Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate) {
   Archive a;
   a.path = path;
   a.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -16,6 +16,12 @@ Archive Archive::open(const std::filesystem::path& path) {
   if (::fstat(a.fd.get(), &st) == 0 && !S_ISREG(st.st_mode))
     throw Error("archive " + quoted_path(path) + " is not a regular file");
   a.header = manifest::read_header(a.fd.get(), path);
+  try {
+    a.signatures = manifest::parse_signature_block(a.header.signatures);
+  } catch (const IntegrityError& e) {
+    throw IntegrityError(quoted_path(path) + ": " + e.what());
+  }
+  if (gate) gate(path, a.header, a.signatures);
   try {
     a.manifest = manifest::Manifest::parse(a.header.manifest);
   } catch (const IntegrityError& e) {

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "manifest/format.hpp"
 #include "manifest/manifest.hpp"
+#include "manifest/signature.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
@@ -17,10 +20,16 @@ struct Archive {
   UniqueFd fd;
   manifest::ArchiveHeader header;
   manifest::Manifest manifest;
+  std::vector<manifest::Signature> signatures;  // the header's signature block, parsed (not yet verified)
   Digest manifest_digest{};  // SHA-256 of the exact manifest bytes: the archive's identity
 
-  // Throws Error (missing, unreadable) or IntegrityError (anything wrong inside).
-  [[nodiscard]] static Archive open(const std::filesystem::path& path);
+  // Runs between reading the header (and parsing its signature block) and parsing the manifest: the trust
+  // check goes here, so the manifest parser only ever reads manifests signed by a trusted key.
+  using HeaderGate = std::function<void(const std::filesystem::path& path, const manifest::ArchiveHeader& header,
+                                        const std::vector<manifest::Signature>& signatures)>;
+
+  // Throws Error (missing, unreadable) or IntegrityError (anything wrong inside), or what `gate` throws.
+  [[nodiscard]] static Archive open(const std::filesystem::path& path, const HeaderGate& gate = {});
 };
 
 }  // namespace ccpack::unpack

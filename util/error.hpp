@@ -31,7 +31,7 @@ inline constexpr std::array<ExitCodeInfo, 5> kExitCodes{{
     {ExitCode::usage, "usage: bad command line"},
     {ExitCode::refused, "refused: the environment fingerprint differs"},
     {ExitCode::integrity,
-     "integrity: not a ccpack archive, corrupt, truncated, tampered or unsafe content, hash mismatch"},
+     "integrity: unsigned or not signed by a trusted key, not a ccpack archive, corrupt, truncated, tampered or unsafe content, hash mismatch"},
 }};
 
 class Error : public std::runtime_error {

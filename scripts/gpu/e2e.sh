@@ -7,6 +7,8 @@ D=$(cd "$(dirname "$0")" && pwd)
 # ccpack built on Debian 12, carried with its libraries (ldd: libtbb, libzstd, libcrypto) in $CCPACK_DIR.
 CCPACK_DIR=${CCPACK_DIR:-$D}; export LD_LIBRARY_PATH=$CCPACK_DIR/lib; C=$CCPACK_DIR/ccpack
 W=/tmp/ccw; rm -rf $W; mkdir -p $W
+# The signed flow, as in production: create signs with the key in CCPACK_SIGNING_KEY, restore trusts only its public key.
+$C keygen -q --out $W/ci.key >/dev/null; export CCPACK_SIGNING_KEY="$(cat $W/ci.key)" CCPACK_TRUSTED_KEYS=$W/ci.key.pub
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__, torch.cuda.get_device_name())'
 echo "== cold"; TORCHINDUCTOR_CACHE_DIR=$W/build/ind TRITON_CACHE_DIR=$W/build/tri timeout 420 python3 $D/step.py cold 2>&1 | tail -1
 du -sh $W/build/ind $W/build/tri; find $W/build -type f | wc -l

@@ -1,0 +1,276 @@
+// Ed25519 through OpenSSL 3's EVP interface: EVP_DigestSign / EVP_DigestVerify one-shot with no digest (Ed25519
+// hashes internally), PEM for files. See keys.hpp for the rules on private keys.
+#include "manifest/keys.hpp"
+
+#include <fcntl.h>
+#include <openssl/bio.h>
+#include <openssl/buffer.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <system_error>
+
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+
+namespace ccpack::manifest {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Bytes that may hold a secret: a fixed buffer (never reallocated, so never copied) wiped when dropped.
+class SecretBytes {
+ public:
+  explicit SecretBytes(std::size_t capacity) : buf_(capacity) {}
+  ~SecretBytes() { OPENSSL_cleanse(buf_.data(), buf_.size()); }
+  SecretBytes(const SecretBytes&) = delete;
+  SecretBytes& operator=(const SecretBytes&) = delete;
+  [[nodiscard]] char* data() { return buf_.data(); }
+  [[nodiscard]] std::size_t capacity() const { return buf_.size(); }
+  [[nodiscard]] std::string_view view() const { return {buf_.data(), used}; }
+  std::size_t used = 0;
+
+ private:
+  std::vector<char> buf_;
+};
+
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+using BioPtr = std::unique_ptr<BIO, BioFree>;
+struct MdCtxFree {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
+
+std::shared_ptr<evp_pkey_st> own(EVP_PKEY* key) { return {key, EVP_PKEY_free}; }
+
+// Never asks for a passphrase (OpenSSL would prompt on the terminal): encrypted keys simply fail to load.
+int no_passphrase(char* /*buf*/, int /*size*/, int /*rwflag*/, void* /*u*/) { return -1; }
+
+// Reads at most kMaxKeyFileBytes of `file` into `out`; `is_private` adds the permission rule.
+void read_key_file(const fs::path& file, bool is_private, SecretBytes& out) {
+  const std::string what = (is_private ? "private key " : "public key ") + quoted_path(file);
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd.valid()) throw_errno("cannot open " + what);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat " + what);
+  if (!S_ISREG(st.st_mode)) throw Error(what + " is not a regular file");
+  if (is_private && (st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw Error(what + " is readable or writable by group or others (mode " + mode + "); run: chmod 600 " +
+                quoted_path(file));
+  }
+  out.used = pread_full(fd.get(), out.data(), out.capacity(), 0, what);
+  if (out.used == out.capacity()) throw Error(what + " is larger than " + std::to_string(kMaxKeyFileBytes) + " bytes");
+}
+
+std::string id_of(EVP_PKEY* key) {
+  std::uint8_t raw[32];
+  std::size_t len = sizeof raw;
+  if (EVP_PKEY_get_raw_public_key(key, raw, &len) != 1 || len != sizeof raw) {
+    ERR_clear_error();
+    throw Error("cannot read the raw public key");
+  }
+  Digest d = Sha256::of(raw, sizeof raw);
+  return to_hex(std::span<const std::uint8_t>(d.data(), 8));
+}
+
+void require_ed25519(EVP_PKEY* key, const std::string& what) {
+  if (EVP_PKEY_get_id(key) != EVP_PKEY_ED25519) {
+    EVP_PKEY_free(key);
+    throw Error(what + " is not an Ed25519 key (make one with `ccpack keygen`)");
+  }
+}
+
+EVP_PKEY* parse_private(std::string_view pem, const std::string& what) {
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  if (!bio) throw Error("out of memory reading " + what);
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr);
+  ERR_clear_error();  // OpenSSL's own text is about the contents; the message below is ours
+  if (key == nullptr) {
+    throw Error(what + " is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
+  }
+  require_ed25519(key, what);
+  return key;
+}
+
+}  // namespace
+
+PublicKey::PublicKey(std::shared_ptr<evp_pkey_st> key) : key_(std::move(key)), key_id_(id_of(key_.get())) {}
+
+PublicKey PublicKey::from_pem(std::string_view pem, const std::string& what) {
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  if (!bio) throw Error("out of memory reading " + what);
+  EVP_PKEY* key = PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr);
+  ERR_clear_error();
+  if (key == nullptr) throw Error(what + " is not a PEM public key (BEGIN PUBLIC KEY), as `ccpack keygen` writes to NAME.pub");
+  require_ed25519(key, what);
+  return PublicKey(own(key));
+}
+
+PublicKey PublicKey::load(const fs::path& file) {
+  SecretBytes text(kMaxKeyFileBytes);
+  read_key_file(file, false, text);
+  return from_pem(text.view(), "public key " + quoted_path(file));
+}
+
+bool PublicKey::verify(std::string_view message, const SignatureBytes& signature) const {
+  MdCtxPtr ctx(EVP_MD_CTX_new());
+  bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key_.get()) == 1 &&
+            EVP_DigestVerify(ctx.get(), signature.data(), signature.size(),
+                             reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
+  ERR_clear_error();
+  return ok;
+}
+
+std::string PublicKey::pem() const {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  BUF_MEM* mem = nullptr;
+  if (!bio || PEM_write_bio_PUBKEY(bio.get(), key_.get()) != 1 || BIO_get_mem_ptr(bio.get(), &mem) != 1) {
+    ERR_clear_error();
+    throw Error("cannot encode the public key");
+  }
+  return std::string(mem->data, mem->length);
+}
+
+PrivateKey::PrivateKey(std::shared_ptr<evp_pkey_st> key, const std::string& what) : key_(std::move(key)) {
+  try {
+    key_id_ = id_of(key_.get());
+  } catch (const Error&) {
+    throw Error("cannot derive the public key of " + what);
+  }
+}
+
+PrivateKey PrivateKey::generate() {
+  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+  ERR_clear_error();
+  if (key == nullptr) throw Error("cannot generate an Ed25519 key");
+  return PrivateKey(own(key), "the new key");
+}
+
+PrivateKey PrivateKey::load(const fs::path& file) {
+  SecretBytes text(kMaxKeyFileBytes);
+  read_key_file(file, true, text);
+  const std::string what = "private key " + quoted_path(file);
+  return PrivateKey(own(parse_private(text.view(), what)), what);
+}
+
+PrivateKey PrivateKey::from_env(const char* var) {
+  const char* value = std::getenv(var);
+  const std::string what = std::string("the private key in $") + var;
+  if (value == nullptr || *value == '\0') throw Error(std::string("$") + var + " is not set");
+  SecretBytes text(kMaxKeyFileBytes);
+  std::size_t n = std::char_traits<char>::length(value);
+  if (n >= text.capacity()) throw Error(what + " is larger than " + std::to_string(kMaxKeyFileBytes) + " bytes");
+  std::copy(value, value + n, text.data());
+  text.used = n;
+  return PrivateKey(own(parse_private(text.view(), what)), what);
+}
+
+SignatureBytes PrivateKey::sign(std::string_view message) const {
+  SignatureBytes sig{};
+  std::size_t len = sig.size();
+  MdCtxPtr ctx(EVP_MD_CTX_new());
+  bool ok = ctx && EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key_.get()) == 1 &&
+            EVP_DigestSign(ctx.get(), sig.data(), &len, reinterpret_cast<const unsigned char*>(message.data()),
+                           message.size()) == 1 &&
+            len == sig.size();
+  ERR_clear_error();
+  if (!ok) throw Error("signing with key " + key_id_ + " failed");
+  return sig;
+}
+
+PublicKey PrivateKey::public_key() const {
+  std::uint8_t raw[32];
+  std::size_t len = sizeof raw;
+  EVP_PKEY* pub = nullptr;
+  if (EVP_PKEY_get_raw_public_key(key_.get(), raw, &len) == 1)
+    pub = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, raw, len);
+  ERR_clear_error();
+  if (pub == nullptr) throw Error("cannot derive the public key of key " + key_id_);
+  return PublicKey(own(pub));
+}
+
+void PrivateKey::write_pem(const fs::path& file) const {
+  BioPtr bio(BIO_new(BIO_s_secmem()));
+  BUF_MEM* mem = nullptr;
+  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key_.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1 ||
+      BIO_get_mem_ptr(bio.get(), &mem) != 1) {
+    ERR_clear_error();
+    throw Error("cannot encode the private key");
+  }
+  struct Wipe {
+    BUF_MEM* m;
+    ~Wipe() { OPENSSL_cleanse(m->data, m->length); }
+  } wipe{mem};
+  UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
+    if (errno == EEXIST) throw Error(quoted_path(file) + " already exists; ccpack keygen never overwrites a key");
+    throw_errno("cannot create " + quoted_path(file));
+  }
+  try {
+    if (::fchmod(fd.get(), 0600) != 0) throw_errno("cannot set the mode of " + quoted_path(file));
+    write_all(fd.get(), mem->data, mem->length, quoted_path(file));
+    if (::fsync(fd.get()) != 0) throw_errno("cannot flush " + quoted_path(file));
+  } catch (...) {
+    ::unlink(file.c_str());
+    throw;
+  }
+}
+
+Signature PrivateKey::sign_manifest(std::string_view manifest, const std::string& note) const {
+  Signature s;
+  s.key_id = key_id_;
+  s.signed_at = signing_time();
+  s.note = note;
+  s.signature = sign(signed_message(manifest, s));
+  return s;
+}
+
+void TrustStore::add(const PublicKey& key) { keys_.emplace(key.key_id(), key); }
+
+void TrustStore::add(const fs::path& file_or_dir, bool required) {
+  struct stat st {};
+  if (::stat(file_or_dir.c_str(), &st) != 0) {
+    if (errno == ENOENT && !required) return;
+    throw_errno("cannot read trusted keys at " + quoted_path(file_or_dir));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    add(PublicKey::load(file_or_dir));
+    return;
+  }
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(file_or_dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.starts_with('.') || !name.ends_with(".pub")) continue;
+    std::error_code type_ec;
+    if (e.is_regular_file(type_ec)) files.push_back(e.path());  // follows symlinks, as mounted secrets are
+  }
+  if (ec) throw Error("cannot list trusted keys in " + quoted_path(file_or_dir) + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) add(PublicKey::load(f));
+}
+
+const PublicKey* TrustStore::find(std::string_view key_id) const {
+  auto it = keys_.find(key_id);
+  return it == keys_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> TrustStore::key_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& [id, key] : keys_) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace ccpack::manifest

@@ -1,0 +1,90 @@
+// Ed25519 keys for signing manifests, through OpenSSL 3: loading, key ids, one-shot sign and verify, and the
+// set of public keys a machine trusts.
+//
+// Private keys are PEM PKCS#8 ("BEGIN PRIVATE KEY"), read from a file that only its owner may read (the same
+// rule as ssh: a key readable by group or others is refused, with the chmod that fixes it) or from the PEM text
+// in CCPACK_SIGNING_KEY, how CI systems hand out secrets. They are never taken from the command line. The bytes
+// read are wiped (OPENSSL_cleanse) once parsed, and no message ever holds key bytes: errors name the file or
+// variable and what is wrong with it, never OpenSSL's text about the contents.
+//
+// Public keys are PEM SPKI ("BEGIN PUBLIC KEY"). A key id is the first 8 bytes of the SHA-256 of the raw 32-byte
+// public key, in hex: short enough to read, and what the signature block records.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "manifest/signature.hpp"
+
+using evp_pkey_st = struct evp_pkey_st;
+
+namespace ccpack::manifest {
+
+// Where a private key comes from in messages and the environment variable that can hold one.
+inline constexpr const char* kSigningKeyVar = "CCPACK_SIGNING_KEY";
+// Largest key file read (an Ed25519 PEM is about 120 bytes).
+inline constexpr std::size_t kMaxKeyFileBytes = 16 << 10;
+
+class PublicKey {
+ public:
+  // Throws Error naming `what` (a file) when `pem` is not an Ed25519 public key.
+  [[nodiscard]] static PublicKey from_pem(std::string_view pem, const std::string& what);
+  // Reads a PEM SPKI file; throws Error naming it.
+  [[nodiscard]] static PublicKey load(const std::filesystem::path& file);
+
+  [[nodiscard]] const std::string& key_id() const { return key_id_; }
+  [[nodiscard]] bool verify(std::string_view message, const SignatureBytes& signature) const;
+  [[nodiscard]] std::string pem() const;
+
+ private:
+  friend class PrivateKey;  // derives its public key
+  explicit PublicKey(std::shared_ptr<evp_pkey_st> key);
+  std::shared_ptr<evp_pkey_st> key_;
+  std::string key_id_;
+};
+
+class PrivateKey {
+ public:
+  [[nodiscard]] static PrivateKey generate();
+  // Reads a PEM PKCS#8 file; refuses one that group or others can access. Throws Error naming the file.
+  [[nodiscard]] static PrivateKey load(const std::filesystem::path& file);
+  // Parses PEM text held in the environment variable `var`; throws Error naming the variable.
+  [[nodiscard]] static PrivateKey from_env(const char* var);
+
+  [[nodiscard]] const std::string& key_id() const { return key_id_; }
+  [[nodiscard]] SignatureBytes sign(std::string_view message) const;
+  [[nodiscard]] PublicKey public_key() const;
+  // Creates `file` (mode 0600, never over an existing file) holding the PEM PKCS#8 private key.
+  void write_pem(const std::filesystem::path& file) const;
+
+  // Signs `manifest` now, with `note`, and returns the signature ready for the block.
+  [[nodiscard]] Signature sign_manifest(std::string_view manifest, const std::string& note) const;
+
+ private:
+  PrivateKey(std::shared_ptr<evp_pkey_st> key, const std::string& what);
+  std::shared_ptr<evp_pkey_st> key_;
+  std::string key_id_;
+};
+
+// The public keys this machine trusts, by key id.
+class TrustStore {
+ public:
+  // Adds a PEM public key file, or every `*.pub` file in a folder (names starting with '.' are skipped, so a
+  // Kubernetes ConfigMap's ..data links are not read twice). A missing path is an error when `required`,
+  // else ignored (the default folders). Throws Error naming the file.
+  void add(const std::filesystem::path& file_or_dir, bool required);
+  void add(const PublicKey& key);
+
+  [[nodiscard]] const PublicKey* find(std::string_view key_id) const;
+  [[nodiscard]] std::vector<std::string> key_ids() const;
+  [[nodiscard]] bool empty() const { return keys_.empty(); }
+
+ private:
+  std::map<std::string, PublicKey, std::less<>> keys_;
+};
+
+}  // namespace ccpack::manifest
