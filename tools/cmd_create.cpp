@@ -1,8 +1,10 @@
 // `ccpack create`: pack the cache folders found from the environment (or flags) into one archive.
 #include <sys/stat.h>
 
+#include "pack/cache_facts.hpp"
 #include "pack/packer.hpp"
 #include "tools/cli.hpp"
+#include "tools/comparison.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -17,6 +19,7 @@ struct CreateOptions {
   manifest::CacheDirOptions dirs;
   std::vector<std::string> extras;
   std::string level = "default";
+  std::string python;
 };
 
 struct Level {
@@ -74,6 +77,11 @@ int run(CreateOptions& o) {
   po.window_log = level.window_log;
   po.jobs = o.common.jobs;
   po.progress = out.progress();
+  // The fingerprint: this machine as probed, made to agree with what the cache's own kernels say.
+  manifest::Fingerprint fp = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs));
+  std::vector<std::string> fp_warnings = pack::reconcile(fp, pack::read_triton_targets(dirs));
+  for (const std::string& w : fp_warnings) out.warn(w);
+  po.fingerprint_json = fp.to_json();
   pack::PackResult r = pack::create_archive(dirs, o.output, po);
 
   std::uint64_t files = 0;
@@ -93,7 +101,8 @@ int run(CreateOptions& o) {
                 {"bytes", bytes},
                 {"frames", r.manifest.frames.size()},
                 {"components", comps},
-                {"skipped", r.skipped}});
+                {"skipped", r.skipped},
+                {"fingerprint_warnings", fp_warnings}});
     return 0;
   }
   for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
@@ -121,6 +130,7 @@ void add_create(CLI::App& app, Commands& commands) {
                 "Compression: 'default' (fast, zstd 1 + 128 MiB long-range window), 'max' (zstd 19, "
                 "for publication) or a zstd level 1-19")
       ->default_str("default");
+  add_python_option(c, o->python);
   add_common(c, o->common);
   commands.push_back({c, &o->common, [o] { return run(*o); }});
 }

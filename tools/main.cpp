@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
   tools::add_restore(app, commands);
   tools::add_verify(app, commands);
   tools::add_inspect(app, commands);
+  tools::add_fingerprint(app, commands);
+  tools::add_check(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,61 @@
+// `ccpack check ARCHIVE`: the archive's fingerprint against this machine's, field by field, with the verdict per
+// component. Exit 0 when everything matches or only warns, 3 when any component is stale or refused (what
+// `restore` would refuse). Nothing is written.
+#include <cstdio>
+
+#include "tools/comparison.hpp"
+#include "util/fs.hpp"
+
+namespace ccpack::tools {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CheckOptions {
+  CommonOptions common;
+  fs::path archive;
+  std::string python;
+  std::vector<std::string> ignored;
+  manifest::CacheDirOptions dirs;
+  std::vector<std::string> extras;
+};
+
+int run(CheckOptions& o) {
+  Reporter out(o.common);
+  check_ignored(o.ignored);
+  resolve_extras(o.dirs, o.extras);
+  unpack::Archive a = unpack::Archive::open(o.archive);
+  manifest::Fingerprint archive_fp = archive_fingerprint(a);
+  manifest::Fingerprint local = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs));
+  std::vector<manifest::ComponentRef> comps;
+  for (const manifest::Component& c : a.manifest.components) comps.push_back({c.name, c.kind});
+  manifest::Comparison c = manifest::compare(archive_fp, local, comps, o.ignored);
+
+  ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)}};
+  if (!out.json()) std::fputs(c.to_table(true).c_str(), stdout);
+  if (c.blocks()) {
+    return refused(out, std::move(body), "archive " + quoted_path(o.archive) + " does not fit this machine: " + c.summary());
+  }
+  out.report(std::move(body));
+  out.say(c.worst() == manifest::Verdict::match ? "the archive fits this machine"
+                                                 : "the archive fits this machine, with warnings: " + c.summary());
+  return 0;
+}
+
+}  // namespace
+
+void add_check(CLI::App& app, Commands& commands) {
+  auto o = std::make_shared<CheckOptions>();
+  CLI::App* c = app.add_subcommand("check", "Compare an archive's fingerprint with this machine's, field by field");
+  c->add_option("archive", o->archive, "The .ccpack archive")->required();
+  add_python_option(c, o->python);
+  add_ignore_option(c, o->ignored);
+  add_cache_dirs(c, o->dirs, o->extras, "compare with");
+  add_common(c, o->common);
+  c->footer(
+      "Verdicts per component: match; warn (still works); stale (can never hit here); refuse (loading risks a crash). "
+      "Exit 0 when nothing is stale or refused, 3 otherwise. See docs/FINGERPRINT.md.");
+  commands.push_back({c, &o->common, [o] { return run(*o); }});
+}
+
+}  // namespace ccpack::tools
