@@ -101,7 +101,7 @@ ComparisonRow compare_field(std::string_view name, const Fingerprint& archive, c
   Verdict base = Verdict::match;
   bool local_older = false;
   if (!a || !l || !a->value || !l->value) {
-    bool both_absent = a && l && !a->value && !l->value;
+    bool both_absent = (!a && !l) || (a && l && !a->value && !l->value);
     if (!both_absent) {
       base = Verdict::warn;
       row.why = !a ? "not recorded in the archive: cannot compare" : "absent on one side: cannot compare";

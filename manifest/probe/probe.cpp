@@ -94,8 +94,8 @@ void probe_env(Fingerprint& fp, const std::vector<CacheDir>& dirs) {
   fp.set(field::env_compile_threads, env_or_empty("TORCHINDUCTOR_COMPILE_THREADS"), "env");
   fp.set(field::world_size, env_or_empty("WORLD_SIZE"), "env WORLD_SIZE");
   for (const CacheDir& d : dirs) {
-    if (d.kind == ComponentKind::inductor) fp.set(field::paths_inductor, d.dir.string(), "cache folder (" + d.origin + ")");
-    if (d.kind == ComponentKind::triton) fp.set(field::paths_triton, d.dir.string(), "cache folder (" + d.origin + ")");
+    if (d.kind == ComponentKind::inductor) fp.set(field::paths_inductor, d.dir.string(), "cache folder");
+    if (d.kind == ComponentKind::triton) fp.set(field::paths_triton, d.dir.string(), "cache folder");
   }
 }
 

@@ -4,7 +4,8 @@
 // the pod's Python sees it (PYTHONPATH and site-packages included, so no -I / -S / -E: those would hide exactly
 // the packages the pod imports; only the script's own '' entry, the current folder, is dropped) and reads
 // distribution names and versions from the .dist-info / .egg-info folder names, the first on sys.path winning as
-// it does for an import. torch/version.py comes back as text (at most 64 KiB) and is parsed here: torch is never
+// it does for an import. python.site_packages lists the sys.path folders named site-packages or dist-packages and
+// those holding a recorded distribution. torch/version.py comes back as text (at most 64 KiB) and is parsed here: torch is never
 // imported, which would take seconds and initialise CUDA. Measured on the 2-core build machine: ~25 ms.
 #include <nlohmann/json.hpp>
 #include <set>
@@ -39,7 +40,7 @@ if 'torch' in d:
             t = f.read(65536).decode('utf-8', 'replace')
     except OSError:
         pass
-s = sorted({x for x in p if x.rstrip('/').endswith(('site-packages', 'dist-packages'))})
+s = sorted({x for x in p if x.rstrip('/').endswith(('site-packages', 'dist-packages'))} | {e for v, e in d.values()})
 print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3], 'abi': sysconfig.get_config_var('SOABI'),
                   'site': s, 'dists': d, 'torch_version_py': t}))
 )PY";
