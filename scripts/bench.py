@@ -2,7 +2,7 @@
 """Benchmark ccpack against the stock `tar | zstd --long` pipeline on a torch.compile cache.
 
 Why: ccpack has numeric targets (archive no larger than stock, create no slower, restore at most
-half the stock time, no-op restore < 100 ms, peak RSS < 512 MiB). This script measures them the same
+half the stock time, no-op restore < 100 ms including the fingerprint check, peak RSS < 512 MiB). This script measures them the same
 way every time, on the real fixture when present, and checks that a restore gives back the source.
 
 How: the cache is --cache DIR, else the real fixture <repo>/../shared/fixtures/real-cache-h200.tar.xz
@@ -14,6 +14,9 @@ fresh empty folders, removed before the timed part. After the first ccpack resto
 compared with the source (bytes and modes; a __grp__*.json may differ only by its absolute paths
 being rewritten to the new triton folder). Medians, ratios, sizes, RSS and PASS/FAIL per target are
 printed as a table, or as JSON with --json (progress goes to stderr).
+Every restore probes the environment fingerprint (one Python call) and compares it with the archive's; `ccpack
+fingerprint` alone is timed too. The interpreter is --python (default: this script's own, sys.executable, so
+that a version-manager shim such as pyenv's, ~0.4 s a call, is not what is measured).
 --scaling measures synthetic caches of 10k files, 100k files and --scale 3 (3 reps by default).
 Exit status: 0 when it ran (failing targets are reported, not an error), 1 when a command failed or
 a restore did not match.
@@ -151,6 +154,9 @@ def verify(pairs):
     return rewritten
 
 
+PYTHON = sys.executable
+
+
 def measure(cache, work, ccpack, reps, level=None, noop=True):
     """Time ccpack vs stock create/restore on cache (a folder holding inductor_cache, triton_cache)."""
     global TRASH
@@ -164,9 +170,12 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
                  "--triton-dir", str(cache / "triton_cache"), "-q"] + (["--level", level] if level else [])
     create_st = ["sh", "-c", f"tar -C {shlex.quote(str(cache))} -c inductor_cache triton_cache"
                              f" | zstd -q -3 --long=27 -T0 > {shlex.quote(str(st))}"]
-    restore_ck = [ccpack, "restore", str(ck), "--inductor-dir", str(tc / "inductor"), "--triton-dir", str(tc / "triton"), "-q"]
+    restore_ck = [ccpack, "restore", str(ck), "--inductor-dir", str(tc / "inductor"), "--triton-dir", str(tc / "triton"), "-q",
+                  "--python", PYTHON]
+    fingerprint_ck = [ccpack, "fingerprint", "--python", PYTHON, "--inductor-dir", str(tc / "inductor"),
+                      "--triton-dir", str(tc / "triton")]
     restore_st = ["tar", "-I", "zstd --long=27", "-xf", str(st), "-C", str(ts)]
-    t = {k: [] for k in ("create_ccpack", "create_stock", "restore_ccpack", "restore_stock", "noop")}
+    t = {k: [] for k in ("create_ccpack", "create_stock", "restore_ccpack", "restore_stock", "noop", "fingerprint")}
     rss = {k: [] for k in ("create_ccpack", "create_stock", "restore_ccpack", "restore_stock")}
 
     def timed(key, cmd):
@@ -194,6 +203,7 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
         timed("restore_stock", restore_st)
     for _ in range(reps if noop else 0):
         timed("noop", restore_ck)
+        timed("fingerprint", fingerprint_ck)
     med = {k: statistics.median(v) for k, v in t.items() if v}
     res = {
         "create_s": {"ccpack": med["create_ccpack"], "stock": med["create_stock"],
@@ -207,6 +217,8 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
     }
     if noop:
         res["noop_restore_ms"] = med["noop"] * 1000
+        res["fingerprint_ms"] = med["fingerprint"] * 1000
+        res["python"] = PYTHON
     TRASH = None
     shutil.rmtree(work, ignore_errors=True)
     return res
@@ -259,7 +271,8 @@ def print_report(r):
     p = r["peak_rss_mib"]
     print(f"{'peak RSS (MiB)':26s}create {p['create_ccpack']:.1f}, restore {p['restore_ccpack']:.1f}"
           f"  (stock: create {p['create_stock']:.1f}, restore {p['restore_stock']:.1f})")
-    print(f"{'no-op restore (median)':26s}{r['noop_restore_ms']:.1f} ms\n\ntargets:")
+    print(f"{'fingerprint (median)':26s}{r['fingerprint_ms']:.1f} ms  (python: {r['python']})")
+    print(f"{'no-op restore (median)':26s}{r['noop_restore_ms']:.1f} ms  (fingerprint probed and compared)\n\ntargets:")
     for name, t in r["targets"].items():
         v, lim = t["value"], t["limit"]
         shown = f"{v / MB:.2f} MB vs {lim / MB:.2f} MB" if name.startswith("size") else f"{v:.3f} (limit {lim:g})"
@@ -306,13 +319,16 @@ def main():
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ccpack-bench"),
                     help="scratch folder (default: %(default)s)")
     ap.add_argument("--level", help="passed to `ccpack create --level`")
+    ap.add_argument("--python", default=sys.executable,
+                    help="interpreter the fingerprint probes (default: this script's own, %(default)s)")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON object")
     ap.add_argument("--delete-between-reps", action="store_true",
                     help="delete earlier restore targets before each rep (default: move them aside, delete at the end)")
     ap.add_argument("--scaling", action="store_true", help="measure synthetic caches of 10k files, 100k files, --scale 3")
     args = ap.parse_args()
-    global DELETE_BETWEEN_REPS
+    global DELETE_BETWEEN_REPS, PYTHON
     DELETE_BETWEEN_REPS = args.delete_between_reps
+    PYTHON = args.python
     log("restore targets of earlier reps are " + ("deleted before each rep" if DELETE_BETWEEN_REPS else "moved aside and deleted after timing"))
     reps = args.reps or (3 if args.scaling else 5)
     ccpack = shutil.which(args.ccpack) or args.ccpack
