@@ -110,7 +110,7 @@ TEST_CASE("a value absent on one side cannot be compared: warn, never a guess") 
   CHECK(row(compare(both, both, kComps), field::gpu_arch).verdicts == verdicts(Verdict::match, Verdict::match, Verdict::match));
 }
 
-TEST_CASE("--ignore accepts one field's difference") {
+TEST_CASE("ignored fields accept their difference") {
   Fingerprint local = h200();
   local.set(field::torch_version, "2.7.1+cu128", "python:dist-info (torch)");
   Comparison c = compare(h200(), local, kComps, {std::string(field::torch_version)});
@@ -148,7 +148,7 @@ TEST_CASE("versions compare numerically") {
   CHECK_FALSE(compare_versions("1..0", "1.0").has_value());
 }
 
-TEST_CASE("--on-mismatch values") {
+TEST_CASE("on-mismatch policy values") {
   CHECK(parse_on_mismatch("refuse", "--on-mismatch") == OnMismatch::refuse);
   CHECK(parse_on_mismatch("force", "--on-mismatch") == OnMismatch::force);
   CHECK(parse_on_mismatch("purge", "--on-mismatch") == OnMismatch::purge);
