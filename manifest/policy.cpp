@@ -111,7 +111,7 @@ ComparisonRow compare_field(std::string_view name, const Fingerprint& archive, c
     std::optional<int> order = compare_versions(*l->value, *a->value);
     local_older = order && *order < 0;
     row.why = why_of(r);
-    if (r && (r->triton == Rule::refuse_if_older)) {
+    if (r && (r->triton == Rule::refuse_if_older || r->inductor == Rule::refuse_if_older || r->extra == Rule::refuse_if_older)) {
       row.why = (local_older ? "older here than on the build machine: " : "newer here: ") + row.why;
     }
   }

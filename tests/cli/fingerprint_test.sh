@@ -56,7 +56,8 @@ sed 's/cu126/cu128/; s/12\.6/12.8/' "$BASE/torch/version.py" >"$CU128/torch/vers
 mkdir -p "$T/bin"
 fakepy() { printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$2" "$PY" >"$T/bin/$1"; chmod +x "$T/bin/$1"; }
 fakepy py-base "$BASE"; fakepy py-cudnn "$CUDNN:$BASE"; fakepy py-cu128 "$CU128:$BASE"; fakepy py-oldtriton "$OLDTRI:$BASE"
-printf '#!/bin/sh\nexec sleep 600\n' >"$T/bin/py-hang"; chmod +x "$T/bin/py-hang"
+# A Python that hangs: the shell stays (no exec) with a child, so a kill of the shell alone would leave the child.
+printf '#!/bin/sh\nsleep 5999\necho never\n' >"$T/bin/py-hang"; chmod +x "$T/bin/py-hang"
 printf '#!/bin/sh\necho "not json at all"\n' >"$T/bin/py-junk"; chmod +x "$T/bin/py-junk"
 # nvidia-smi: one that reports an A100, one that fails as it does without a driver.
 mkdir -p "$T/smi-a100" "$T/smi-none"
@@ -112,7 +113,7 @@ expect 0 "" -- "$CCPACK" fingerprint --json --python "$T/no-python"
 json_is "$T/out" "j['fields']['torch.version']=={'value':None,'source':\"python '$T/no-python': not found\"} and j['fields']['ptxas.version']['value'] is None"
 expect 0 "" -- "$CCPACK" fingerprint --json --python "$T/bin/py-hang"
 json_is "$T/out" "j['fields']['python.abi']['value'] is None and j['fields']['python.abi']['source'].endswith('timed out after 2000 ms')"
-pgrep -f "$T/bin/py-hang" >/dev/null && bad "the hung python was left running" || ok
+pgrep -f "$T/bin/py-hang|sleep 5999" >/dev/null && bad "the hung python was left running" || ok
 expect 0 "" -- "$CCPACK" fingerprint --json --python "$T/bin/py-junk"
 json_is "$T/out" "j['fields']['torch.version']['source']=='python: the probe printed no JSON'"
 fakepy py-notorch "$T/site/empty"
@@ -126,6 +127,21 @@ grep -q warning "$T/err" && bad "create on a matching machine warned: $(cat "$T/
 expect 0 "" -- "$CCPACK" inspect --json "$A"
 json_is "$T/out" "j['manifest']['fingerprint']['triton_targets']==[{'backend':'cuda','arch':'90','warp_size':32,'triton_version':'3.6.0','kernels':11}]"
 json_is "$T/out" "j['manifest']['fingerprint']['fields']['gpu.arch']=={'value':'sm_90','source':'nvml'}"
+# A fingerprint that is not what the contract says (the manifest's digest fixed up): exit 4 naming the field.
+"$PY" - "$A" "$T/badfp.ccpack" <<'PYEOF'
+import hashlib, struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+m = struct.unpack_from("<I", b, 64)[0]
+man = bytes(b[68:68 + m])
+bad = man.replace(b'"gpu.arch":{"value":"sm_90"', b'"gpu.arch":{"value":  90   ', 1)
+assert bad != man and len(bad) == len(man)
+b[68:68 + m] = bad
+b[32:64] = hashlib.sha256(bad).digest()
+open(sys.argv[2], "wb").write(b)
+PYEOF
+expect 4 "badfp.ccpack': fingerprint field 'fields.gpu.arch.value' is not a string" -- "$CCPACK" check "$T/badfp.ccpack"
+expect 4 "fingerprint field 'fields.gpu.arch.value' is not a string" -- "$CCPACK" restore "$T/badfp.ccpack" --inductor-dir "$T/bf/ind" --triton-dir "$T/bf/tri"
+[ ! -e "$T/bf" ] && ok || bad "a restore of a malformed fingerprint wrote something"
 # Kernels built by triton 3.6.0 where 3.3.1 is installed: named, and 3.6.0 recorded.
 expect 0 "kernels were built by triton 3.6.0 but triton 3.3.1 is installed" -- \
   "$CCPACK" create -o "$T/x.ccpack" "${DIRS[@]}" --python "$T/bin/py-oldtriton"
