@@ -1,12 +1,15 @@
 // The Python probe (one interpreter call) and Triton's ptxas.
 //
-// The interpreter runs a short script that imports nothing heavier than json and sysconfig: it walks sys.path as
-// the pod's Python sees it (PYTHONPATH and site-packages included, so no -I / -S / -E: those would hide exactly
+// The interpreter runs a short script that imports nothing beyond what Python's start-up has loaded already (not
+// even json, whose `re` import costs more than the rest; it writes JSON itself, every string \u-escaped outside
+// printable ASCII, and reads the ABI tag from the import system's extension suffixes (`_imp`, loaded at start-up),
+// falling back to sysconfig's SOABI where that is not a '.cpython-*.so' suffix). It walks sys.path as the pod's
+// Python sees it (PYTHONPATH and site-packages included, so no -I / -S / -E: those would hide exactly
 // the packages the pod imports; only the script's own '' entry, the current folder, is dropped) and reads
 // distribution names and versions from the .dist-info / .egg-info folder names, the first on sys.path winning as
 // it does for an import. python.site_packages lists the sys.path folders named site-packages or dist-packages and
-// those holding a recorded distribution. torch/version.py comes back as text (at most 64 KiB) and is parsed here: torch is never
-// imported, which would take seconds and initialise CUDA. Measured on the 2-core build machine: ~25 ms.
+// those holding a recorded distribution. torch/version.py comes back as text (at most 64 KiB) and is parsed here:
+// torch is never imported, which would take seconds and initialise CUDA.
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -17,7 +20,8 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kScript = R"PY(import sys, os, json, sysconfig
+constexpr const char* kScript = R"PY(import sys, os, _imp
+X = _imp.extension_suffixes()
 p = [x for x in sys.path[1:] if x]
 want = lambda n: n in ('torch', 'triton', 'pytorch_triton', 'pytorch_triton_rocm', 'ck4inductor') or \
     (n.startswith(('nvidia_', 'cuda_')) and n not in ('nvidia_ml_py', 'nvidia_ml_py3')) or n[-5:-1] == '_cu1'
@@ -40,9 +44,15 @@ if 'torch' in d:
             t = f.read(65536).decode('utf-8', 'replace')
     except OSError:
         pass
+a = X[0][1:-3] if X and X[0].startswith('.cpython-') and X[0].endswith('.so') else None
+if a is None:
+    import sysconfig
+    a = sysconfig.get_config_var('SOABI')
 s = sorted({x for x in p if x.rstrip('/').endswith(('site-packages', 'dist-packages'))} | {e for v, e in d.values()})
-print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3], 'abi': sysconfig.get_config_var('SOABI'),
-                  'site': s, 'dists': d, 'torch_version_py': t}))
+q = lambda x: 'null' if x is None else '"' + ''.join(c if ' ' <= c < '\x7f' and c not in '"\\' else '\\u%04x' % ord(c) if ord(c) < 0x10000 else '?' for c in str(x)) + '"'
+sys.stdout.write('{"version": %s, "abi": %s, "site": [%s], "dists": {%s}, "torch_version_py": %s}\n' % (
+    q('%d.%d.%d' % sys.version_info[:3]), q(a), ', '.join(map(q, s)),
+    ', '.join('%s: [%s, %s]' % (q(k), q(v[0]), q(v[1])) for k, v in d.items()), q(t)))
 )PY";
 
 constexpr std::size_t kMaxText = 4096;
