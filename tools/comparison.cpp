@@ -14,7 +14,8 @@ void add_python_option(CLI::App* cmd, std::string& python) {
 
 void add_ignore_option(CLI::App* cmd, std::vector<std::string>& ignored) {
   cmd->add_option("--ignore", ignored,
-                  "Fingerprint field whose difference is accepted (repeatable; an informed override, e.g. gpu.driver)");
+                  "Fingerprint field whose difference is accepted (repeatable; an informed override, e.g. gpu.driver)")
+      ->allow_extra_args(false);  // one FIELD per --ignore, so a positional after it stays positional
 }
 
 void check_ignored(const std::vector<std::string>& ignored) {

@@ -173,7 +173,8 @@ expect 2 "purge is not available yet" -- "$CCPACK" restore "$A" --on-mismatch=pu
 CCPACK_ON_MISMATCH=maybe expect 2 "CCPACK_ON_MISMATCH must be refuse, force or purge" -- "$CCPACK" restore "$A" --inductor-dir "$T/p/ind"
 [ ! -e "$T/p" ] && ok || bad "a usage error wrote something"
 # --ignore: an informed override, field by field; a name that is no field is a usage error.
-expect 0 "" -- "$CCPACK" check "$A" "${DIRS[@]}" --ignore gpu.arch --ignore cache.targets
+# (each --ignore takes one FIELD: the archive after them stays the positional argument)
+expect 0 "" -- "$CCPACK" check --ignore gpu.arch --ignore cache.targets "$A" "${DIRS[@]}"
 expect 2 "'gpu.arch2' is not a fingerprint field" -- "$CCPACK" check "$A" --ignore gpu.arch2
 unset STUB_NVML_CC
 
