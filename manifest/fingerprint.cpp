@@ -1,3 +1,5 @@
+// The fingerprint type and its JSON gate (see fingerprint.hpp): written with ordered keys so the bytes are
+// deterministic, read through a parser callback that bounds depth and refuses repeated keys.
 #include "manifest/fingerprint.hpp"
 
 #include <nlohmann/json.hpp>

@@ -1,3 +1,5 @@
+// Reads the Triton kernel .json files of the cache folders and reconciles the fingerprint with them (see
+// cache_facts.hpp). Only readdir/lstat and small reads: no link is followed, no file over kMaxJsonBytes is read.
 #include "pack/cache_facts.hpp"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// Shared fingerprint options and output for the commands (see comparison.hpp).
 #include "tools/comparison.hpp"
 
 #include <cstdio>

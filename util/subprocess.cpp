@@ -1,3 +1,5 @@
+// run_program: posix_spawnp into a process group of its own, poll() on its stdout until the deadline, then
+// SIGKILL to the whole group and a blocking reap (see subprocess.hpp for the contract).
 #include "util/subprocess.hpp"
 
 #include <fcntl.h>
