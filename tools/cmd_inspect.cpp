@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "tools/cli.hpp"
+#include "tools/comparison.hpp"
 #include "unpack/archive.hpp"
 #include "util/fs.hpp"
 
@@ -28,6 +29,18 @@ void print_entries(const manifest::Manifest& m) {
       std::printf("  symlink %04o %12s %64s %s -> %s\n", e.mode, "-", "", e.path.c_str(), e.link_target.c_str());
     }
   }
+}
+
+// "sm_90, torch 2.11.0+cu130, triton 3.6.0 (31 fields; `ccpack check` compares them)", or "not recorded".
+std::string fingerprint_summary(const unpack::Archive& a) {
+  manifest::Fingerprint fp = archive_fingerprint(a);
+  if (!fp.recorded()) return "not recorded (made before fingerprints)";
+  std::string s;
+  for (std::string_view f : {manifest::field::gpu_arch, manifest::field::torch_version, manifest::field::triton_version}) {
+    const manifest::FieldValue* v = fp.get(f);
+    s += (s.empty() ? "" : ", ") + std::string(f) + " " + (v && v->value ? manifest::printable(*v->value, 40) : "absent");
+  }
+  return s + " (" + std::to_string(fp.fields.size()) + " fields; `ccpack check` compares them, --json shows them)";
 }
 
 int run(const InspectOptions& o) {
@@ -61,7 +74,7 @@ int run(const InspectOptions& o) {
               static_cast<std::size_t>(files),
               archive_bytes ? static_cast<double>(bytes) / static_cast<double>(archive_bytes) : 0.0);
   std::printf("signatures   %s\n", a.header.signatures == "[]" ? "none (unsigned)" : a.header.signatures.c_str());
-  std::printf("fingerprint  %s\n", m.fingerprint_json == "{}" ? "not recorded" : m.fingerprint_json.c_str());
+  std::printf("fingerprint  %s\n", fingerprint_summary(a).c_str());
   std::printf("components\n");
   for (const auto& c : m.components) {
     std::printf("  %-12s %-8s %6llu files %10s  from %s\n", c.name.c_str(), std::string(manifest::to_string(c.kind)).c_str(),

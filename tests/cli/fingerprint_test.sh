@@ -127,6 +127,8 @@ grep -q warning "$T/err" && bad "create on a matching machine warned: $(cat "$T/
 expect 0 "" -- "$CCPACK" inspect --json "$A"
 json_is "$T/out" "j['manifest']['fingerprint']['triton_targets']==[{'backend':'cuda','arch':'90','warp_size':32,'triton_version':'3.6.0','kernels':11}]"
 json_is "$T/out" "j['manifest']['fingerprint']['fields']['gpu.arch']=={'value':'sm_90','source':'nvml'}"
+expect 0 "" -- "$CCPACK" inspect "$A"
+grep -q "^fingerprint  gpu.arch sm_90, torch.version 2.7.1+cu126, triton.version 3.6.0 (" "$T/out" && ok || bad "inspect fingerprint line: $(cat "$T/out")"
 # A fingerprint that is not what the contract says (the manifest's digest fixed up): exit 4 naming the field.
 "$PY" - "$A" "$T/badfp.ccpack" <<'PYEOF'
 import hashlib, struct, sys
@@ -140,6 +142,7 @@ b[32:64] = hashlib.sha256(bad).digest()
 open(sys.argv[2], "wb").write(b)
 PYEOF
 expect 4 "badfp.ccpack': fingerprint field 'fields.gpu.arch.value' is not a string" -- "$CCPACK" check "$T/badfp.ccpack"
+expect 4 "badfp.ccpack': fingerprint field 'fields.gpu.arch.value' is not a string" -- "$CCPACK" inspect "$T/badfp.ccpack"
 expect 4 "fingerprint field 'fields.gpu.arch.value' is not a string" -- "$CCPACK" restore "$T/badfp.ccpack" --inductor-dir "$T/bf/ind" --triton-dir "$T/bf/tri"
 [ ! -e "$T/bf" ] && ok || bad "a restore of a malformed fingerprint wrote something"
 # Kernels built by triton 3.6.0 where 3.3.1 is installed: named, and 3.6.0 recorded.
