@@ -181,6 +181,16 @@ expect 0 "" -- "$CCPACK" check --ignore gpu.arch --ignore cache.targets "$A" "${
 expect 2 "'gpu.arch2' is not a fingerprint field" -- "$CCPACK" check "$A" --ignore gpu.arch2
 unset STUB_NVML_CC
 
+# The local set-up, as the checklists look at it: notes, not refusals.
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+  expect 0 "inductor cache folder '/dev/shm/ccpack-fp-none/ind' is on tmpfs" -- "$CCPACK" check "$A" --inductor-dir /dev/shm/ccpack-fp-none/ind
+fi
+# (TORCHINDUCTOR_CK_DIR is itself an Inductor setting, so env.inductor differs from the archive's: ignored here.)
+TORCHINDUCTOR_CK_DIR="$T/no-ck" expect 0 "TORCHINDUCTOR_CK_DIR '$T/no-ck' does not exist" -- \
+  "$CCPACK" check "$A" "${DIRS[@]}" --ignore env.inductor
+TORCHINDUCTOR_CK_DIR="$T/no-ck" expect 0 "" -- "$CCPACK" check --json "$A" "${DIRS[@]}" --ignore env.inductor
+json_is "$T/out" "j['setup_notes']==[\"TORCHINDUCTOR_CK_DIR '$T/no-ck' does not exist\"]"
+
 # --- contamination: a CUDA wheel at build time and not here, and the reverse: inductor stale, triton kept --------
 expect 0 "" -- "$CCPACK" create -q -o "$T/cudnn.ccpack" "${DIRS[@]}" --python "$T/bin/py-cudnn"
 expect 3 "inductor stale \(wheels.cuda\); triton warn" -- "$CCPACK" check --json "$T/cudnn.ccpack" "${DIRS[@]}"
