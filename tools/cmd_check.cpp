@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 
 #include "tools/comparison.hpp"
 #include "util/fs.hpp"
@@ -58,10 +59,11 @@ int run(CheckOptions& o) {
   Reporter out(o.common);
   check_ignored(o.ignored);
   resolve_extras(o.dirs, o.extras);
+  std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
+  std::future<manifest::Fingerprint> probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
   unpack::Archive a = unpack::Archive::open(o.archive);
   manifest::Fingerprint archive_fp = archive_fingerprint(a);
-  std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
-  manifest::Fingerprint local = probe_local(o.python, dirs);
+  manifest::Fingerprint local = probing.get();
   std::vector<manifest::ComponentRef> comps;
   for (const manifest::Component& c : a.manifest.components) comps.push_back({c.name, c.kind});
   manifest::Comparison c = manifest::compare(archive_fp, local, comps, o.ignored);

@@ -7,6 +7,7 @@
 // purge is reserved for the next issue.
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 
 #include "tools/comparison.hpp"
 #include "unpack/archive.hpp"
@@ -54,14 +55,15 @@ manifest::OnMismatch mismatch_policy(const std::string& flag) {
 }
 
 // The comparison for the components this restore would write (those with a folder).
-manifest::Comparison compare_for_restore(const RestoreOptions& o, const unpack::Archive& a, const std::vector<manifest::CacheDir>& dirs) {
+manifest::Comparison compare_for_restore(const RestoreOptions& o, const unpack::Archive& a, const std::vector<manifest::CacheDir>& dirs,
+                                         const manifest::Fingerprint& local) {
   std::vector<manifest::ComponentRef> comps;
   for (const manifest::Component& c : a.manifest.components) {
     for (const manifest::CacheDir& d : dirs) {
       if (d.name == c.name) comps.push_back({c.name, c.kind});
     }
   }
-  return manifest::compare(archive_fingerprint(a), probe_local(o.python, dirs), comps, o.ignored);
+  return manifest::compare(archive_fingerprint(a), local, comps, o.ignored);
 }
 
 // One warning per field that differs (all of them still restored: only warnings, or --on-mismatch=force).
@@ -91,9 +93,11 @@ int run(RestoreOptions& o) {
   check_ignored(o.ignored);
   manifest::OnMismatch policy = mismatch_policy(o.on_mismatch);
   resolve_extras(o.dirs, o.extras);
-  unpack::Archive a = unpack::Archive::open(o.archive);
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
-  manifest::Comparison fit = compare_for_restore(o, a, dirs);
+  // The probe (mostly waiting for Python) runs while the archive's header and manifest are read and checked.
+  std::future<manifest::Fingerprint> probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
+  unpack::Archive a = unpack::Archive::open(o.archive);
+  manifest::Comparison fit = compare_for_restore(o, a, dirs, probing.get());
   if (fit.blocks() && policy == manifest::OnMismatch::refuse) {
     if (!out.json()) std::fputs(fit.to_table(true).c_str(), stderr);
     return refused(out, {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}},
