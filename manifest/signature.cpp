@@ -15,6 +15,7 @@
 
 #include "util/error.hpp"
 #include "util/sha256.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack::manifest {
 namespace {
@@ -79,14 +80,14 @@ Signature parse_one(const ojson& obj, const std::string& where) {
   for (const auto& item : obj.items()) {
     const std::string& k = item.key();
     if (k != "key_id" && k != "algorithm" && k != "signed_at" && k != "note" && k != "signature")
-      bad(where, "has a field '" + printable(k) + "' that version 1 does not define");
+      bad(where, "has a field '" + escaped(k) + "' that version 1 does not define");
   }
   Signature s;
   s.key_id = string_field(obj, "key_id", where);
   if (s.key_id.size() != kKeyIdDigits || !is_lower_hex(s.key_id))
     bad(where + ".key_id", "is not 16 lowercase hex digits");
   s.algorithm = string_field(obj, "algorithm", where);
-  if (s.algorithm != kAlgorithmEd25519) bad(where + ".algorithm", "is '" + printable(s.algorithm) + "', not ed25519");
+  if (s.algorithm != kAlgorithmEd25519) bad(where + ".algorithm", "is '" + escaped(s.algorithm) + "', not ed25519");
   s.signed_at = string_field(obj, "signed_at", where);
   if (!is_utc_time(s.signed_at)) bad(where + ".signed_at", "is not a UTC time YYYY-MM-DDTHH:MM:SSZ");
   if (obj.contains("note")) {
@@ -113,7 +114,7 @@ ojson parse_tree(std::string_view block) {
     } else if (event == ojson::parse_event_t::key) {
       const std::string& key = parsed.get_ref<const std::string&>();
       for (const std::string& k : keys_seen) {
-        if (k == key) bad("signatures[" + std::to_string(count - 1) + "]." + printable(key), "appears twice");
+        if (k == key) bad("signatures[" + std::to_string(count - 1) + "]." + escaped(key), "appears twice");
       }
       keys_seen.push_back(key);
     }
@@ -209,20 +210,5 @@ std::string signing_time() {
   return buf;
 }
 
-std::string printable(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (char ch : text) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      out.push_back(ch);
-    } else {
-      out += "\\x";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
 
 }  // namespace ccpack::manifest

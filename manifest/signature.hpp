@@ -61,7 +61,5 @@ struct Signature {
 // The signing time: SOURCE_DATE_EPOCH when set (reproducible signed archives), else now; UTC, RFC 3339.
 [[nodiscard]] std::string signing_time();
 
-// A string from an archive made safe for a terminal: bytes outside printable ASCII become \xNN.
-[[nodiscard]] std::string printable(std::string_view text);
 
 }  // namespace ccpack::manifest

@@ -2,7 +2,7 @@
 """Benchmark ccpack against the stock `tar | zstd --long` pipeline on a torch.compile cache.
 
 Why: ccpack has numeric targets (archive no larger than stock, create no slower, restore at most
-half the stock time, no-op restore < 100 ms, peak RSS < 512 MiB). This script measures them the same
+half the stock time, no-op restore < 100 ms including the fingerprint check, peak RSS < 512 MiB). This script measures them the same
 way every time, on the real fixture when present, and checks that a restore gives back the source.
 
 How: the cache is --cache DIR, else the real fixture <repo>/../shared/fixtures/real-cache-h200.tar.xz
@@ -18,6 +18,10 @@ Signing: the archive that is restored is signed (create --sign-key, a key made w
 restored with --trust, as in production; each rep also times an unsigned create and a restore and no-op restore
 with --allow-unsigned (no signature check), and the report shows what signing and checking add, in wall time
 and in CPU time (user + system: the part of the cost that another process's load does not blur).
+
+Every restore probes the environment fingerprint (one Python call) and compares it with the archive's; `ccpack
+fingerprint` alone is timed too. The interpreter is --python (default: this script's own, sys.executable, so
+that a version-manager shim such as pyenv's, ~0.4 s a call, is not what is measured).
 --scaling measures synthetic caches of 10k files, 100k files and --scale 3 (3 reps by default).
 Exit status: 0 when it ran (failing targets are reported, not an error), 1 when a command failed or
 a restore did not match.
@@ -162,6 +166,9 @@ def verify(pairs):
     return rewritten
 
 
+PYTHON = sys.executable
+
+
 def measure(cache, work, ccpack, reps, level=None, noop=True):
     """Time ccpack vs stock create/restore on cache (a folder holding inductor_cache, triton_cache)."""
     global TRASH
@@ -179,12 +186,15 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
     create_unsigned = create_base + ["-o", str(cu)]
     create_st = ["sh", "-c", f"tar -C {shlex.quote(str(cache))} -c inductor_cache triton_cache"
                              f" | zstd -q -3 --long=27 -T0 > {shlex.quote(str(st))}"]
-    restore_base = [ccpack, "restore", str(ck), "--inductor-dir", str(tc / "inductor"), "--triton-dir", str(tc / "triton"), "-q"]
+    restore_base = [ccpack, "restore", str(ck), "--inductor-dir", str(tc / "inductor"), "--triton-dir", str(tc / "triton"), "-q",
+                    "--python", PYTHON]
     restore_ck = restore_base + ["--trust", f"{key}.pub"]
     restore_unchecked = restore_base + ["--allow-unsigned"]
+    fingerprint_ck = [ccpack, "fingerprint", "--python", PYTHON, "--inductor-dir", str(tc / "inductor"),
+                      "--triton-dir", str(tc / "triton")]
     restore_st = ["tar", "-I", "zstd --long=27", "-xf", str(st), "-C", str(ts)]
     t = {k: [] for k in ("create_ccpack", "create_unsigned", "create_stock", "restore_ccpack", "restore_unchecked",
-                         "restore_stock", "noop", "noop_unchecked")}
+                         "restore_stock", "noop", "noop_unchecked", "fingerprint")}
     rss = {k: [] for k in ("create_ccpack", "create_stock", "restore_ccpack", "restore_stock")}
     cpu = {k: [] for k in t}
 
@@ -219,6 +229,7 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
     for _ in range(5 * reps if noop else 0):  # cheap, and the difference is small: more reps
         timed("noop", restore_ck)
         timed("noop_unchecked", restore_unchecked)
+        timed("fingerprint", fingerprint_ck)
     med = {k: statistics.median(v) for k, v in t.items() if v}
     mcpu = {k: statistics.median(v) for k, v in cpu.items() if v}
     res = {
@@ -242,6 +253,8 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
         res["signing_ms"].update({"noop_checked": med["noop"] * 1000, "noop_unchecked": med["noop_unchecked"] * 1000,
                                   "noop_added": (med["noop"] - med["noop_unchecked"]) * 1000,
                                   "noop_added_cpu": (mcpu["noop"] - mcpu["noop_unchecked"]) * 1000})
+        res["fingerprint_ms"] = med["fingerprint"] * 1000
+        res["python"] = PYTHON
     TRASH = None
     shutil.rmtree(work, ignore_errors=True)
     return res
@@ -302,6 +315,8 @@ def print_report(r):
           f" ({g['noop_added']:+.1f})")
     print(f"{'  CPU added (median ms)':26s}create {g['create_added_cpu']:+.1f}, restore {g['restore_added_cpu']:+.1f},"
           f" no-op {g['noop_added_cpu']:+.1f}\n\ntargets:")
+    print(f"{'fingerprint (median)':26s}{r['fingerprint_ms']:.1f} ms  (python: {r['python']})")
+    print(f"{'no-op restore (median)':26s}{r['noop_restore_ms']:.1f} ms  (fingerprint probed and compared)\n\ntargets:")
     for name, t in r["targets"].items():
         v, lim = t["value"], t["limit"]
         shown = f"{v / MB:.2f} MB vs {lim / MB:.2f} MB" if name.startswith("size") else f"{v:.3f} (limit {lim:g})"
@@ -348,13 +363,16 @@ def main():
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ccpack-bench"),
                     help="scratch folder (default: %(default)s)")
     ap.add_argument("--level", help="passed to `ccpack create --level`")
+    ap.add_argument("--python", default=sys.executable,
+                    help="interpreter the fingerprint probes (default: this script's own, %(default)s)")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON object")
     ap.add_argument("--delete-between-reps", action="store_true",
                     help="delete earlier restore targets before each rep (default: move them aside, delete at the end)")
     ap.add_argument("--scaling", action="store_true", help="measure synthetic caches of 10k files, 100k files, --scale 3")
     args = ap.parse_args()
-    global DELETE_BETWEEN_REPS
+    global DELETE_BETWEEN_REPS, PYTHON
     DELETE_BETWEEN_REPS = args.delete_between_reps
+    PYTHON = args.python
     log("restore targets of earlier reps are " + ("deleted before each rep" if DELETE_BETWEEN_REPS else "moved aside and deleted after timing"))
     reps = args.reps or (3 if args.scaling else 5)
     ccpack = shutil.which(args.ccpack) or args.ccpack

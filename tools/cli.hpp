@@ -72,5 +72,7 @@ void add_verify(CLI::App& app, Commands& commands);
 void add_inspect(CLI::App& app, Commands& commands);
 void add_keygen(CLI::App& app, Commands& commands);
 void add_sign(CLI::App& app, Commands& commands);
+void add_fingerprint(CLI::App& app, Commands& commands);
+void add_check(CLI::App& app, Commands& commands);
 
 }  // namespace ccpack::tools

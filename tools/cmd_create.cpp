@@ -1,9 +1,11 @@
 // `ccpack create`: pack the cache folders found from the environment (or flags) into one archive.
 #include <sys/stat.h>
 
+#include "pack/cache_facts.hpp"
 #include "pack/packer.hpp"
 #include "tools/cli.hpp"
 #include "tools/trust_options.hpp"
+#include "tools/comparison.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -19,6 +21,7 @@ struct CreateOptions {
   std::vector<std::string> extras;
   std::string level = "default";
   SigningOptions signing;
+  std::string python;
 };
 
 struct Level {
@@ -83,6 +86,11 @@ int run(CreateOptions& o) {
       return manifest::encode_signature_block({key->sign_manifest(manifest, o.signing.note)});
     };
   }
+  // The fingerprint: this machine as probed, made to agree with what the cache's own kernels say.
+  manifest::Fingerprint fp = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs));
+  std::vector<std::string> fp_warnings = pack::reconcile(fp, pack::read_triton_targets(dirs));
+  for (const std::string& w : fp_warnings) out.warn(w);
+  po.fingerprint_json = fp.to_json();
   pack::PackResult r = pack::create_archive(dirs, o.output, po);
 
   std::uint64_t files = 0;
@@ -103,7 +111,8 @@ int run(CreateOptions& o) {
                 {"frames", r.manifest.frames.size()},
                 {"components", comps},
                 {"skipped", r.skipped},
-                {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)}});
+                {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
+                {"fingerprint_warnings", fp_warnings}});
     return 0;
   }
   for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
@@ -132,6 +141,7 @@ void add_create(CLI::App& app, Commands& commands) {
                 "for publication) or a zstd level 1-19")
       ->default_str("default");
   add_signing_options(c, o->signing, false);
+  add_python_option(c, o->python);
   add_common(c, o->common);
   commands.push_back({c, &o->common, [o] { return run(*o); }});
 }

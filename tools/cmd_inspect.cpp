@@ -3,8 +3,10 @@
 
 #include "tools/cli.hpp"
 #include "tools/trust_options.hpp"
+#include "tools/comparison.hpp"
 #include "unpack/archive.hpp"
 #include "util/fs.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack::tools {
 namespace fs = std::filesystem;
@@ -28,7 +30,7 @@ void print_signers(const unpack::TrustReport& r) {
   for (const unpack::SignerStatus& s : r.signers) {
     std::printf("  %s  signed %s  %-14s%s%s\n", s.signature.key_id.c_str(), s.signature.signed_at.c_str(),
                 std::string(unpack::to_string(s.state)).c_str(), s.signature.note.empty() ? "" : "  note: ",
-                manifest::printable(s.signature.note).c_str());
+                escaped(s.signature.note).c_str());
   }
 }
 
@@ -44,6 +46,18 @@ void print_entries(const manifest::Manifest& m) {
       std::printf("  symlink %04o %12s %64s %s -> %s\n", e.mode, "-", "", e.path.c_str(), e.link_target.c_str());
     }
   }
+}
+
+// "sm_90, torch 2.11.0+cu130, triton 3.6.0 (31 fields; `ccpack check` compares them)", or "not recorded".
+std::string fingerprint_summary(const unpack::Archive& a) {
+  manifest::Fingerprint fp = archive_fingerprint(a);
+  if (!fp.recorded()) return "not recorded (made before fingerprints)";
+  std::string s;
+  for (std::string_view f : {manifest::field::gpu_arch, manifest::field::torch_version, manifest::field::triton_version}) {
+    const manifest::FieldValue* v = fp.get(f);
+    s += (s.empty() ? "" : ", ") + std::string(f) + " " + (v && v->value ? escaped(*v->value, 40) : "absent");
+  }
+  return s + " (" + std::to_string(fp.fields.size()) + " fields; `ccpack check` compares them, --json shows them)";
 }
 
 int run(const InspectOptions& o) {
@@ -79,7 +93,7 @@ int run(const InspectOptions& o) {
               static_cast<std::size_t>(files),
               archive_bytes ? static_cast<double>(bytes) / static_cast<double>(archive_bytes) : 0.0);
   print_signers(trust);
-  std::printf("fingerprint  %s\n", m.fingerprint_json == "{}" ? "not recorded" : m.fingerprint_json.c_str());
+  std::printf("fingerprint  %s\n", fingerprint_summary(a).c_str());
   std::printf("components\n");
   for (const auto& c : m.components) {
     std::printf("  %-12s %-8s %6llu files %10s  from %s\n", c.name.c_str(), std::string(manifest::to_string(c.kind)).c_str(),

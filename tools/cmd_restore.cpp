@@ -1,14 +1,24 @@
 // `ccpack restore`: check an archive and put its components into this machine's cache folders.
+//
+// The archive's fingerprint is compared with this machine's before anything is written, and again on every run:
+// folders that already carry this archive's marker are not proof that it still fits (a persistent volume outlives
+// an image upgrade). --on-mismatch says what a stale or refused component does: refuse (default; nothing is
+// written, exit 3, the table of `check` on stderr) or force (restore anyway, one warning per differing field);
+// purge is reserved for the next issue.
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <future>
 
 #include "tools/cli.hpp"
+#include "tools/comparison.hpp"
 #include "tools/trust_options.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/installer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack::tools {
 namespace fs = std::filesystem;
@@ -25,6 +35,9 @@ struct RestoreOptions {
   bool at_build_paths = false;
   bool print_env = false;
   TrustOptions trust;
+  std::string python;
+  std::vector<std::string> ignored;
+  std::string on_mismatch;  // empty: $CCPACK_ON_MISMATCH, else refuse
 };
 
 // What it costs to restore into other folders than the build machine's, said where it happens.
@@ -61,17 +74,81 @@ void print_env(const unpack::RestoreReport& r) {
 
 bool relocated(const unpack::ComponentOutcome& c) { return !c.dir.empty() && !c.build_dir.empty() && c.dir != c.build_dir; }
 
+manifest::OnMismatch mismatch_policy(const std::string& flag) {
+  manifest::OnMismatch p = manifest::OnMismatch::refuse;
+  if (!flag.empty()) {
+    p = manifest::parse_on_mismatch(flag, "--on-mismatch");
+  } else if (const char* env = std::getenv("CCPACK_ON_MISMATCH"); env && *env) {
+    p = manifest::parse_on_mismatch(env, "CCPACK_ON_MISMATCH");
+  }
+  if (p == manifest::OnMismatch::purge) throw UsageError("--on-mismatch=purge is not available yet in this ccpack: use refuse or force");
+  return p;
+}
+
+// The comparison for the components this restore would write (those with a folder).
+manifest::Comparison compare_for_restore(const RestoreOptions& o, const unpack::Archive& a, const std::vector<manifest::CacheDir>& dirs,
+                                         const manifest::Fingerprint& local) {
+  std::vector<manifest::ComponentRef> comps;
+  for (const manifest::Component& c : a.manifest.components) {
+    for (const manifest::CacheDir& d : dirs) {
+      if (d.name == c.name) comps.push_back({c.name, c.kind});
+    }
+  }
+  return manifest::compare(archive_fingerprint(a), local, comps, o.ignored);
+}
+
+// One warning per field that differs (all of them still restored: only warnings, or --on-mismatch=force).
+void warn_differences(const Reporter& out, const manifest::Comparison& c, bool forced) {
+  if (!c.archive_recorded) {
+    out.warn("the archive records no fingerprint (made before fingerprints): restored without a check");
+    return;
+  }
+  auto shown = [](const std::optional<std::string>& v, const std::string& note) {
+    return v ? "'" + escaped(*v, 80) + "'" : escaped(note, 80);
+  };
+  for (const manifest::ComparisonRow& row : c.rows) {
+    std::string verdicts;
+    for (std::size_t i = 0; i < c.components.size(); ++i) {
+      if (row.verdicts[i] == manifest::Verdict::match) continue;
+      verdicts += (verdicts.empty() ? "" : ", ") + c.components[i].name + " " + std::string(manifest::to_string(row.verdicts[i]));
+    }
+    if (verdicts.empty()) continue;
+    out.warn("fingerprint field " + row.field + " differs (archive " + shown(row.archive, row.archive_note) + ", here " +
+             shown(row.local, row.local_note) + "): " + verdicts + (forced ? ", restored anyway (--on-mismatch=force)" : "") +
+             ": " + row.why);
+  }
+}
+
 int run(RestoreOptions& o) {
   Reporter out(o.common);
+  check_ignored(o.ignored);
+  manifest::OnMismatch policy = mismatch_policy(o.on_mismatch);
   resolve_extras(o.dirs, o.extras);
   if (o.at_build_paths && (o.dirs.inductor_dir || o.dirs.triton_dir || !o.extras.empty()))
     throw UsageError("--at-build-paths restores where the archive was built: it does not take --inductor-dir, --triton-dir or --add");
   if (o.print_env && o.common.json) throw UsageError("--print-env and --json both write to standard output: choose one");
+  std::vector<manifest::CacheDir> dirs;
+  if (!o.at_build_paths) dirs = manifest::resolve_cache_dirs(o.dirs);
+  // The probe (mostly waiting for Python) runs while the archive's header and manifest are read and checked; with
+  // --at-build-paths the folders come from the manifest, so it waits for them.
+  std::future<manifest::Fingerprint> probing;
+  if (!o.at_build_paths) probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
   // The signature is checked before the manifest is parsed, and before any target folder is touched.
   unpack::TrustReport trust;
   unpack::Archive a = open_trusted(o.archive, o.trust, out, trust);
-  std::vector<manifest::CacheDir> dirs = o.at_build_paths ? manifest::build_dirs(a.manifest) : manifest::resolve_cache_dirs(o.dirs);
-  if (o.at_build_paths) require_writable(dirs);
+  if (o.at_build_paths) {
+    dirs = manifest::build_dirs(a.manifest);
+    require_writable(dirs);
+  }
+  manifest::Comparison fit = compare_for_restore(o, a, dirs, o.at_build_paths ? probe_local(o.python, dirs) : probing.get());
+  if (fit.blocks() && policy == manifest::OnMismatch::refuse) {
+    if (!out.json()) std::fputs(fit.to_table(true).c_str(), stderr);
+    return refused(out, {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}},
+                   "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
+                       " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
+  }
+  warn_differences(out, fit, fit.blocks());
+
   unpack::RestoreOptions ro;
   ro.jobs = o.common.jobs;
   ro.progress = out.progress();
@@ -96,7 +173,8 @@ int run(RestoreOptions& o) {
                 {"noop", r.noop()},
                 {"trusted", trust.trusted()},
                 {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
-                {"components", comps}});
+                {"components", comps},
+                {"fingerprint", comparison_json(fit)}});
     return 0;
   }
   for (const auto& c : r.components) {
@@ -128,9 +206,15 @@ void add_restore(CLI::App& app, Commands& commands) {
   r->add_flag("--no-relocate", o->no_relocate,
               "Keep Triton's __grp__*.json files as packed (they then name the build machine's folders)");
   add_trust_options(r, o->trust);
+  add_python_option(r, o->python);
+  add_ignore_option(r, o->ignored);
+  r->add_option("--on-mismatch", o->on_mismatch,
+                "When the fingerprint makes a component stale or refused: 'refuse' (default: write nothing, exit 3) or "
+                "'force' (restore anyway, warn); default $CCPACK_ON_MISMATCH, else refuse ('purge' is reserved)");
   add_common(r, o->common);
   r->footer(
-      "Each target folder is replaced as a whole: the archive is extracted into a hidden staging folder beside it, every "
+      "The archive's fingerprint is checked against this machine's first, on every run (see `ccpack check`). Each "
+      "target folder is replaced as a whole: the archive is extracted into a hidden staging folder beside it, every "
       "byte is checked, and the staging folders are swapped in together; if one swap fails, those already swapped are "
       "swapped back. Running it again with the same archive does nothing. The archive must carry a signature that "
       "verifies with a trusted key (--trust, $CCPACK_TRUSTED_KEYS, else /etc/ccpack/trusted.d and "

@@ -61,6 +61,8 @@ int run_ccpack(int argc, char** argv) {
   tools::add_inspect(app, commands);
   tools::add_keygen(app, commands);
   tools::add_sign(app, commands);
+  tools::add_fingerprint(app, commands);
+  tools::add_check(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -87,4 +87,13 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
+std::string escaped(std::string_view bytes, std::size_t max_length) {
+  std::string out = escaped(bytes);
+  if (max_length == 0 || out.size() <= max_length) return out;
+  std::size_t cut = max_length > 3 ? max_length - 3 : 0;
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  out.resize(cut);
+  return out + "...";
+}
+
 }  // namespace ccpack

@@ -8,12 +8,17 @@
 // different names never escape to the same text.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace ccpack {
 
 [[nodiscard]] std::string escaped(std::string_view bytes);
+
+// escaped(), cut to at most `max_length` bytes (0: no limit) on a character boundary, with "..." when cut: for
+// tables and one-line reports that show values of any length.
+[[nodiscard]] std::string escaped(std::string_view bytes, std::size_t max_length);
 
 // Whether `bytes` is well-formed UTF-8 (RFC 3629), the rule `escaped()` applies.
 [[nodiscard]] bool is_valid_utf8(std::string_view bytes);

@@ -13,6 +13,7 @@
 #include "unpack/trust.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
+#include "util/escape.hpp"
 
 using namespace ccpack;
 using namespace ccpack::manifest;
@@ -108,7 +109,7 @@ TEST_CASE("notes, times and printing") {
   CHECK(note_problem("\xc0\x80") == "is not UTF-8");          // overlong NUL
   CHECK(note_problem("\xed\xa0\x80") == "is not UTF-8");      // surrogate
   CHECK(note_problem("tab\there") == "holds a control character");
-  CHECK(printable("ok \x1b[2J\\ \xc3\xbc") == "ok \\x1b[2J\\x5c \\xc3\\xbc");
+  CHECK(escaped("ok \x1b[2J\\ \xc3\xbc") == "ok \\x1b[2J\\\\ \xc3\xbc");  // util/escape: valid UTF-8 kept
   ::setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
   CHECK(signing_time() == "2023-11-14T22:13:20Z");
   ::setenv("SOURCE_DATE_EPOCH", "-1", 1);

@@ -1,0 +1,63 @@
+// Probing this machine's fingerprint, cheaply and without importing torch (the ccpack_probe library).
+//
+// Each probe fills its fields with a value and its source, or with null and the reason it could not tell; none
+// guesses and none can hang start-up: programs run through run_program (hard deadline, bounded output, the
+// process group killed on timeout) and the GPU probe runs on a thread that is abandoned past its deadline.
+//   host     cpu.arch, os (uname), glibc (gnu_get_libc_version)
+//   env      env.* (the cache-key TORCHINDUCTOR_* / TRITON_* settings, ...), world_size, paths.*
+//   python   one interpreter call (--python, else $CCPACK_PYTHON, else python3 on PATH): version, SOABI, the
+//            site-packages folders, and the versions of torch, triton, ck4inductor and the CUDA wheels read from
+//            the .dist-info folder names on sys.path; torch/version.py read as text for torch.cuda / torch.hip
+//   ptxas    $TRITON_PTXAS_PATH or Triton's bundled triton/backends/nvidia/bin/ptxas, `--version`
+//   gpu      NVML by dlopen ($CCPACK_NVML_LIBRARY, else libnvidia-ml.so.1), else `nvidia-smi`, else AMD's
+//            /sys/class/kfd topology ($CCPACK_SYSFS_ROOT in front of /sys, for tests)
+// The python and gpu probes run concurrently. Parsers of probe output are exposed for the unit tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "manifest/fingerprint.hpp"
+#include "manifest/locations.hpp"
+#include "util/subprocess.hpp"
+
+namespace ccpack::manifest::probe {
+
+struct ProbeOptions {
+  std::string python;               // empty: $CCPACK_PYTHON, else "python3"
+  std::vector<CacheDir> dirs;       // the cache folders, for paths.*
+  RunLimits limits;                 // for each program run
+};
+
+// The whole fingerprint of this machine.
+[[nodiscard]] Fingerprint probe_machine(const ProbeOptions& options);
+
+// The interpreter the options name: --python, else $CCPACK_PYTHON, else python3.
+[[nodiscard]] std::string python_of(const ProbeOptions& options);
+
+void probe_host(Fingerprint& fp);
+void probe_env(Fingerprint& fp, const std::vector<CacheDir>& dirs);
+// Returns the sys.path folder holding triton (empty when unknown), for the ptxas probe.
+std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits);
+void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimits& limits);
+void probe_gpu(Fingerprint& fp, const RunLimits& limits);
+
+// --- parsers (pure; unit-tested) ---
+// The JSON the python probe prints; returns the triton site folder. Untrusted: bounded, malformed -> absent.
+std::string parse_python_report(std::string_view json, Fingerprint& fp);
+// `cuda = '12.6'`, `hip: Optional[str] = None` lines of torch/version.py -> torch.cuda, torch.hip.
+void parse_torch_version_py(std::string_view text, Fingerprint& fp);
+// "Cuda compilation tools, release 12.8, V12.8.93" -> "12.8.93"; empty when not found.
+[[nodiscard]] std::string parse_ptxas_version(std::string_view out);
+// `nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader`; false when unusable.
+bool parse_nvidia_smi(std::string_view out, Fingerprint& fp);
+// KFD gfx_target_version (90402) -> "gfx942"; empty for 0.
+[[nodiscard]] std::string gfx_name(std::uint64_t gfx_target_version);
+
+// The names of the environment variables probe_env reads into env.inductor / env.triton, decided once.
+[[nodiscard]] bool is_inductor_key_setting(std::string_view name);
+[[nodiscard]] bool is_triton_key_setting(std::string_view name);
+
+}  // namespace ccpack::manifest::probe

@@ -1,0 +1,198 @@
+// Reads the Triton kernel .json files of the cache folders and reconciles the fingerprint with them (see
+// cache_facts.hpp). Only readdir/lstat and small reads: no link is followed, no file over kMaxJsonBytes is read.
+#include "pack/cache_facts.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "util/fs.hpp"
+#include "util/escape.hpp"
+
+namespace ccpack::pack {
+namespace fs = std::filesystem;
+using manifest::Fingerprint;
+using manifest::TritonTarget;
+namespace field = manifest::field;
+
+namespace {
+
+using Key = std::tuple<std::string, std::string, int, std::string>;  // backend, arch, warp size, triton version
+
+struct Counter {
+  std::map<Key, std::uint64_t> kernels;
+  std::uint64_t total = 0;
+};
+
+// Names in `dir` with their d_type (DT_UNKNOWN resolved with lstat), without following links.
+std::vector<std::pair<std::string, bool>> list(const fs::path& dir) {
+  std::vector<std::pair<std::string, bool>> out;  // name, is a folder
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return out;
+  while (dirent* e = ::readdir(d.get())) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    bool is_dir = e->d_type == DT_DIR;
+    if (e->d_type == DT_UNKNOWN) {
+      struct stat st {};
+      is_dir = ::lstat((dir / name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    out.emplace_back(std::move(name), is_dir);
+  }
+  return out;
+}
+
+// The target of one kernel .json, or nothing when it is not a kernel's metadata.
+std::optional<Key> read_target(const fs::path& file) {
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > kMaxJsonBytes) {
+    return std::nullopt;
+  }
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  if (pread_full(fd.get(), text.data(), text.size(), 0, quoted_path(file)) != text.size()) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  auto t = j.find("target");
+  auto v = j.find("triton_version");
+  if (t == j.end() || !t->is_object() || v == j.end() || !v->is_string()) return std::nullopt;
+  auto backend = t->find("backend");
+  auto arch = t->find("arch");
+  auto warp = t->find("warp_size");
+  if (backend == t->end() || !backend->is_string() || arch == t->end() || warp == t->end() || !warp->is_number_unsigned()) {
+    return std::nullopt;
+  }
+  std::string arch_text = arch->is_string() ? arch->get<std::string>() : arch->is_number_unsigned() ? std::to_string(arch->get<std::uint64_t>()) : "";
+  std::string b = backend->get<std::string>();
+  std::string version = v->get<std::string>();
+  if (arch_text.empty() || arch_text.size() > 32 || b.size() > 32 || version.size() > 64 || warp->get<std::uint64_t>() > 1024) {
+    return std::nullopt;
+  }
+  return Key{b, arch_text, warp->get<int>(), version};
+}
+
+// One Triton cache folder: <dir>/<hash>/<kernel>.json.
+void scan_triton_folder(const fs::path& dir, Counter& c) {
+  for (const auto& [hash, is_dir] : list(dir)) {
+    if (!is_dir) continue;
+    for (const auto& [name, sub_is_dir] : list(dir / hash)) {
+      if (sub_is_dir || !name.ends_with(".json") || name.starts_with("__grp__")) continue;
+      if (c.total >= kMaxKernels) return;
+      if (auto key = read_target(dir / hash / name)) {
+        ++c.kernels[*key];
+        ++c.total;
+      }
+    }
+  }
+}
+
+std::string vendor_of(const std::string& backend) {
+  if (backend == "cuda") return "nvidia";
+  if (backend == "hip") return "amd";
+  return backend;
+}
+
+std::string value_or(const Fingerprint& fp, std::string_view name, const std::string& otherwise) {
+  const manifest::FieldValue* v = fp.get(name);
+  return v && v->value ? *v->value : otherwise;
+}
+
+// Sets `name` to the cache's `value` unless the probe already says the same.
+void take_from_cache(Fingerprint& fp, std::string_view name, const std::string& value) {
+  const manifest::FieldValue* v = fp.get(name);
+  if (v && v->value == value) return;
+  std::string was = v && v->value ? "; the probe said " + *v->value : "";
+  fp.set(name, value, "derived:triton-json" + was);
+}
+
+std::string describe(const std::vector<TritonTarget>& targets) {
+  std::string s;
+  for (const TritonTarget& t : targets) {
+    s += (s.empty() ? "" : ", ") + manifest::arch_name(t) + " (" + std::to_string(t.kernels) + " kernels, triton " + t.triton_version + ")";
+  }
+  return escaped(s, 400);
+}
+
+void reconcile_gpu(Fingerprint& fp, const std::vector<TritonTarget>& targets, std::vector<std::string>& warnings) {
+  std::vector<std::string> archs;
+  for (const TritonTarget& t : targets) {
+    if (std::find(archs.begin(), archs.end(), manifest::arch_name(t)) == archs.end()) archs.push_back(manifest::arch_name(t));
+  }
+  if (archs.size() > 1) {
+    warnings.push_back("the cache holds Triton kernels for " + std::to_string(archs.size()) + " GPU targets: " + describe(targets) +
+                       "; gpu.arch is recorded as absent");
+    fp.absent(field::gpu_arch, "the cache's kernels target several GPUs: " + describe(targets));
+    return;
+  }
+  const TritonTarget& t = targets.front();
+  std::string probed = value_or(fp, field::gpu_arch, "");
+  if (!probed.empty() && probed != archs.front()) {
+    std::string device = value_or(fp, field::gpu_name, "unnamed");
+    warnings.push_back("the cache's Triton kernels target " + escaped(archs.front(), 32) + " but this machine's GPU is " +
+                       probed + " (" + device + "): the archive records the cache's target, not this machine's GPU");
+    for (std::string_view f : {field::gpu_name, field::gpu_sm_count, field::gpu_count, field::gpu_driver}) {
+      fp.absent(f, "the probed GPU (" + probed + ", " + device + ") is not the one the cache was built for");
+    }
+  }
+  take_from_cache(fp, field::gpu_arch, archs.front());
+  take_from_cache(fp, field::gpu_vendor, vendor_of(t.backend));
+  take_from_cache(fp, field::gpu_warp_size, std::to_string(t.warp_size));
+}
+
+void reconcile_triton(Fingerprint& fp, const std::vector<TritonTarget>& targets, std::vector<std::string>& warnings) {
+  std::vector<std::string> versions;
+  for (const TritonTarget& t : targets) {
+    if (std::find(versions.begin(), versions.end(), t.triton_version) == versions.end()) versions.push_back(t.triton_version);
+  }
+  if (versions.size() > 1) {
+    warnings.push_back("the cache holds kernels of " + std::to_string(versions.size()) + " Triton versions: " + describe(targets) +
+                       "; triton.version is recorded as absent");
+    fp.absent(field::triton_version, "the cache's kernels come from several triton versions: " + describe(targets));
+    return;
+  }
+  std::string probed = value_or(fp, field::triton_version, "");
+  if (!probed.empty() && probed != versions.front()) {
+    warnings.push_back("the cache's Triton kernels were built by triton " + escaped(versions.front(), 64) +
+                       " but triton " + probed + " is installed: the archive records " + escaped(versions.front(), 64));
+  }
+  take_from_cache(fp, field::triton_version, versions.front());
+}
+
+}  // namespace
+
+std::vector<TritonTarget> read_triton_targets(const std::vector<manifest::CacheDir>& dirs) {
+  Counter c;
+  for (const manifest::CacheDir& d : dirs) {
+    if (d.kind == manifest::ComponentKind::triton) scan_triton_folder(d.dir, c);
+    if (d.kind == manifest::ComponentKind::inductor) {
+      for (const auto& [device, is_dir] : list(d.dir / "triton")) {
+        if (is_dir) scan_triton_folder(d.dir / "triton" / device, c);
+      }
+    }
+  }
+  std::vector<TritonTarget> out;
+  for (const auto& [key, n] : c.kernels) {
+    const auto& [backend, arch, warp, version] = key;
+    out.push_back(TritonTarget{backend, arch, warp, version, n});
+  }
+  return out;
+}
+
+std::vector<std::string> reconcile(Fingerprint& fp, const std::vector<TritonTarget>& targets) {
+  fp.triton_targets = targets;
+  std::vector<std::string> warnings;
+  if (targets.empty()) return warnings;
+  reconcile_gpu(fp, targets, warnings);
+  reconcile_triton(fp, targets, warnings);
+  return warnings;
+}
+
+}  // namespace ccpack::pack

@@ -1,0 +1,100 @@
+// `ccpack check ARCHIVE`: the archive's fingerprint against this machine's, field by field, with the verdict per
+// component. Exit 0 when everything matches or only warns, 3 when any component is stale or refused (what
+// `restore` would refuse). Nothing is written.
+//
+// It also looks at the local set-up the way hand-written checklists do (notes only, the exit code does not change):
+// a cache folder on tmpfs (gone at the next restart), a cache folder this user cannot write (torch then compiles
+// into nothing), and a TORCHINDUCTOR_CK_DIR that does not exist.
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+
+#include "tools/comparison.hpp"
+#include "util/fs.hpp"
+
+namespace ccpack::tools {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CheckOptions {
+  CommonOptions common;
+  fs::path archive;
+  std::string python;
+  std::vector<std::string> ignored;
+  manifest::CacheDirOptions dirs;
+  std::vector<std::string> extras;
+};
+
+// The nearest folder that exists at or above `p`.
+fs::path existing_folder(fs::path p) {
+  std::error_code ec;
+  while (!p.empty() && !fs::is_directory(p, ec) && p != p.parent_path()) p = p.parent_path();
+  return p;
+}
+
+std::vector<std::string> setup_notes(const std::vector<manifest::CacheDir>& dirs) {
+  std::vector<std::string> notes;
+  for (const manifest::CacheDir& d : dirs) {
+    fs::path at = existing_folder(d.dir);
+    struct statfs sf {};
+    if (!at.empty() && ::statfs(at.c_str(), &sf) == 0 && sf.f_type == TMPFS_MAGIC) {
+      notes.push_back(d.name + " cache folder " + quoted_path(d.dir) + " is on tmpfs: it is gone after a restart");
+    }
+    if (!at.empty() && ::access(at.c_str(), W_OK | X_OK) != 0) {
+      notes.push_back(d.name + " cache folder " + quoted_path(d.dir) + " is not writable here (" + quoted_path(at) + ")");
+    }
+  }
+  if (const char* ck = std::getenv("TORCHINDUCTOR_CK_DIR"); ck && *ck && !fs::is_directory(ck)) {
+    notes.push_back("TORCHINDUCTOR_CK_DIR " + quoted_path(ck) + " does not exist");
+  }
+  return notes;
+}
+
+int run(CheckOptions& o) {
+  Reporter out(o.common);
+  check_ignored(o.ignored);
+  resolve_extras(o.dirs, o.extras);
+  std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
+  std::future<manifest::Fingerprint> probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
+  unpack::Archive a = unpack::Archive::open(o.archive);
+  manifest::Fingerprint archive_fp = archive_fingerprint(a);
+  manifest::Fingerprint local = probing.get();
+  std::vector<manifest::ComponentRef> comps;
+  for (const manifest::Component& c : a.manifest.components) comps.push_back({c.name, c.kind});
+  manifest::Comparison c = manifest::compare(archive_fp, local, comps, o.ignored);
+
+  std::vector<std::string> notes = setup_notes(dirs);
+  ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)}, {"setup_notes", notes}};
+  if (!out.json()) std::fputs(c.to_table(true).c_str(), stdout);
+  for (const std::string& n : notes) out.warn(n);
+  if (c.blocks()) {
+    return refused(out, std::move(body), "archive " + quoted_path(o.archive) + " does not fit this machine: " + c.summary());
+  }
+  out.report(std::move(body));
+  out.say(c.worst() == manifest::Verdict::match ? "the archive fits this machine"
+                                                 : "the archive fits this machine, with warnings: " + c.summary());
+  return 0;
+}
+
+}  // namespace
+
+void add_check(CLI::App& app, Commands& commands) {
+  auto o = std::make_shared<CheckOptions>();
+  CLI::App* c = app.add_subcommand("check", "Compare an archive's fingerprint with this machine's, field by field");
+  c->add_option("archive", o->archive, "The .ccpack archive")->required();
+  add_python_option(c, o->python);
+  add_ignore_option(c, o->ignored);
+  add_cache_dirs(c, o->dirs, o->extras, "compare with");
+  add_common(c, o->common);
+  c->footer(
+      "Verdicts per component: match; warn (still works); stale (can never hit here); refuse (loading risks a crash). "
+      "Exit 0 when nothing is stale or refused, 3 otherwise. See docs/FINGERPRINT.md.");
+  commands.push_back({c, &o->common, [o] { return run(*o); }});
+}
+
+}  // namespace ccpack::tools

@@ -1,0 +1,40 @@
+// `ccpack fingerprint`: this machine's environment fingerprint, as a table or --json (the manifest's object).
+#include <cstdio>
+
+#include "tools/comparison.hpp"
+
+namespace ccpack::tools {
+namespace {
+
+struct FingerprintOptions {
+  CommonOptions common;
+  std::string python;
+  manifest::CacheDirOptions dirs;
+  std::vector<std::string> extras;
+};
+
+int run(FingerprintOptions& o) {
+  Reporter out(o.common);
+  resolve_extras(o.dirs, o.extras);
+  manifest::Fingerprint fp = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs));
+  if (out.json()) {
+    out.report(ojson::parse(fp.to_json()));
+    return 0;
+  }
+  std::fputs(fp.to_table().c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_fingerprint(CLI::App& app, Commands& commands) {
+  auto o = std::make_shared<FingerprintOptions>();
+  CLI::App* f = app.add_subcommand("fingerprint", "Show this machine's environment fingerprint (what create records)");
+  add_python_option(f, o->python);
+  add_cache_dirs(f, o->dirs, o->extras, "record");
+  add_common(f, o->common);
+  f->footer("Each field is a value or 'absent' with the reason; nothing is guessed. See docs/FINGERPRINT.md.");
+  commands.push_back({f, &o->common, [o] { return run(*o); }});
+}
+
+}  // namespace ccpack::tools

@@ -1,0 +1,85 @@
+// Shared fingerprint options and output for the commands (see comparison.hpp).
+#include "tools/comparison.hpp"
+
+#include <cstdio>
+
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/escape.hpp"
+
+namespace ccpack::tools {
+
+void add_python_option(CLI::App* cmd, std::string& python) {
+  cmd->add_option("--python", python,
+                  "Python interpreter whose packages the fingerprint reads (default: $CCPACK_PYTHON, else python3)");
+}
+
+void add_ignore_option(CLI::App* cmd, std::vector<std::string>& ignored) {
+  cmd->add_option("--ignore", ignored,
+                  "Fingerprint field whose difference is accepted (repeatable; an informed override, e.g. gpu.driver)")
+      ->allow_extra_args(false);  // one FIELD per --ignore, so a positional after it stays positional
+}
+
+void check_ignored(const std::vector<std::string>& ignored) {
+  for (const std::string& name : ignored) {
+    if (manifest::find_rule(name) != nullptr) continue;
+    std::string known;
+    for (const manifest::FieldRule& r : manifest::field_rules()) known += (known.empty() ? "" : ", ") + std::string(r.field);
+    throw UsageError("--ignore: '" + escaped(name, 64) + "' is not a fingerprint field (fields: " + known + ")");
+  }
+}
+
+manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs) {
+  manifest::probe::ProbeOptions options;
+  options.python = python;
+  options.dirs = dirs;
+  return manifest::probe::probe_machine(options);
+}
+
+manifest::Fingerprint archive_fingerprint(const unpack::Archive& archive) {
+  try {
+    return manifest::Fingerprint::from_json(archive.manifest.fingerprint_json);
+  } catch (const IntegrityError& e) {
+    throw IntegrityError(quoted_path(archive.path) + ": " + e.what());
+  }
+}
+
+ojson comparison_json(const manifest::Comparison& c) {
+  auto value = [](const std::optional<std::string>& v) { return v ? ojson(*v) : ojson(nullptr); };
+  ojson comps = ojson::array();
+  for (std::size_t i = 0; i < c.components.size(); ++i) {
+    comps.push_back({{"name", c.components[i].name},
+                     {"kind", manifest::to_string(c.components[i].kind)},
+                     {"verdict", manifest::to_string(c.component_verdicts[i])}});
+  }
+  ojson fields = ojson::array();
+  for (const manifest::ComparisonRow& row : c.rows) {
+    ojson verdicts = ojson::object();
+    for (std::size_t i = 0; i < c.components.size(); ++i) verdicts[c.components[i].name] = manifest::to_string(row.verdicts[i]);
+    ojson f = {{"field", row.field}, {"archive", value(row.archive)}, {"local", value(row.local)}};
+    if (!row.archive_note.empty()) f["archive_note"] = row.archive_note;
+    if (!row.local_note.empty()) f["local_note"] = row.local_note;
+    f["verdicts"] = std::move(verdicts);
+    f["ignored"] = row.ignored;
+    f["why"] = row.why;
+    fields.push_back(std::move(f));
+  }
+  return {{"verdict", manifest::to_string(c.worst())},
+          {"archive_recorded", c.archive_recorded},
+          {"summary", c.summary()},
+          {"components", comps},
+          {"fields", fields}};
+}
+
+int refused(const Reporter& out, ojson body, const std::string& message) {
+  constexpr int code = static_cast<int>(ExitCode::refused);
+  if (out.json()) {
+    ojson head{{"ok", false}, {"exit_code", code}, {"error", message}};
+    for (auto& [key, value] : body.items()) head[key] = std::move(value);
+    out.report(std::move(head));
+  }
+  std::fprintf(stderr, "ccpack: error: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace ccpack::tools

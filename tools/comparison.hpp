@@ -1,0 +1,35 @@
+// The fingerprint pieces `check`, `restore`, `create` and `fingerprint` share: the --python and --ignore options,
+// probing this machine, reading an archive's fingerprint, and the comparison as a table or JSON. The meaning of
+// a difference lives in manifest/policy.cpp; this file only presents it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "manifest/policy.hpp"
+#include "manifest/probe/probe.hpp"
+#include "tools/cli.hpp"
+#include "unpack/archive.hpp"
+
+namespace ccpack::tools {
+
+// --python PATH (the interpreter the pod runs; default $CCPACK_PYTHON, else python3).
+void add_python_option(CLI::App* cmd, std::string& python);
+// --ignore FIELD (repeatable).
+void add_ignore_option(CLI::App* cmd, std::vector<std::string>& ignored);
+// Throws UsageError for a name that is not a fingerprint field.
+void check_ignored(const std::vector<std::string>& ignored);
+
+[[nodiscard]] manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs);
+
+// The archive's fingerprint; IntegrityError naming the archive and the field when it is malformed.
+[[nodiscard]] manifest::Fingerprint archive_fingerprint(const unpack::Archive& archive);
+
+// The comparison for --json: {"verdict", "components": [{name, kind, verdict}], "fields": [{...}]}.
+[[nodiscard]] ojson comparison_json(const manifest::Comparison& c);
+
+// Ends a command refused by the fingerprint: with --json the report `body` with ok:false, exit_code and error on
+// standard output; always the one line "ccpack: error: <message>" on standard error. Returns exit code 3.
+[[nodiscard]] int refused(const Reporter& out, ojson body, const std::string& message);
+
+}  // namespace ccpack::tools
