@@ -6,12 +6,12 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "tools/cli.hpp"
 #include "util/error.hpp"
-#include "util/version.hpp"
 
 namespace {
 
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
       "safely and atomically.",
       "ccpack"};
   app.footer(exit_code_help());
-  app.set_version_flag("--version", std::string("ccpack ") + ccpack::kVersion);
+  app.set_version_flag("--version", std::function<std::string()>(tools::version_text));
   app.require_subcommand(1);
 
   tools::Commands commands;
@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   tools::add_restore(app, commands);
   tools::add_verify(app, commands);
   tools::add_inspect(app, commands);
+  tools::add_import(app, commands);
 
   try {
     app.parse(argc, argv);
