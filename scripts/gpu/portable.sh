@@ -3,8 +3,8 @@
 # LD_LIBRARY_PATH unset and nothing carried but the unpacked .tar.gz:
 #   1. ldd: every library is glibc's, libstdc++, libgcc_s, or one bundled in the package's lib/ccpack;
 #   2. --version runs from another folder;
-#   3. on a copy of a real cache: create, wipe, restore into the same folders, compare every byte and mode;
-#      a no-op restore; verify.
+#   3. on a copy of a real cache: create, verify, import of a tar of it (same entries as create), wipe, restore
+#      into the same folders, compare every byte and mode; a no-op restore.
 # Usage: portable.sh [--libs-only] PKG_DIR [INDUCTOR_DIR TRITON_DIR]
 #   PKG_DIR is the unpacked ccpack-*-linux-x86_64 folder. Without cache folders, a warm-up with step.py (beside
 #   this script) makes one (about 4 minutes on an H200). Prints PASS/FAIL lines; exits 1 if any FAIL.
@@ -55,6 +55,18 @@ TIMEFORMAT="%R"
 t=$( { time "$BIN" create -q -o "$W/cache.ccpack" 2>"$W/create.err"; } 2>&1 ); rc=$?
 [ $rc -eq 0 ] && pass "create: ${t}s, $(stat -c %s "$W/cache.ccpack") bytes" || fail "create rc=$rc: $(cat "$W/create.err")"
 "$BIN" verify -q "$W/cache.ccpack" && pass "verify" || fail "verify rc=$?"
+# import: a plain tar of the same folders gives the same entries (and, where zstd is installed, the same tar stream).
+tar -C "$W/build" -cf "$W/cache.tar" ind tri
+t=$( { time "$BIN" import -q "$W/cache.tar" -o "$W/imported.ccpack" --map ind=inductor --map tri=triton 2>"$W/import.err"; } 2>&1 ); rc=$?
+[ $rc -eq 0 ] && pass "import: ${t}s" || fail "import rc=$rc: $(cat "$W/import.err")"
+if diff <("$BIN" inspect --files "$W/cache.ccpack" | sed -n '/^entries/,$p') <("$BIN" inspect --files "$W/imported.ccpack" | sed -n '/^entries/,$p') >/dev/null; then
+  pass "import: same entries as create"
+else
+  fail "import: entries differ from create's"
+fi
+if command -v zstd >/dev/null; then
+  cmp -s <(zstd -q -dc "$W/cache.ccpack") <(zstd -q -dc "$W/imported.ccpack") && pass "import: same tar stream as create" || fail "import: tar stream differs from create's"
+fi
 rm -rf "$W/build" && pass "wipe"
 t=$( { time "$BIN" restore -q "$W/cache.ccpack" 2>"$W/restore.err"; } 2>&1 ); rc=$?
 [ $rc -eq 0 ] && pass "restore: ${t}s" || fail "restore rc=$rc: $(cat "$W/restore.err")"

@@ -1,0 +1,103 @@
+// libFuzzer target: ccpack's tar decoder (manifest/tar.hpp, the primitives restore reads the payload with) and
+// libarchive must agree on every tar stream ccpack accepts: the same entries, in order, with the same path,
+// type, mode, size, content and link target. ccpack is stricter (three entry types, no GNU extensions), so a
+// stream only libarchive accepts is fine; one that ccpack accepts and libarchive reads differently is a bug.
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/tar.hpp"
+#include "util/error.hpp"
+
+namespace {
+
+using ccpack::manifest::kTarBlock;
+
+struct Item {
+  char type;  // '0', '5', '2'
+  std::string path, link, data;
+  std::uint32_t mode;
+};
+
+// The stream as restore's reader walks it (unpack/extractor.cpp): pax 'x' headers apply to the next entry,
+// only files, folders and symlinks, two zero blocks end it and nothing may follow.
+std::optional<std::vector<Item>> ccpack_read(std::string_view s) {
+  std::vector<Item> items;
+  std::optional<std::string> pax;
+  std::size_t at = 0;
+  try {
+    for (;;) {
+      if (at + kTarBlock > s.size()) return std::nullopt;
+      if (ccpack::manifest::is_zero_block(s.data() + at)) {
+        if (pax || at + 2 * kTarBlock != s.size() || !ccpack::manifest::is_zero_block(s.data() + at + kTarBlock)) return std::nullopt;
+        return items;
+      }
+      ccpack::manifest::UstarBlock b = ccpack::manifest::decode_ustar_block(s.data() + at, "fuzz");
+      at += kTarBlock;
+      std::uint64_t padded = b.size + ccpack::manifest::tar_padding(b.size);
+      if (b.size > (1 << 20) || padded > s.size() - at) return std::nullopt;
+      if (b.typeflag == 'x') {
+        if (pax) return std::nullopt;
+        pax = std::string(s.substr(at, b.size));
+        at += padded;
+        continue;
+      }
+      if (pax) ccpack::manifest::apply_pax_records(*pax, b, "fuzz");
+      pax.reset();
+      char type = b.typeflag == '\0' ? '0' : b.typeflag;
+      if (type != '0' && type != '5' && type != '2') return std::nullopt;
+      if (type != '0' && b.size != 0) return std::nullopt;
+      if (type == '5' && b.path.ends_with('/')) b.path.pop_back();
+      items.push_back({type, b.path, type == '2' ? b.link_target : "", std::string(s.substr(at, b.size)), b.mode & 07777u});
+      at += padded;
+    }
+  } catch (const ccpack::Error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<std::vector<Item>> libarchive_read(std::string_view s) {
+  archive* a = archive_read_new();
+  archive_read_support_format_tar(a);
+  std::vector<Item> items;
+  bool ok = archive_read_open_memory(a, s.data(), s.size()) == ARCHIVE_OK;
+  archive_entry* e = nullptr;
+  int rc = ARCHIVE_OK;
+  while (ok && (rc = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+    Item it{};
+    int ft = archive_entry_filetype(e);
+    it.type = ft == AE_IFREG ? '0' : ft == AE_IFDIR ? '5' : ft == AE_IFLNK ? '2' : '?';
+    it.path = archive_entry_pathname(e) ? archive_entry_pathname(e) : "";
+    if (it.type == '5' && it.path.ends_with('/')) it.path.pop_back();
+    it.link = it.type == '2' && archive_entry_symlink(e) ? archive_entry_symlink(e) : "";
+    it.mode = static_cast<std::uint32_t>(archive_entry_perm(e)) & 07777u;
+    char buf[4096];
+    for (la_ssize_t n; (n = archive_read_data(a, buf, sizeof buf)) > 0;) it.data.append(buf, static_cast<std::size_t>(n));
+    items.push_back(std::move(it));
+  }
+  ok = ok && rc == ARCHIVE_EOF;
+  archive_read_free(a);
+  if (!ok) return std::nullopt;
+  return items;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view s(reinterpret_cast<const char*>(data), size);
+  std::optional<std::vector<Item>> ours = ccpack_read(s);
+  if (!ours) return 0;
+  std::optional<std::vector<Item>> theirs = libarchive_read(s);
+  if (!theirs || theirs->size() != ours->size()) __builtin_trap();
+  for (std::size_t i = 0; i < ours->size(); ++i) {
+    const Item& x = (*ours)[i];
+    const Item& y = (*theirs)[i];
+    if (x.type != y.type || x.path != y.path || x.link != y.link || x.mode != y.mode || x.data != y.data) __builtin_trap();
+  }
+  return 0;
+}
