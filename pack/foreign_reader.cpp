@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/fs.hpp"
 
 namespace ccpack::pack {
@@ -109,7 +110,8 @@ struct ForeignReader::State {
 
   [[noreturn]] void fail(const std::string& what) const {
     const char* why = archive_error_string(a);
-    throw IntegrityError("foreign archive " + quoted_path(file) + ": " + what + (why ? std::string(": ") + why : ""));
+    // libarchive's messages may quote bytes of the archive: escaped like every name from it.
+    throw IntegrityError("foreign archive " + quoted_path(file) + ": " + what + (why ? ": " + printable(why) : ""));
   }
   static la_ssize_t read_pipe(archive*, void* self, const void** data) {
     try {

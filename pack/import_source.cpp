@@ -236,7 +236,7 @@ void ImportSource::add(const ForeignEntry& f, std::string path, Listing& l) {
   if (l.index.count(path) != 0) refuse(f.path, "a second entry for " + escaped(path));
   SourceEntry e;
   e.path = std::move(path);
-  e.source = options_.foreign.string() + ":" + f.path;
+  e.source = options_.foreign.string() + ":" + printable(f.path);  // for messages only
   if (f.kind == ForeignEntry::Kind::dir) {
     e.type = EntryType::dir;
     e.mode = (f.mode & 0777u) | 0700u;  // as create packs folders

@@ -17,8 +17,6 @@
 #include "pack/packer.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY
 #include <oneapi/tbb/info.h>

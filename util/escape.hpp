@@ -8,10 +8,11 @@
 
 namespace ccpack {
 
-[[nodiscard]] inline std::string escaped(std::string_view name) {
+// The bytes of `text` with every one outside printable ASCII, the quote and the backslash written as \xNN.
+[[nodiscard]] inline std::string printable(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "'";
-  for (char c : name) {
+  std::string out;
+  for (char c : text) {
     auto b = static_cast<unsigned char>(c);
     if (b >= 0x20 && b < 0x7f && c != '\'' && c != '\\') {
       out += c;
@@ -21,7 +22,10 @@ namespace ccpack {
       out += kHex[b & 15];
     }
   }
-  return out + "'";
+  return out;
 }
+
+// A name, escaped as above and quoted: 'inductor/a\x0ab'.
+[[nodiscard]] inline std::string escaped(std::string_view name) { return "'" + printable(name) + "'"; }
 
 }  // namespace ccpack
