@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "manifest/locations.hpp"
+#include "manifest/tar.hpp"
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
 #include "tests/oracle/oracle.hpp"
@@ -147,6 +148,32 @@ TEST_CASE("the oracle fails when the tar writer is broken on purpose") {
     manifest::Manifest longer = a.manifest;
     longer.entries.push_back(longer.entries.back());
     CHECK_THAT(oracle_on_tar(longer, tar).at(0), Catch::Contains("the manifest lists"));
+  }
+}
+
+TEST_CASE("a pax path or link target with a NUL byte is refused (libarchive would end the name there)") {
+  // Found by fuzz_tar_oracle (tests/fuzz/corpus/tar/pax-path-nul.tar): ccpack kept the bytes after the NUL.
+  manifest::UstarBlock b;
+  std::string path_record = std::string("16 path=ab") + '\0' + "cdef\n";
+  CHECK_THROWS_WITH(manifest::apply_pax_records(path_record, b, "t"), "t: pax path contains a NUL byte");
+  std::string link_record = std::string("20 linkpath=ab") + '\0' + "cdef\n";
+  CHECK_THROWS_WITH(manifest::apply_pax_records(link_record, b, "t"), "t: pax linkpath contains a NUL byte");
+  manifest::apply_pax_records("16 path=abxcdef\n", b, "t");
+  CHECK(b.path == "abxcdef");
+}
+
+TEST_CASE("malformed numbers ccpack does not use are refused as libarchive refuses them") {
+  // Found by fuzz_tar_oracle (corpus/tar/uid-not-octal.tar, devminor-not-octal.tar).
+  for (auto [offset, field] : {std::pair<std::size_t, const char*>{108 + 5, "uid"}, {116 + 5, "gid"}, {136 + 5, "mtime"},
+                               {329 + 5, "devmajor"}, {337 + 5, "devminor"}}) {
+    std::string block;
+    manifest::append_tar_header(block, {"inductor/a", manifest::EntryType::file, 0644, 1, ""});
+    block[offset] = 'x';
+    unsigned sum = 0;
+    std::memset(block.data() + 148, ' ', 8);
+    for (char c : block) sum += static_cast<unsigned char>(c);
+    std::snprintf(block.data() + 148, 8, "%06o", sum);
+    CHECK_THROWS_WITH(manifest::decode_ustar_block(block.data(), "t"), std::string("t: tar header field '") + field + "' is not octal");
   }
 }
 
