@@ -102,6 +102,13 @@ ForeignEntry::Kind kind_of(archive_entry* e, std::string& name) {
 }  // namespace
 
 struct ForeignReader::State {
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State() {  // here, not in ~ForeignReader: a constructor that throws must free it too
+    if (a != nullptr) archive_read_free(a);
+  }
+
   fs::path file;
   UniqueFd fd;
   std::unique_ptr<ZstdPipe> pipe;
@@ -149,9 +156,7 @@ ForeignReader::ForeignReader(const fs::path& file) : state_(std::make_unique<Sta
   if (rc != ARCHIVE_OK) s.fail("cannot be opened as tar or zip");
 }
 
-ForeignReader::~ForeignReader() {
-  if (state_->a != nullptr) archive_read_free(state_->a);
-}
+ForeignReader::~ForeignReader() = default;
 
 bool ForeignReader::next(ForeignEntry& out) {
   State& s = *state_;
