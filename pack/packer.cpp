@@ -1,10 +1,10 @@
-// The create pipeline: a oneTBB parallel_pipeline that turns scanned entries into compressed frames.
+// The create pipeline: a oneTBB parallel_pipeline that turns an entry source's entries into compressed frames.
+// It does not know where the bytes come from (the cache folders, a foreign archive): see pack/entry_source.hpp.
 //
 //   1. serial, in order:   cut the entry list into batches (small files up to 4 MiB together; a large file in
 //                          16 MiB pieces), so memory is bounded by the tokens in flight, not by the cache size.
-//   2. parallel:           read each file, check it did not change while read (size, mtime, inode before and
-//                          after; a small file is re-read, a changed large file is an error), hash it (SHA-256)
-//                          and lay out its tar header + data + padding in the batch buffer.
+//   2. parallel:           the source reads each file into the batch buffer behind its tar header (the
+//                          filesystem source proves it did not change while read); SHA-256 of small files.
 //   3. serial, in order:   hash large-file pieces in order, feed the batch to zstd, write compressed bytes to a
 //                          scratch file, and end a frame at an entry boundary once it passes the frame limit.
 //
@@ -17,8 +17,6 @@
 #include "pack/packer.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY
 #include <oneapi/tbb/info.h>
@@ -31,7 +29,7 @@
 #include <optional>
 
 #include "manifest/format.hpp"
-#include "pack/scanner.hpp"
+#include "pack/filesystem_source.hpp"
 #include "util/big_buffer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -48,14 +46,12 @@ namespace {
 
 constexpr std::uint64_t kBatchBytes = 4ULL << 20;
 constexpr std::uint64_t kPieceBytes = 16ULL << 20;
-constexpr int kReadAttempts = 5;
 // zstd worker job size. Measured on the real fixture at level 1 (2 workers): 8 MiB 19.30 MB, 16 MiB 19.16 MB,
 // 32 MiB 18.90 MB, zstd's default 19.52 MB; peak RSS 294, 321, 370 and 261 MiB; time the same within noise.
 constexpr int kJobBytes = 32 << 20;
 
-// The one error for a file that will not hold still while create reads it; `how` says what was seen.
-[[noreturn]] void throw_changed(const fs::path& source, const char* how) {
-  throw Error("file " + quoted_path(source) + " " + how + "; stop the writer (torch.compile) and run create again");
+[[noreturn]] void throw_grew(const fs::path& source) {
+  throw Error("file " + quoted_path(source) + " grew while being packed; stop the writer (torch.compile) and run create again");
 }
 
 struct Batch {
@@ -70,9 +66,7 @@ struct Batch {
   std::size_t data_at = 0;  // piece: where its file data starts in the buffer
 
   char* grow(std::size_t n, const fs::path& source) {
-    if (used + n > buffer->size()) {
-      throw_changed(source, "grew while being packed");
-    }
+    if (used + n > buffer->size()) throw_grew(source);
     char* at = buffer->data() + used;
     used += n;
     return at;
@@ -88,100 +82,29 @@ std::size_t tar_bytes_bound(const SourceEntry& e) {
   return 3 * manifest::kTarBlock + pax + e.size;
 }
 
-UniqueFd open_source(const SourceEntry& e) {
-  UniqueFd fd(::open(e.source.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) throw_errno("cannot read " + quoted_path(e.source));
-  return fd;
-}
-
 manifest::TarHeader header_of(const SourceEntry& e, std::uint64_t size) {
   return manifest::TarHeader{e.path, e.type, e.mode, size, e.link_target};
 }
 
-bool matches(const SourceEntry& e, const struct stat& st) {
-  return S_ISREG(st.st_mode) && st.st_dev == e.dev && st.st_ino == e.ino && static_cast<std::uint64_t>(st.st_size) == e.size &&
-         st.st_mtim.tv_sec == e.mtime.tv_sec && st.st_mtim.tv_nsec == e.mtime.tv_nsec && st.st_ctim.tv_sec == e.ctime.tv_sec &&
-         st.st_ctim.tv_nsec == e.ctime.tv_nsec;
-}
-
-void remember(SourceEntry& e, const struct stat& st) {
-  e.dev = st.st_dev;
-  e.ino = st.st_ino;
-  e.size = static_cast<std::uint64_t>(st.st_size);
-  e.mtime = st.st_mtim;
-  e.ctime = st.st_ctim;
-}
-
-// Timestamps advance in coarse ticks (a few milliseconds), so a write in the same tick as the stat before a read
-// leaves mtime and ctime as they were: metadata alone cannot prove a file did not change while it was read. As git
-// does for its index, a file whose ctime is that recent ("racy") is proven stable by content instead: it is read
-// a second time and must hash the same. Caches are written seconds to hours before create, so this is rare.
-bool is_racy(const struct stat& st) {
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return st.st_ctim.tv_sec + 2 >= now.tv_sec;
-}
-
-// SHA-256 of the file's content read again from offset 0; nullopt when it is not `size` bytes long.
-std::optional<Digest> hash_again(int fd, std::uint64_t size, const fs::path& source) {
-  std::vector<char> buf(std::min<std::uint64_t>(size, 8 << 20) + 1);
-  Sha256 h;
-  std::uint64_t at = 0;
-  for (;;) {
-    std::size_t n = pread_full(fd, buf.data(), buf.size(), static_cast<off_t>(at), quoted_path(source));
-    at += n;
-    if (at > size) return std::nullopt;
-    h.update(buf.data(), n);
-    if (n < buf.size()) break;
+// The slot the source fills for one small file: its tar header, then its data and padding, in the batch.
+class BatchSlot final : public FileSlot {
+ public:
+  BatchSlot(Batch& batch, const SourceEntry& entry) : batch_(batch), entry_(entry), start_(batch.used) {}
+  char* data(std::uint64_t size) override {
+    std::string header;
+    manifest::append_tar_header(header, header_of(entry_, size));
+    batch_.append(header, entry_.source);
+    char* at = batch_.grow(size + manifest::tar_padding(size), entry_.source);
+    std::memset(at + size, 0, manifest::tar_padding(size));
+    return at;
   }
-  if (at != size) return std::nullopt;
-  return h.finish();
-}
+  void discard() override { batch_.used = start_; }
 
-// Reads a whole small file into `out` with its tar framing, in four system calls (open, one read of size + 1
-// bytes, fstat, close): the scan's lstat is the "before" state and the fstat after the read must match it, and
-// the extra byte must not be there. Otherwise the file changed: it is read again against its new state.
-void append_small_file(Batch& out, SourceEntry& e, manifest::Entry& m) {
-  std::string header;
-  for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
-    UniqueFd fd = open_source(e);
-    std::uint64_t size = e.size;
-    std::size_t start = out.used;
-    header.clear();
-    manifest::append_tar_header(header, header_of(e, size));
-    out.append(header, e.source);
-    std::size_t padding = manifest::tar_padding(size);
-    char* data = out.grow(size + padding, e.source);
-    char extra[1];
-    iovec parts[2] = {{data, size}, {extra, 1}};
-    std::size_t got = 0;
-    for (;;) {
-      ssize_t n = ::preadv(fd.get(), parts, 2, static_cast<off_t>(got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw_errno("cannot read " + quoted_path(e.source));
-      if (n == 0) break;
-      got += static_cast<std::size_t>(n);
-      if (got > size) break;
-      parts[0] = {data + got, size - got};
-    }
-    struct stat after {};
-    if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));
-    if (got == size && matches(e, after)) {
-      Digest digest = Sha256::of(data, size);
-      if (!is_racy(after) ||
-          (hash_again(fd.get(), size, e.source) == digest && ::fstat(fd.get(), &after) == 0 && matches(e, after))) {
-        std::memset(data + size, 0, padding);
-        m.size = size;
-        m.sha256 = digest;
-        return;
-      }
-    }
-    if (!S_ISREG(after.st_mode)) throw Error(quoted_path(e.source) + " stopped being a regular file while packing");
-    remember(e, after);  // changed since the scan or while read: try again against its new state
-    out.used = start;
-  }
-  throw_changed(e.source, "kept changing while being read");
-}
+ private:
+  Batch& batch_;
+  const SourceEntry& entry_;
+  std::size_t start_;
+};
 
 class FrameWriter {
  public:
@@ -278,6 +201,11 @@ void copy_range(int from, int to, std::uint64_t size, const fs::path& output) {
 }  // namespace
 
 PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs::path& output, const PackOptions& options) {
+  FilesystemSource source(dirs);
+  return create_archive(source, output, options);
+}
+
+PackResult create_archive(EntrySource& source, const fs::path& output, const PackOptions& options) {
   if (options.window_log > manifest::kMaxWindowLog || options.window_log < 10) {
     throw UsageError("window log must be between 10 and " + std::to_string(manifest::kMaxWindowLog));
   }
@@ -292,8 +220,8 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
     ::unlink(tmpl);
   }
 
-  ScanResult scanned = scan(dirs);
-  std::vector<SourceEntry>& src = scanned.entries;
+  source.open();
+  std::vector<SourceEntry>& src = source.entries();
 
   PackResult result;
   manifest::Manifest& m = result.manifest;
@@ -362,13 +290,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
 
     auto read = [&](Batch* b) -> Batch* {
       if (b->piece) {
-        SourceEntry& e = src[b->first];
-        UniqueFd fd = open_source(e);
-        struct stat st {};
-        if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat " + quoted_path(e.source));
-        if (!matches(e, st)) {
-          throw_changed(e.source, "changed while being packed");
-        }
+        const SourceEntry& e = src[b->first];
         if (b->offset == 0) {
           std::string header;
           manifest::append_tar_header(header, header_of(e, e.size));
@@ -379,16 +301,16 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
         std::size_t padding = last ? manifest::tar_padding(e.size) : 0;
         char* data = b->grow(b->length + padding, e.source);
         std::memset(data + b->length, 0, padding);
-        if (pread_full(fd.get(), data, b->length, static_cast<off_t>(b->offset), quoted_path(e.source)) != b->length) {
-          throw_changed(e.source, "shrank while being packed");
-        }
+        source.read_piece(b->first, b->offset, b->length, data);
         return b;
       }
       std::string header;
       for (std::size_t i = b->first; i < b->first + b->count; ++i) {
-        SourceEntry& e = src[i];
+        const SourceEntry& e = src[i];
         if (e.type == EntryType::file) {
-          append_small_file(*b, e, m.entries[i]);
+          BatchSlot slot(*b, e);
+          m.entries[i].sha256 = source.read_file(i, slot);
+          m.entries[i].size = e.size;  // the source may have found it changed since it listed it
         } else {
           header.clear();
           manifest::append_tar_header(header, header_of(e, 0));
@@ -413,15 +335,8 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
         piece_hash.update(b->buffer->data() + b->data_at, b->length);
         const SourceEntry& e = src[b->first];
         if (b->offset + b->length == e.size) {
-          // All pieces are read: the file must still be the one they came from, and a racy one must hash the
-          // same when read again.
           Digest digest = piece_hash.finish();
-          UniqueFd fd = open_source(e);
-          struct stat after {};
-          if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));
-          if (!matches(e, after) || (is_racy(after) && hash_again(fd.get(), e.size, e.source) != digest)) {
-            throw_changed(e.source, "changed while being packed");
-          }
+          source.check_pieces(b->first, digest);
           m.entries[b->first].size = e.size;
           m.entries[b->first].sha256 = digest;
         }
@@ -450,11 +365,13 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
   }
   progress.finish();
 
+  if (options.fingerprint_json == "{}") {
+    if (std::optional<std::string> derived = source.derived_fingerprint()) m.fingerprint_json = *derived;
+  }
   for (const manifest::Frame& f : m.frames) m.tar_size += f.raw_size;
-  for (const manifest::CacheDir& d : dirs) {
-    manifest::Component c{d.name, d.kind, d.dir.string(), 0, 0};
+  for (manifest::Component c : source.components()) {
     for (const SourceEntry& e : src) {
-      if (manifest::component_of(e.path) == d.name && e.type == EntryType::file) {
+      if (manifest::component_of(e.path) == c.name && e.type == EntryType::file) {
         ++c.files;
         c.bytes += e.size;
       }
@@ -473,7 +390,7 @@ PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs:
   out_file.commit(true);
 
   result.archive_size = head.size() + payload_size;
-  result.skipped = std::move(scanned.skipped);
+  result.skipped = source.skipped();
   return result;
 }
 

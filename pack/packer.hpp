@@ -1,4 +1,5 @@
-// `ccpack create`: scan the cache folders, stream them as one pax tar through zstd, write the archive atomically.
+// `ccpack create` and `ccpack import`: stream an entry source (pack/entry_source.hpp) as one pax tar through zstd
+// and write the archive atomically.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "manifest/locations.hpp"
 #include "manifest/manifest.hpp"
+#include "pack/entry_source.hpp"
 
 namespace ccpack::pack {
 
@@ -18,7 +20,7 @@ struct PackOptions {
   int window_log = 27;                     // zstd long-range window (<= manifest::kMaxWindowLog)
   unsigned jobs = 0;                       // 0: all cores
   std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
-  std::string fingerprint_json = "{}";
+  std::string fingerprint_json = "{}";    // "{}": none given; the source's derived one, if any, is used
   bool progress = false;
   // Returns the signature block for the exact manifest bytes (set by the CLI when a signing key is given);
   // unset: the archive is unsigned ("[]").
@@ -31,7 +33,10 @@ struct PackResult {
   std::vector<std::string> skipped;
 };
 
-// Packs `dirs` into `output`. On any error the output path is untouched. Throws Error.
+// Packs the entries of `source` into `output`. On any error the output path is untouched. Throws Error.
+[[nodiscard]] PackResult create_archive(EntrySource& source, const std::filesystem::path& output, const PackOptions& options);
+
+// Packs the cache folders `dirs` (a FilesystemSource) into `output`.
 [[nodiscard]] PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const std::filesystem::path& output,
                                         const PackOptions& options);
 

@@ -23,6 +23,8 @@ namespace {
 
 constexpr std::uint64_t kLargeFile = 4ULL << 20;
 
+}  // namespace
+
 // Transient names that must not be shipped; returns the reason or nullptr.
 const char* transient_reason(std::string_view name, bool is_dir, bool at_root) {
   if (is_dir && at_root && name == "locks") return "lock folder";
@@ -31,6 +33,8 @@ const char* transient_reason(std::string_view name, bool is_dir, bool at_root) {
   if (manifest::is_reserved_name(name)) return "ccpack marker or restore debris";
   return nullptr;
 }
+
+namespace {
 
 std::string special_kind(mode_t mode) {
   if (S_ISSOCK(mode)) return "socket";
@@ -172,6 +176,17 @@ int group_of(const SourceEntry& e) {
 
 }  // namespace
 
+void sort_in_archive_order(std::vector<SourceEntry>& entries) {
+  // Folders keep walk order (parents first); the rest is ordered by group, then path.
+  std::stable_sort(entries.begin(), entries.end(), [](const SourceEntry& a, const SourceEntry& b) {
+    int ga = group_of(a);
+    int gb = group_of(b);
+    if (ga != gb) return ga < gb;
+    if (ga == 0) return false;
+    return a.path < b.path;
+  });
+}
+
 ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
   ScanResult out;
   for (const manifest::CacheDir& root : dirs) {
@@ -189,14 +204,7 @@ ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
     list_folder(std::move(fd), root.dir, root.name, true, listing);
     flatten(listing, out);
   }
-  // Folders keep walk order (parents first); the rest is ordered by group, then path.
-  std::stable_sort(out.entries.begin(), out.entries.end(), [](const SourceEntry& a, const SourceEntry& b) {
-    int ga = group_of(a);
-    int gb = group_of(b);
-    if (ga != gb) return ga < gb;
-    if (ga == 0) return false;
-    return a.path < b.path;
-  });
+  sort_in_archive_order(out.entries);
   check_links(dirs, out.entries);
   return out;
 }

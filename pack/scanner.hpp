@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "manifest/locations.hpp"
@@ -44,6 +45,13 @@ struct ScanResult {
   std::vector<SourceEntry> entries;  // in archive order
   std::vector<std::string> skipped;  // archive paths of what was left out, with the reason
 };
+
+// Transient names that must not be shipped (see above); returns the reason, or nullptr to keep the entry.
+// `at_root`: the name is directly inside a cache folder.
+[[nodiscard]] const char* transient_reason(std::string_view name, bool is_dir, bool at_root);
+
+// Puts entries listed in walk order (each folder before its children, names in byte order) in archive order.
+void sort_in_archive_order(std::vector<SourceEntry>& entries);
 
 // Scans `dirs` (each must exist). Throws Error naming the offending path.
 [[nodiscard]] ScanResult scan(const std::vector<manifest::CacheDir>& dirs);

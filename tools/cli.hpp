@@ -65,6 +65,9 @@ void resolve_extras(manifest::CacheDirOptions& dirs, const std::vector<std::stri
 // "12.3 MB"
 [[nodiscard]] std::string mb(std::uint64_t bytes);
 
+// `ccpack --version`: ccpack's version and the libraries it was built with (tools/version.cpp).
+[[nodiscard]] std::string version_text();
+
 // One registration function per command file.
 void add_create(CLI::App& app, Commands& commands);
 void add_restore(CLI::App& app, Commands& commands);
@@ -74,5 +77,6 @@ void add_keygen(CLI::App& app, Commands& commands);
 void add_sign(CLI::App& app, Commands& commands);
 void add_fingerprint(CLI::App& app, Commands& commands);
 void add_check(CLI::App& app, Commands& commands);
+void add_import(CLI::App& app, Commands& commands);
 
 }  // namespace ccpack::tools

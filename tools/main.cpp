@@ -6,12 +6,12 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "tools/cli.hpp"
 #include "util/error.hpp"
-#include "util/version.hpp"
 
 namespace {
 
@@ -51,7 +51,7 @@ int run_ccpack(int argc, char** argv) {
       "safely and atomically.",
       "ccpack"};
   app.footer(exit_code_help());
-  app.set_version_flag("--version", std::string("ccpack ") + ccpack::kVersion);
+  app.set_version_flag("--version", std::function<std::string()>(tools::version_text));
   app.require_subcommand(1);
 
   tools::Commands commands;
@@ -63,6 +63,7 @@ int run_ccpack(int argc, char** argv) {
   tools::add_sign(app, commands);
   tools::add_fingerprint(app, commands);
   tools::add_check(app, commands);
+  tools::add_import(app, commands);
 
   try {
     app.parse(argc, argv);

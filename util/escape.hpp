@@ -20,6 +20,9 @@ namespace ccpack {
 // tables and one-line reports that show values of any length.
 [[nodiscard]] std::string escaped(std::string_view bytes, std::size_t max_length);
 
+// escaped(), in single quotes, for a name inside a message: 'inductor/a\nb'.
+[[nodiscard]] inline std::string quoted_name(std::string_view bytes) { return "'" + escaped(bytes) + "'"; }
+
 // Whether `bytes` is well-formed UTF-8 (RFC 3629), the rule `escaped()` applies.
 [[nodiscard]] bool is_valid_utf8(std::string_view bytes);
 

@@ -1,0 +1,63 @@
+// The seam between "which entries, with which bytes" and "tar encode -> zstd frames -> manifest" (packer.cpp).
+//
+// An EntrySource lists the entries of an archive in archive order (SourceEntry: path, type, mode, size, link
+// target) and hands the packer each file's bytes. The packer calls read_file and read_piece from several
+// threads at once, for different entries; it never learns where the bytes come from. Two sources exist:
+//   FilesystemSource (filesystem_source.hpp)  the cache folders on disk, for `create`: it proves every file held
+//                                             still while it was read;
+//   ImportSource (import_source.hpp)          a foreign tar/zip archive, for `import`: its files are spooled to
+//                                             an unlinked scratch file first, so they can be read in any order.
+// Both order their entries with the scanner's rule (pack/scanner.hpp), so the same folders give the same tar
+// stream whichever source they come through.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest/manifest.hpp"
+#include "pack/scanner.hpp"
+#include "util/sha256.hpp"
+
+namespace ccpack::pack {
+
+// Where one file's bytes go in the packer's batch. data(size) lays out the tar header for `size` bytes of data
+// and returns where they go; discard() drops what data() laid out, so a source can read a changed file again.
+class FileSlot {
+ public:
+  virtual char* data(std::uint64_t size) = 0;
+  virtual void discard() = 0;
+
+ protected:
+  ~FileSlot() = default;
+};
+
+class EntrySource {
+ public:
+  virtual ~EntrySource() = default;
+
+  // Lists the entries; the packer calls it once, after the output file is open (a bad output path is reported
+  // before any long work). Throws Error, IntegrityError for hostile input.
+  virtual void open() = 0;
+  // The entries in archive order. read_file may update an entry's size (a file that changed since open).
+  [[nodiscard]] virtual std::vector<SourceEntry>& entries() = 0;
+  // Archive paths left out, each with its reason.
+  [[nodiscard]] virtual std::vector<std::string> skipped() const = 0;
+  // One per top-level folder, in archive order: name, kind and where it came from (files and bytes are counted
+  // by the packer).
+  [[nodiscard]] virtual std::vector<manifest::Component> components() const = 0;
+
+  // What the entries themselves say about the machine that built them, as a fingerprint JSON object; the
+  // packer uses it when PackOptions carries none. Called after the files are read.
+  [[nodiscard]] virtual std::optional<std::string> derived_fingerprint() const { return std::nullopt; }
+
+  // Reads the whole of file entry `i` into slot.data(size); returns the SHA-256 of the bytes it put there.
+  [[nodiscard]] virtual Digest read_file(std::size_t i, FileSlot& slot) = 0;
+  // Reads bytes [offset, offset + length) of file entry `i` (a large file, read in pieces) into `out`.
+  virtual void read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) = 0;
+  // Called once all pieces of entry `i` are read in order, with the SHA-256 of all of them.
+  virtual void check_pieces(std::size_t i, const Digest& digest) = 0;
+};
+
+}  // namespace ccpack::pack

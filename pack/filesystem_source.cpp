@@ -1,0 +1,152 @@
+// Reading cache files that a live torch.compile may still be writing, without ever packing a torn file.
+//
+// The scan's lstat is each file's "before" state (size, mtime, ctime, inode). A small file is read whole with
+// one extra byte requested, then fstat'ed: it must match the "before" state and the extra byte must not exist.
+// Otherwise it changed: it is read again against its new state, a few times, then refused by name. A large file
+// is read in pieces, each checked against the "before" state, and checked once more after its last piece.
+// Timestamps advance in coarse ticks, so a file changed very recently ("racy") is also proven by content.
+#include "pack/filesystem_source.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace ccpack::pack {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kReadAttempts = 5;
+
+// The one error for a file that will not hold still while create reads it; `how` says what was seen.
+[[noreturn]] void throw_changed(const fs::path& source, const char* how) {
+  throw Error("file " + quoted_path(source) + " " + how + "; stop the writer (torch.compile) and run create again");
+}
+
+UniqueFd open_source(const SourceEntry& e) {
+  UniqueFd fd(::open(e.source.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) throw_errno("cannot read " + quoted_path(e.source));
+  return fd;
+}
+
+bool matches(const SourceEntry& e, const struct stat& st) {
+  return S_ISREG(st.st_mode) && st.st_dev == e.dev && st.st_ino == e.ino && static_cast<std::uint64_t>(st.st_size) == e.size &&
+         st.st_mtim.tv_sec == e.mtime.tv_sec && st.st_mtim.tv_nsec == e.mtime.tv_nsec && st.st_ctim.tv_sec == e.ctime.tv_sec &&
+         st.st_ctim.tv_nsec == e.ctime.tv_nsec;
+}
+
+void remember(SourceEntry& e, const struct stat& st) {
+  e.dev = st.st_dev;
+  e.ino = st.st_ino;
+  e.size = static_cast<std::uint64_t>(st.st_size);
+  e.mtime = st.st_mtim;
+  e.ctime = st.st_ctim;
+}
+
+// Timestamps advance in coarse ticks (a few milliseconds), so a write in the same tick as the stat before a read
+// leaves mtime and ctime as they were: metadata alone cannot prove a file did not change while it was read. As git
+// does for its index, a file whose ctime is that recent ("racy") is proven stable by content instead: it is read
+// a second time and must hash the same. Caches are written seconds to hours before create, so this is rare.
+bool is_racy(const struct stat& st) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return st.st_ctim.tv_sec + 2 >= now.tv_sec;
+}
+
+// SHA-256 of the file's content read again from offset 0; nullopt when it is not `size` bytes long.
+std::optional<Digest> hash_again(int fd, std::uint64_t size, const fs::path& source) {
+  std::vector<char> buf(std::min<std::uint64_t>(size, 8 << 20) + 1);
+  Sha256 h;
+  std::uint64_t at = 0;
+  for (;;) {
+    std::size_t n = pread_full(fd, buf.data(), buf.size(), static_cast<off_t>(at), quoted_path(source));
+    at += n;
+    if (at > size) return std::nullopt;
+    h.update(buf.data(), n);
+    if (n < buf.size()) break;
+  }
+  if (at != size) return std::nullopt;
+  return h.finish();
+}
+
+// Reads up to size + 1 bytes from offset 0 into `data` (size bytes) and `extra` (1 byte); returns the count.
+std::size_t read_with_extra(int fd, char* data, std::uint64_t size, const fs::path& source) {
+  char extra[1];
+  iovec parts[2] = {{data, size}, {extra, 1}};
+  std::size_t got = 0;
+  for (;;) {
+    ssize_t n = ::preadv(fd, parts, 2, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("cannot read " + quoted_path(source));
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+    if (got > size) break;
+    parts[0] = {data + got, size - got};
+  }
+  return got;
+}
+
+}  // namespace
+
+std::vector<manifest::Component> FilesystemSource::components() const {
+  std::vector<manifest::Component> out;
+  for (const manifest::CacheDir& d : dirs_) out.push_back({d.name, d.kind, d.dir.string(), 0, 0});
+  return out;
+}
+
+// A small file in four system calls (open, one read of size + 1 bytes, fstat, close); see the top of the file.
+Digest FilesystemSource::read_file(std::size_t i, FileSlot& slot) {
+  SourceEntry& e = scanned_.entries[i];
+  for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
+    UniqueFd fd = open_source(e);
+    std::uint64_t size = e.size;
+    char* data = slot.data(size);
+    std::size_t got = read_with_extra(fd.get(), data, size, e.source);
+    struct stat after {};
+    if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));
+    if (got == size && matches(e, after)) {
+      Digest digest = Sha256::of(data, size);
+      if (!is_racy(after) ||
+          (hash_again(fd.get(), size, e.source) == digest && ::fstat(fd.get(), &after) == 0 && matches(e, after))) {
+        return digest;
+      }
+    }
+    if (!S_ISREG(after.st_mode)) throw Error(quoted_path(e.source) + " stopped being a regular file while packing");
+    remember(e, after);  // changed since the scan or while read: try again against its new state
+    slot.discard();
+  }
+  throw_changed(e.source, "kept changing while being read");
+}
+
+void FilesystemSource::read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) {
+  const SourceEntry& e = scanned_.entries[i];
+  UniqueFd fd = open_source(e);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat " + quoted_path(e.source));
+  if (!matches(e, st)) throw_changed(e.source, "changed while being packed");
+  if (pread_full(fd.get(), out, length, static_cast<off_t>(offset), quoted_path(e.source)) != length) {
+    throw_changed(e.source, "shrank while being packed");
+  }
+}
+
+// All pieces are read: the file must still be the one they came from, and a racy one must hash the same when
+// read again.
+void FilesystemSource::check_pieces(std::size_t i, const Digest& digest) {
+  const SourceEntry& e = scanned_.entries[i];
+  UniqueFd fd = open_source(e);
+  struct stat after {};
+  if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));
+  if (!matches(e, after) || (is_racy(after) && hash_again(fd.get(), e.size, e.source) != digest)) {
+    throw_changed(e.source, "changed while being packed");
+  }
+}
+
+}  // namespace ccpack::pack

@@ -1,0 +1,30 @@
+// The cache folders on disk as an entry source, for `create`: the scanner lists them, and every file is proven
+// to have held still while it was read (see filesystem_source.cpp).
+#pragma once
+
+#include <vector>
+
+#include "manifest/locations.hpp"
+#include "pack/entry_source.hpp"
+
+namespace ccpack::pack {
+
+class FilesystemSource final : public EntrySource {
+ public:
+  explicit FilesystemSource(std::vector<manifest::CacheDir> dirs) : dirs_(std::move(dirs)) {}
+
+  void open() override { scanned_ = scan(dirs_); }
+  [[nodiscard]] std::vector<SourceEntry>& entries() override { return scanned_.entries; }
+  [[nodiscard]] std::vector<std::string> skipped() const override { return scanned_.skipped; }
+  [[nodiscard]] std::vector<manifest::Component> components() const override;
+
+  [[nodiscard]] Digest read_file(std::size_t i, FileSlot& slot) override;
+  void read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) override;
+  void check_pieces(std::size_t i, const Digest& digest) override;
+
+ private:
+  std::vector<manifest::CacheDir> dirs_;
+  ScanResult scanned_;
+};
+
+}  // namespace ccpack::pack

@@ -1,0 +1,87 @@
+#!/bin/bash
+# Proof that the portable package runs on a machine it was not built on (the H200 machine: Ubuntu 24.04), with
+# LD_LIBRARY_PATH unset and nothing carried but the unpacked .tar.gz:
+#   1. ldd: every library is glibc's, libstdc++, libgcc_s, or one bundled in the package's lib/ccpack;
+#   2. --version runs from another folder;
+#   3. on a copy of a real cache: create, verify, import of a tar of it (same entries as create), wipe, restore
+#      into the same folders, compare every byte and mode; a no-op restore.
+# Usage: portable.sh [--libs-only] PKG_DIR [INDUCTOR_DIR TRITON_DIR]
+#   PKG_DIR is the unpacked ccpack-*-linux-x86_64 folder. Without cache folders, a warm-up with step.py (beside
+#   this script) makes one (about 4 minutes on an H200). Prints PASS/FAIL lines; exits 1 if any FAIL.
+set -u
+unset LD_LIBRARY_PATH
+libs_only=0
+[ "${1:-}" = --libs-only ] && { libs_only=1; shift; }
+[ $# -ge 1 ] || { echo "usage: $0 [--libs-only] PKG_DIR [INDUCTOR_DIR TRITON_DIR]" >&2; exit 2; }
+PKG=$(cd "$1" && pwd)
+BIN=$PKG/bin/ccpack
+D=$(cd "$(dirname "$0")" && pwd)
+fails=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# 1. Libraries: glibc's own (libc, libm, ld-linux, and on older glibc libpthread/libdl/librt), the C++ runtime,
+#    or a file inside the package.
+bad_libs=""
+while read -r name arrow path _; do
+  case $name in linux-vdso.so.*|*/ld-linux*|ld-linux*) continue ;; esac
+  [ "$arrow" = "=>" ] || path=$name
+  case $name in libc.so.6|libm.so.6|libpthread.so.0|libdl.so.2|librt.so.1|libstdc++.so.6|libgcc_s.so.1) continue ;; esac
+  real=$(realpath -m "$path")
+  [ "${real#"$PKG"/lib/ccpack/}" != "$real" ] && continue
+  bad_libs="$bad_libs $name=>$path"
+done < <(ldd "$BIN")
+if [ -z "$bad_libs" ]; then pass "ldd: only glibc, libstdc++, libgcc_s and lib/ccpack"; else fail "ldd: unexpected libraries:$bad_libs"; fi
+tbb=$(ldd "$BIN" | awk '$1 == "libtbb.so.12" {print $3}')
+[ "$(realpath -m "$tbb")" = "$PKG/lib/ccpack/libtbb.so.12" ] && pass "libtbb.so.12 comes from the package" || fail "libtbb.so.12 is not the bundled one: $tbb"
+ldd "$BIN" | grep -q "not found" && fail "ldd: missing libraries: $(ldd "$BIN" | grep 'not found')"
+version=$(cd / && "$BIN" --version 2>&1) && pass "--version: $(echo "$version" | tr '\n' ' ')" || fail "--version: $version"
+[ "$libs_only" -eq 1 ] && { [ "$fails" -eq 0 ] && exit 0 || exit 1; }
+
+# 2. A real cache: the given folders, or one made by a warm-up.
+W=${PORTABLE_WORK:-/tmp/ccpack-portable}
+rm -rf "$W"; mkdir -p "$W"
+if [ $# -ge 3 ]; then
+  IND=$(cd "$2" && pwd); TRI=$(cd "$3" && pwd)
+else
+  echo "== warm-up (step.py cold)"
+  IND=$W/warm/ind TRI=$W/warm/tri
+  TORCHINDUCTOR_CACHE_DIR=$IND TRITON_CACHE_DIR=$TRI timeout 600 python3 "$D/step.py" cold 2>&1 | tail -1
+fi
+echo "cache: $(find "$IND" "$TRI" -type f | wc -l) files, $(du -sh "$IND" "$TRI" | awk '{print $1}' | tr '\n' ' ')"
+mkdir -p "$W/build"; cp -a "$IND" "$W/build/ind"; cp -a "$TRI" "$W/build/tri"
+export TORCHINDUCTOR_CACHE_DIR=$W/build/ind TRITON_CACHE_DIR=$W/build/tri
+TIMEFORMAT="%R"
+t=$( { time "$BIN" create -q -o "$W/cache.ccpack" 2>"$W/create.err"; } 2>&1 ); rc=$?
+[ $rc -eq 0 ] && pass "create: ${t}s, $(stat -c %s "$W/cache.ccpack") bytes" || fail "create rc=$rc: $(cat "$W/create.err")"
+"$BIN" verify -q "$W/cache.ccpack" && pass "verify" || fail "verify rc=$?"
+# import: a plain tar of the same folders gives the same entries (and, where zstd is installed, the same tar stream).
+tar -C "$W/build" -cf "$W/cache.tar" ind tri
+t=$( { time "$BIN" import -q "$W/cache.tar" -o "$W/imported.ccpack" --map ind=inductor --map tri=triton 2>"$W/import.err"; } 2>&1 ); rc=$?
+[ $rc -eq 0 ] && pass "import: ${t}s" || fail "import rc=$rc: $(cat "$W/import.err")"
+if diff <("$BIN" inspect --files "$W/cache.ccpack" | sed -n '/^entries/,$p') <("$BIN" inspect --files "$W/imported.ccpack" | sed -n '/^entries/,$p') >/dev/null; then
+  pass "import: same entries as create"
+else
+  fail "import: entries differ from create's"
+fi
+if command -v zstd >/dev/null; then
+  cmp -s <(zstd -q -dc "$W/cache.ccpack") <(zstd -q -dc "$W/imported.ccpack") && pass "import: same tar stream as create" || fail "import: tar stream differs from create's"
+fi
+rm -rf "$W/build" && pass "wipe"
+t=$( { time "$BIN" restore -q "$W/cache.ccpack" 2>"$W/restore.err"; } 2>&1 ); rc=$?
+[ $rc -eq 0 ] && pass "restore: ${t}s" || fail "restore rc=$rc: $(cat "$W/restore.err")"
+t=$( { time "$BIN" restore -q "$W/cache.ccpack" 2>"$W/noop.err"; } 2>&1 ); rc=$?
+[ $rc -eq 0 ] && pass "no-op restore: ${t}s" || fail "no-op restore rc=$rc: $(cat "$W/noop.err")"
+# 3. Every file, folder, mode and byte as it was (the restore marker aside).
+for pair in "$IND:$W/build/ind" "$TRI:$W/build/tri"; do
+  a=${pair%%:*} b=${pair#*:}
+  if diff <(cd "$a" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) \
+          <(cd "$b" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) >/dev/null &&
+     diff -r --exclude=.ccpack-marker.json "$a" "$b" >/dev/null; then
+    pass "compare $a = $b"
+  else
+    fail "compare: $a and $b differ"
+  fi
+done
+[ "$fails" -eq 0 ] && { echo "PASS portable: all checks"; exit 0; }
+echo "FAIL portable: $fails checks failed"; exit 1

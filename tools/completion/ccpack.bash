@@ -1,0 +1,53 @@
+# bash completion for ccpack. Installed as share/bash-completion/completions/ccpack.
+# The lists below must name every subcommand and option that `ccpack --help` and `ccpack CMD --help` print;
+# tests/cli/package_test.sh checks that they do.
+
+_ccpack() {
+  local cur=${COMP_WORDS[COMP_CWORD]}
+  local prev=${COMP_WORDS[COMP_CWORD-1]}
+  local commands="create restore verify inspect import keygen sign fingerprint check"
+  local common="-h --help -j --jobs -q --quiet --json"
+  local cmd="" i
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case ${COMP_WORDS[i]} in
+      -*) ;;
+      *) cmd=${COMP_WORDS[i]}; break ;;
+    esac
+  done
+
+  # Values: folders, files, or nothing to suggest.
+  case $prev in
+    --inductor-dir|--triton-dir)
+      COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    -o|--output|--fingerprint|--sign-key|--trust|--out|--python)
+      COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --on-mismatch)
+      COMPREPLY=($(compgen -W "refuse force" -- "$cur")); return ;;
+    --level)
+      COMPREPLY=($(compgen -W "default max" -- "$cur")); return ;;
+    -j|--jobs|--add|--map|--note|--ignore)
+      return ;;
+  esac
+
+  local opts
+  case $cmd in
+    "") COMPREPLY=($(compgen -W "$commands -h --help --version" -- "$cur")); return ;;
+    create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python $common" ;;
+    restore) opts="--inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
+                   --allow-unsigned --python --ignore --on-mismatch $common" ;;
+    verify) opts="--trust --allow-unsigned $common" ;;
+    inspect) opts="--files --trust $common" ;;
+    import) opts="-o --output --map --fingerprint $common" ;;
+    keygen) opts="--out $common" ;;
+    sign) opts="--sign-key --note --trust --allow-unsigned $common" ;;
+    fingerprint) opts="--python --inductor-dir --triton-dir --add $common" ;;
+    check) opts="--python --ignore --inductor-dir --triton-dir --add $common" ;;
+    *) return ;;
+  esac
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -f -- "$cur"))  # archives and foreign tarballs
+  fi
+}
+complete -o filenames -F _ccpack ccpack

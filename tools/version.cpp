@@ -1,0 +1,36 @@
+// `ccpack --version`: ccpack's version, then each library it was built with and the one it runs with. In the
+// portable package zstd, OpenSSL and libarchive are inside the binary (both columns agree) and oneTBB is the
+// bundled lib/ccpack/libtbb.so.12; a distribution build shows the system's shared libraries here.
+#include <openssl/crypto.h>
+#include <openssl/opensslv.h>
+#include <oneapi/tbb/version.h>
+#include <zstd.h>
+
+#include "pack/import_source.hpp"
+#include "tools/cli.hpp"
+#include "util/version.hpp"
+
+namespace ccpack::tools {
+
+namespace {
+
+std::string row(const std::string& name, const std::string& built, const std::string& runs) {
+  std::string line = "  " + name + " " + built;
+  if (runs != built) line += " (running " + runs + ")";
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string version_text() {
+  std::string text = std::string("ccpack ") + kVersion + "\nbuilt with:\n";
+  text += row("zstd", ZSTD_VERSION_STRING, ZSTD_versionString());
+  text += row("OpenSSL", OPENSSL_FULL_VERSION_STR, OpenSSL_version(OPENSSL_FULL_VERSION_STRING));
+  text += row("oneTBB", TBB_VERSION_STRING, TBB_runtime_version());
+  pack::LibraryVersion archive = pack::libarchive_version();
+  text += row("libarchive", archive.built, archive.runs);
+  text.pop_back();  // CLI11 adds the final newline
+  return text;
+}
+
+}  // namespace ccpack::tools
