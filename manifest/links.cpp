@@ -1,6 +1,5 @@
 #include "manifest/links.hpp"
 
-
 namespace ccpack::manifest {
 
 EntryTree::AddResult EntryTree::add(std::string_view path, EntryType type, std::string_view link_target) {
@@ -40,11 +39,16 @@ EntryTree::LinkVerdict EntryTree::resolve(std::uint32_t link, int depth) {
   if (self.state == State::resolving || depth > kMaxLinkHops) return LinkVerdict::loops;
   if (self.target.empty() || self.target.front() == '/') return LinkVerdict::escapes;  // absolute: outside by definition
   self.state = State::resolving;
+  // A failure is not memoised (the first one ends validation and create); the mark goes, so that a later walk
+  // through this link fails the same way rather than as a loop.
+  auto fail = [&self](LinkVerdict v) {
+    self.state = State::unresolved;
+    return v;
+  };
   std::uint32_t at = self.parent;  // the folder holding the link
   std::uint32_t extra = 0;         // names below `at` that are not in the tree
   int hops = 0;
   std::string_view rest = self.target;
-  // Failures are not memoised: the first one ends validation (and create).
   while (!rest.empty()) {
     auto slash = rest.find('/');
     std::string_view name = rest.substr(0, slash);
@@ -54,7 +58,7 @@ EntryTree::LinkVerdict EntryTree::resolve(std::uint32_t link, int depth) {
       if (extra > 0) {
         --extra;
       } else if (nodes_[at].parent == kNoParent) {
-        return LinkVerdict::escapes;  // above the component root
+        return fail(LinkVerdict::escapes);  // above the component root
       } else {
         at = nodes_[at].parent;
       }
@@ -75,18 +79,18 @@ EntryTree::LinkVerdict EntryTree::resolve(std::uint32_t link, int depth) {
       continue;
     }
     LinkVerdict v = resolve(child, depth + 1);
-    if (v != LinkVerdict::inside) return v;
+    if (v != LinkVerdict::inside) return fail(v);
     const Node& through = nodes_[child];
     hops += 1 + through.hops;
-    if (hops >= kMaxLinkHops) return LinkVerdict::loops;
+    if (hops >= kMaxLinkHops) return fail(LinkVerdict::loops);
     at = through.resolved;
     extra = through.extra_depth;
   }
-  Node& done = nodes_[link];  // `self` may dangle: nothing is added during resolution, but keep it obvious
-  done.state = State::resolved;
-  done.hops = static_cast<std::uint8_t>(hops);
-  done.resolved = at;
-  done.extra_depth = extra;
+  // `self` is still valid: nothing is added to nodes_ during resolution.
+  self.state = State::resolved;
+  self.hops = static_cast<std::uint8_t>(hops);
+  self.resolved = at;
+  self.extra_depth = extra;
   return LinkVerdict::inside;
 }
 

@@ -18,11 +18,12 @@
 // (Manifest::validate), so ccpack never writes an archive it would refuse.
 //
 // The tree also answers what Manifest::validate needs of each entry (does its folder exist, does it repeat), so
-// the entries are indexed once. Memory: one node (24 bytes) and one map slot per entry; the paths and targets are
+// the entries are indexed once. Memory: one node (32 bytes) and one map slot per entry; the paths and targets are
 // not copied, so the entries they point into must outlive the tree. Cost: each symlink's target is walked once
 // (results are memoised), each step one hash lookup of one name.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <unordered_map>
@@ -36,6 +37,12 @@ inline constexpr int kMaxLinkHops = 40;
 
 class EntryTree {
  public:
+  EntryTree() = default;
+  explicit EntryTree(std::size_t entries) {
+    nodes_.reserve(entries);
+    children_.reserve(entries);
+  }
+
   enum class Added : std::uint8_t { ok, duplicate, no_folder };
   struct AddResult {
     Added status = Added::ok;

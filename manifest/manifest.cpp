@@ -221,7 +221,7 @@ std::string Manifest::to_json() const {
 Manifest Manifest::parse(std::string_view text, const Limits& limits) {
   // Entries and frames are converted as they are parsed and dropped from the document tree, so memory holds one
   // entry's tree at a time rather than a tree of every entry (1.6 KiB each: 160 MB at 100k files). Everything
-  // else stays in the tree, so it is counted: past kMaxKeptJsonValues the manifest is refused before the tree
+  // else stays in the tree, so it is counted: past limits.max_json_values the manifest is refused before the tree
   // grows (a 512 MiB fingerprint or component list would otherwise cost gigabytes).
   std::vector<Entry> entries;
   std::vector<Frame> frames;
@@ -234,9 +234,9 @@ Manifest Manifest::parse(std::string_view text, const Limits& limits) {
     if (event == Event::key && depth == 1) top_key = parsed.get<std::string>();
     if (event == Event::value || event == Event::object_start || event == Event::array_start) {
       if (streamed && event == Event::object_start) kept_before_item = kept;
-      if (++kept > kMaxKeptJsonValues) {
-        bad(top_key.empty() ? "(root)" : escaped(top_key), "holds more than " + std::to_string(kMaxKeptJsonValues) +
-                                                               " JSON values besides the entries and frames");
+      if (++kept > limits.max_json_values) {
+        bad(top_key.empty() ? "(root)" : escaped(top_key),
+            "holds more than " + std::to_string(limits.max_json_values) + " JSON values besides the entries and frames");
       }
     }
     if (!streamed || event != Event::object_end) return true;
@@ -323,7 +323,7 @@ void Manifest::validate(const Limits& limits) const {
 
   // Entries: safe, unique, parents first, totals bounded.
   if (entries.size() > limits.max_entries) bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
-  EntryTree tree;
+  EntryTree tree(entries.size());
   std::vector<std::pair<std::size_t, std::uint32_t>> links;  // entry index, tree node
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < entries.size(); ++i) {

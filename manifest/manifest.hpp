@@ -34,11 +34,10 @@ struct Limits {
   std::uint64_t max_total_size = 1ULL << 40;  // 1 TiB
   std::size_t max_path_length = 4096;
   std::size_t max_frames = 1'000'000;
+  // JSON values the parser keeps in its tree besides the streamed entries and frames (components, fingerprint
+  // and the rest: a few dozen in practice); the tree costs about 100 bytes a value.
+  std::size_t max_json_values = 65536;
 };
-
-// JSON values the manifest parser keeps in its tree besides the streamed entries and frames (the components,
-// fingerprint and the rest: a few dozen in practice). The tree costs about 100 bytes a value.
-inline constexpr std::size_t kMaxKeptJsonValues = 65536;
 
 enum class ComponentKind : std::uint8_t { inductor, triton, extra };
 

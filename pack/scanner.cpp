@@ -143,7 +143,7 @@ void flatten(Listing& listing, ScanResult& out) {
 // Refuses a symlink that the restore would refuse: resolved through the other links of the tree it was scanned
 // with (manifest/links.hpp owns the rule), it must stay inside its cache folder.
 void check_links(const std::vector<manifest::CacheDir>& dirs, const std::vector<SourceEntry>& entries) {
-  manifest::EntryTree tree;
+  manifest::EntryTree tree(entries.size());
   std::vector<std::pair<const SourceEntry*, std::uint32_t>> links;
   for (const SourceEntry& e : entries) {
     manifest::EntryTree::AddResult added = tree.add(e.path, e.type, e.link_target);

@@ -36,13 +36,15 @@ expect() {
 }
 
 # hostile SCENARIO LINE: the crafted archive is refused with exit 4 and exactly LINE (after "ccpack: error: ",
-# with the archive's quoted path in front) by inspect, verify and restore; restore writes nothing at all.
+# with the archive's quoted path in front) by inspect, inspect --json (which dumps the manifest), verify and
+# restore; restore writes nothing at all.
 hostile() {
   local scenario=$1 why=$2 a="$T/$1.ccpack"
   cases=$((cases + 1))
   "$CRAFT" "$scenario" "$a" || { bad "ccpack_craft $scenario failed"; return; }
   local line="ccpack: error: '$a': $why"
   expect 4 "$line" -- "$CCPACK" inspect "$a"
+  expect 4 "$line" -- "$CCPACK" inspect --json --files "$a"
   expect 4 "$line" -- "$CCPACK" verify "$a"
   mkdir -p "$T/jail/$scenario"
   expect 4 "$line" -- "$CCPACK" restore "$a" --inductor-dir "$T/jail/$scenario/ind"

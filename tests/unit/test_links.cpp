@@ -87,6 +87,15 @@ TEST_CASE("loops and chains longer than the kernel follows are refused") {
   CHECK(chain.tree().resolve_link(nodes[4]) == Verdict::loops);    // 41
 }
 
+TEST_CASE("a link that failed fails the same way when resolved again or walked through") {
+  Tree t;
+  std::uint32_t up = t.add("c/up", "..");
+  std::uint32_t via = t.add("c/via", "up/x");
+  CHECK(t.tree().resolve_link(up) == Verdict::escapes);
+  CHECK(t.tree().resolve_link(up) == Verdict::escapes);
+  CHECK(t.tree().resolve_link(via) == Verdict::escapes);  // not "loops": the failed walk left no mark
+}
+
 TEST_CASE("the tree refuses duplicates and entries before their folder") {
   EntryTree tree;
   CHECK(tree.add("c", EntryType::dir, "").status == EntryTree::Added::ok);
