@@ -68,5 +68,7 @@ void add_create(CLI::App& app, Commands& commands);
 void add_restore(CLI::App& app, Commands& commands);
 void add_verify(CLI::App& app, Commands& commands);
 void add_inspect(CLI::App& app, Commands& commands);
+void add_push(CLI::App& app, Commands& commands);
+void add_pull(CLI::App& app, Commands& commands);
 
 }  // namespace ccpack::tools
