@@ -2,13 +2,14 @@
 //
 //   1. The tag's index (or manifest) is read and the entry whose selection annotations equal this machine's is
 //      chosen; when none fits, exit 3 listing what is available, with no blob byte requested.
-//   2. Only the header frame is fetched (Range; a 200 answer is skipped into and cut off), into the output's
-//      temporary file, preallocated to the layer size, and read with the same reader as a local file. Its
+//   2. Only the header frame is fetched (Range; a 200 answer is cut off), into the output's temporary file and a
+//      memory file sized like the layer, which the same reader as for a local file checks. Its
 //      manifest must hash to the annotation, the signature hook runs, and the *signed* fingerprint must fit
 //      (annotations are hints): otherwise exit 3 (or 4), having read the header only.
 //   3. The payload follows (Range from the header's end; a cut connection resumes where it stopped) and the
 //      whole layer must match its digest; only then is the file given its name (AtomicFile). Any failure
 //      leaves no file.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "manifest/manifest.hpp"
@@ -130,19 +131,25 @@ int run(const PullOptions& o) {
   std::uint64_t header_size = header_size_of(c, what);
 
   AtomicFile file(o.output);
+  // The header frame also goes to a memory file the size of the layer (sparse), so the same reader as for a
+  // local archive checks it, sizes included.
+  UniqueFd header(::memfd_create("ccpack-header", MFD_CLOEXEC));
+  if (!header.valid()) throw_errno("cannot create a memory file");
   Sha256 hash;
   std::uint64_t written = 0;
   http::Sink sink = [&](const char* data, std::size_t size) {
     if (written + size > layer.size) throw IntegrityError(what + ": the registry sent more bytes than the layer's size");
     pwrite_all(file.fd(), data, size, static_cast<off_t>(written), quoted_path(o.output));
+    if (written < header_size) pwrite_all(header.get(), data, size, static_cast<off_t>(written), "a memory file");
     hash.update(data, size);
     written += size;
   };
   s.get_blob(layer.digest, 0, header_size - 1, sink);
   if (written != header_size) throw IntegrityError(what + ": the header frame ended early");
-  if (::ftruncate(file.fd(), static_cast<off_t>(layer.size)) != 0) throw_errno("cannot size " + quoted_path(o.output));
+  if (::ftruncate(header.get(), static_cast<off_t>(layer.size)) != 0) throw_errno("cannot size a memory file");
   std::string signature;
-  check_header(file.fd(), c, machine, what, signature);
+  check_header(header.get(), c, machine, what, signature);
+  header.reset();
   s.get_blob(layer.digest, header_size, std::nullopt, sink);
   if (written != layer.size) throw IntegrityError(what + ": " + std::to_string(written) + " bytes received, expected " + std::to_string(layer.size));
   std::string got = oci::digest_string(hash.finish());

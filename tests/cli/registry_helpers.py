@@ -75,9 +75,15 @@ class Forwarding(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=30)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "authorization", "connection")}
-        headers["Host"] = "127.0.0.1:%d" % self.server.server_address[1]
-        conn.request(self.command, self.path, body=body, headers=headers)
+        # Header by header: clients send several Accept lines, which a dict would fold into the last one.
+        conn.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", "127.0.0.1:%d" % self.server.server_address[1])
+        for k, v in self.headers.items():
+            if k.lower() not in ("host", "authorization", "connection", "content-length"):
+                conn.putheader(k, v)
+        if body is not None or self.command in ("PUT", "POST", "PATCH"):
+            conn.putheader("Content-Length", str(len(body or b"")))
+        conn.endheaders(body)
         resp = conn.getresponse()
         self.send_response_only(resp.status)
         for k, v in resp.getheaders():

@@ -7,6 +7,9 @@
 set -u
 CCPACK=$(realpath "$1")
 DATA=$(realpath "$2")
+# Debian's python3 (with python3-jwt), not a pyenv or venv one that lacks it.
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
 HELP="$(dirname "$(realpath "$0")")/registry_helpers.py"
 SAMPLE="$DATA/sample-cache"
 T=$(mktemp -d "${TMPDIR:-/tmp}/ccpack-registry.XXXXXX")
@@ -40,7 +43,7 @@ expect() {
 for tool in docker-registry skopeo htpasswd openssl python3; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (scripts/setup installs it)"; exit 1; }
 done
-python3 -c 'import jwt, cryptography' 2>/dev/null || { echo "FAIL: python3-jwt/python3-cryptography missing"; exit 1; }
+"$PY" -c 'import jwt, cryptography' 2>/dev/null || { echo "FAIL: python3-jwt/python3-cryptography missing"; exit 1; }
 
 unset REGISTRY_AUTH_FILE DOCKER_CONFIG XDG_RUNTIME_DIR CCPACK_FINGERPRINT_FILE
 export HOME="$T/home" TMPDIR="$T/tmp"
@@ -56,7 +59,7 @@ spawn() { "$@" & PIDS="$PIDS $!"; }
 # start_registry NAME SCHEME EXTRA-YAML: a docker-registry on a free port; sets PORT_<NAME>, DIR_<NAME>.
 start_registry() {
   local name=$1 scheme=$2 extra=$3 port dir
-  port=$(python3 "$HELP" free-port)
+  port=$("$PY" "$HELP" free-port)
   dir="$T/reg-$name"
   mkdir -p "$dir/data"
   printf 'version: 0.1\nlog:\n  level: info\n  formatter: text\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:%s\n  secret: ccpack-test\n%s\n' \
@@ -84,19 +87,19 @@ fake_fp "$T/b200.json" nvidia sm_100 2.11.0+cu130 ""
 
 # Archives "built" on each machine, and a larger one (3 MB incompressible) for the cut connection.
 "$CCPACK" create -q -o "$T/base.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
-python3 "$HELP" set-fingerprint "$T/base.ccpack" "$T/h100.ccpack" "$T/h100.json"
-python3 "$HELP" set-fingerprint "$T/base.ccpack" "$T/mi300.ccpack" "$T/mi300.json"
+"$PY" "$HELP" set-fingerprint "$T/base.ccpack" "$T/h100.ccpack" "$T/h100.json"
+"$PY" "$HELP" set-fingerprint "$T/base.ccpack" "$T/mi300.ccpack" "$T/mi300.json"
 mkdir -p "$T/bigcache/x" && head -c 3000000 /dev/urandom >"$T/bigcache/x/blob.bin"
 "$CCPACK" create -q -o "$T/big0.ccpack" --inductor-dir "$T/bigcache"
-python3 "$HELP" set-fingerprint "$T/big0.ccpack" "$T/big.ccpack" "$T/h100.json"
+"$PY" "$HELP" set-fingerprint "$T/big0.ccpack" "$T/big.ccpack" "$T/h100.json"
 "$CCPACK" verify -q "$T/h100.ccpack" && "$CCPACK" verify -q "$T/big.ccpack" && ok || bad "faked archives do not verify"
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 # ================================= plain HTTP ================================================================
 start_registry plain http ""
-spawn python3 "$HELP" proxy "$T/proxy.port" "$PORT_plain" "$T/proxy.log"
+spawn "$PY" "$HELP" proxy "$T/proxy.port" "$PORT_plain" "$T/proxy.log"
 wait_for "$T/proxy.port"
 R="127.0.0.1:$(cat "$T/proxy.port")"
 : >"$T/proxy.log"
@@ -108,7 +111,9 @@ expect 2 "invalid registry host" -- "$CCPACK" push --plain-http "$T/h100.ccpack"
 expect 1 "reading manifest|SSL|TLS|wrong version" -- "$CCPACK" pull "$R/cache:h100" -o "$T/x.ccpack" --fingerprint "$T/h100.json"
 
 expect 0 "layer .* uploaded" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "oci://$R/cache:h100"
-expect 0 "already present" -- "$CCPACK" push --plain-http --json "$T/h100.ccpack" "$R/cache:h100"
+expect 0 "already present" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "$R/cache:h100"
+expect 0 "" -- "$CCPACK" push --plain-http --json "$T/h100.ccpack" "$R/cache:h100"
+check "push --json: layer skipped" [ "$(json_field "$T/out" layer_uploaded)" = False ]
 MDIGEST=$(json_field "$T/out" manifest_digest)
 check "push --json layer digest" [ "$(json_field "$T/out" layer_digest)" = "sha256:$(sha "$T/h100.ccpack")" ]
 expect 0 "pulled .* digest OK" -- "$CCPACK" pull --plain-http "$R/cache:h100" -o "$T/pulled.ccpack" --fingerprint "$T/h100.json"
@@ -136,7 +141,7 @@ expect 0 "index entry for gpu.vendor=amd gpu.arch=gfx942" -- "$CCPACK" push --pl
 expect 0 "" -- "$CCPACK" push --plain-http --index --json "$T/h100.ccpack" "$R/cache:fleet"
 check "re-push replaces the entry" [ "$(json_field "$T/out" replaced_entries)" = 1 ]
 skopeo inspect --raw --tls-verify=false "docker://$R/cache:fleet" >"$T/index.json" 2>/dev/null
-check "index has two entries, no artifactType" python3 -c '
+check "index has two entries, no artifactType" "$PY" -c '
 import json,sys; d=json.load(open(sys.argv[1]))
 assert len(d["manifests"])==2 and "artifactType" not in d and d["mediaType"].endswith("index.v1+json"), d' "$T/index.json"
 expect 0 "" -- "$CCPACK" pull --plain-http "$R/cache:fleet" -o "$T/f-h100.ccpack" --fingerprint "$T/h100.json"
@@ -156,7 +161,7 @@ check "refused pull fetched zero blob bytes" [ "$(grep -c '/blobs/' "$T/proxy.lo
 
 # Annotations are hints: a manifest whose annotations lie is refused on the signed fingerprint, after the
 # header frame only.
-python3 - "$T/skopeo-raw.json" "$T/liar.json" <<'EOF'
+"$PY" - "$T/skopeo-raw.json" "$T/liar.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["annotations"]["org.ccpack.fp.gpu.arch"] = "sm_100"
@@ -167,13 +172,13 @@ curl -s -o /dev/null -X PUT -H 'Content-Type: application/vnd.oci.image.manifest
 : >"$T/proxy.log"
 expect 3 "signed fingerprint does not fit this machine: gpu.arch is 'sm_90' in the archive, 'sm_100' here" -- \
   "$CCPACK" pull --plain-http "$R/cache:liar" -o "$T/liar.ccpack" --fingerprint "$T/b200.json"
-HSIZE=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["annotations"]["org.ccpack.header.size"])' "$T/liar.json")
+HSIZE=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["annotations"]["org.ccpack.header.size"])' "$T/liar.json")
 check "lying annotations: only the header frame was read" [ "$(awk '/\/blobs\//{n+=$4} END{print n+0}' "$T/proxy.log")" = "$HSIZE" ]
 check "refused pull leaves no file" [ ! -e "$T/liar.ccpack" ]
 
 # A connection cut mid-payload resumes with Range and completes.
 expect 0 "" -- "$CCPACK" push --plain-http "$T/big.ccpack" "$R/cache:big"
-spawn python3 "$HELP" proxy "$T/cut.port" "$PORT_plain" "$T/cut.log" --cut-after 1000000
+spawn "$PY" "$HELP" proxy "$T/cut.port" "$PORT_plain" "$T/cut.log" --cut-after 1000000
 wait_for "$T/cut.port"
 expect 0 "digest OK" -- "$CCPACK" pull --plain-http "127.0.0.1:$(cat "$T/cut.port")/cache:big" -o "$T/big-pulled.ccpack" --fingerprint "$T/h100.json"
 check "cut transfer completes byte-identical" cmp -s "$T/big.ccpack" "$T/big-pulled.ccpack"
@@ -183,7 +188,7 @@ check "the rest came with a Range request" grep -Eq 'GET /v2/cache/blobs/sha256:
 # Tampering with the blob inside the registry's storage: exit 4, no file, and an existing file untouched.
 BLOB="$DIR_plain/data/docker/registry/v2/blobs/sha256/$(sha "$T/h100.ccpack" | cut -c1-2)/$(sha "$T/h100.ccpack")/data"
 check "blob in storage" [ -f "$BLOB" ]
-python3 - "$BLOB" <<'EOF'
+"$PY" - "$BLOB" <<'EOF'
 import sys
 p = sys.argv[1]
 b = bytearray(open(p, "rb").read())
@@ -196,9 +201,9 @@ check "tampered pull leaves the previous file" [ "$(cat "$T/keep.ccpack")" = pre
 check "tampered pull leaves no temporary" [ "$(ls "$T" | grep -c 'keep.ccpack.tmp')" -eq 0 ]
 
 # Credentials never reach a redirect target on another port; the presigned query never reaches a message.
-spawn python3 "$HELP" backend "$T/backend.port" "$PORT_plain" "$T/backend.log"
+spawn "$PY" "$HELP" backend "$T/backend.port" "$PORT_plain" "$T/backend.log"
 wait_for "$T/backend.port"
-spawn python3 "$HELP" proxy "$T/auth.port" "$PORT_plain" "$T/auth.log" --basic "alice:s3cret-pw" --redirect-blobs "$(cat "$T/backend.port")"
+spawn "$PY" "$HELP" proxy "$T/auth.port" "$PORT_plain" "$T/auth.log" --basic "alice:s3cret-pw" --redirect-blobs "$(cat "$T/backend.port")"
 wait_for "$T/auth.port"
 RA="127.0.0.1:$(cat "$T/auth.port")"
 printf '{"auths":{"%s":{"auth":"%s"}}}\n' "$RA" "$(printf 'alice:s3cret-pw' | base64)" >"$T/auth-alice.json"
@@ -234,7 +239,7 @@ check "skopeo reads the TLS push" grep -q 'application/vnd.ccpack.archive.v1' "$
 
 # ================================= bearer tokens =============================================================
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=ccpack-token" -keyout "$T/token.key" -out "$T/token.crt" 2>/dev/null
-spawn python3 "$HELP" token-server "$T/token.port" "$T/token.key" "$T/token.crt" "carol:tok-pw" "$T/token.log"
+spawn "$PY" "$HELP" token-server "$T/token.port" "$T/token.key" "$T/token.crt" "carol:tok-pw" "$T/token.log"
 wait_for "$T/token.port"
 start_registry bearer http "auth:
   token:
