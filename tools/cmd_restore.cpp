@@ -1,5 +1,6 @@
 // `ccpack restore`: check an archive and put its components into this machine's cache folders.
 #include "tools/cli.hpp"
+#include "tools/fleet.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/installer.hpp"
 #include "util/fs.hpp"
@@ -15,6 +16,7 @@ struct RestoreOptions {
   manifest::CacheDirOptions dirs;
   std::vector<std::string> extras;
   bool durable = false;
+  RegistryOptions registry;
 };
 
 std::string status_name(const unpack::ComponentOutcome& c) {
@@ -32,9 +34,11 @@ std::string status_name(const unpack::ComponentOutcome& c) {
 int run(RestoreOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
-  unpack::Archive a = unpack::Archive::open(o.archive);
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
-  unpack::RestoreReport r = unpack::restore(a, dirs, unpack::RestoreOptions{o.common.jobs, out.progress(), o.durable});
+  unpack::RestoreOptions options{o.common.jobs, out.progress(), o.durable};
+  unpack::RestoreReport r = is_registry_reference(o.archive.string())
+                                ? restore_from_registry(o.archive.string(), dirs, options, o.registry)
+                                : unpack::restore(unpack::Archive::open(o.archive), dirs, options);
   if (out.json()) {
     ojson comps = ojson::array();
     for (const auto& c : r.components) {
@@ -63,9 +67,11 @@ int run(RestoreOptions& o) {
 void add_restore(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<RestoreOptions>();
   CLI::App* r = app.add_subcommand("restore", "Check an archive and restore it into this machine's cache folders");
-  r->add_option("archive", o->archive, "The .ccpack archive")->required();
+  r->add_option("archive", o->archive, "The .ccpack archive, or oci://host[:port]/repository[:tag|@digest] in a registry")
+      ->required();
   add_cache_dirs(r, o->dirs, o->extras, "restore into");
   r->add_flag("--durable", o->durable, "Flush the restored files to disk (one syncfs) before they are swapped into place");
+  add_registry_options(r, o->registry, false);
   add_common(r, o->common);
   r->footer(
       "Each target folder is replaced as a whole: the archive is extracted into a hidden staging folder beside it, every "

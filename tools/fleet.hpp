@@ -14,8 +14,10 @@
 #include <string>
 
 #include "manifest/format.hpp"
+#include "manifest/locations.hpp"
 #include "manifest/oci.hpp"
 #include "registry/session.hpp"
+#include "unpack/installer.hpp"
 
 namespace ccpack::tools {
 
@@ -37,5 +39,10 @@ void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool with_fin
 // Signature hook (see above): throws IntegrityError when the signature block does not verify. Returns a short
 // status for reports.
 std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what);
+
+// `restore oci://REF` (tools/restore_oci.cpp): whether an archive argument names a registry, and the restore.
+[[nodiscard]] bool is_registry_reference(const std::string& text);
+[[nodiscard]] unpack::RestoreReport restore_from_registry(const std::string& reference, const std::vector<manifest::CacheDir>& dirs,
+                                                          const unpack::RestoreOptions& options, const RegistryOptions& registry_options);
 
 }  // namespace ccpack::tools

@@ -176,6 +176,27 @@ HSIZE=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["annotatio
 check "lying annotations: only the header frame was read" [ "$(awk '/\/blobs\//{n+=$4} END{print n+0}' "$T/proxy.log")" = "$HSIZE" ]
 check "refused pull leaves no file" [ ! -e "$T/liar.ccpack" ]
 
+# restore oci://: straight from the registry into the cache folders, the same trees as a local restore.
+same_tree() {
+  if diff -r --exclude=.ccpack-marker.json "$1" "$2" >/dev/null &&
+     diff <(cd "$1" && find . -printf '%p %y %m\n' | sort) <(cd "$2" && find . -printf '%p %y %m\n' | sort) >/dev/null; then ok
+  else bad "trees differ: $1 vs $2"; fi
+}
+"$CCPACK" restore -q "$T/mi300.ccpack" --inductor-dir "$T/local-mi/ind" --triton-dir "$T/local-mi/tri"
+CCPACK_FINGERPRINT_FILE="$T/mi300.json" expect 0 "triton: restored" -- \
+  "$CCPACK" restore --plain-http "oci://$R/cache:fleet" --inductor-dir "$T/oci-mi/ind" --triton-dir "$T/oci-mi/tri"
+same_tree "$T/local-mi" "$T/oci-mi"
+: >"$T/proxy.log"
+CCPACK_FINGERPRINT_FILE="$T/mi300.json" expect 0 "triton: already restored" -- \
+  "$CCPACK" restore --plain-http "oci://$R/cache:fleet" --inductor-dir "$T/oci-mi/ind" --triton-dir "$T/oci-mi/tri"
+HSIZE_MI=$(awk '/\/blobs\//{n+=$4} END{print n+0}' "$T/proxy.log")
+check "already restored: only the header frame was read ($HSIZE_MI bytes)" [ "$HSIZE_MI" -gt 0 ] && [ "$HSIZE_MI" -lt 20000 ]
+: >"$T/proxy.log"
+CCPACK_FINGERPRINT_FILE="$T/b200.json" expect 3 "no archive in .* fits this machine" -- \
+  "$CCPACK" restore --plain-http "oci://$R/cache:fleet" --inductor-dir "$T/oci-mi/ind" --triton-dir "$T/oci-mi/tri"
+check "refused restore fetched zero blob bytes" [ "$(grep -c '/blobs/' "$T/proxy.log")" -eq 0 ]
+same_tree "$T/local-mi" "$T/oci-mi"
+
 # A connection cut mid-payload resumes with Range and completes.
 expect 0 "" -- "$CCPACK" push --plain-http "$T/big.ccpack" "$R/cache:big"
 spawn "$PY" "$HELP" proxy "$T/cut.port" "$PORT_plain" "$T/cut.log" --cut-after 1000000
@@ -183,7 +204,17 @@ wait_for "$T/cut.port"
 expect 0 "digest OK" -- "$CCPACK" pull --plain-http "127.0.0.1:$(cat "$T/cut.port")/cache:big" -o "$T/big-pulled.ccpack" --fingerprint "$T/h100.json"
 check "cut transfer completes byte-identical" cmp -s "$T/big.ccpack" "$T/big-pulled.ccpack"
 check "the proxy cut the transfer" grep -q ' CUT$' "$T/cut.log"
-check "the rest came with a Range request" grep -Eq 'GET /v2/cache/blobs/sha256:[0-9a-f]+ 206 [0-9]+ bytes=[0-9]+-$' "$T/cut.log"
+RESUME=$(( $("$PY" -c 'import struct,sys; print(8 + struct.unpack_from("<I", open(sys.argv[1], "rb").read(8), 4)[0])' "$T/big.ccpack") + 1000000 ))
+check "the rest came with a Range request from the cut" grep -Eq "GET /v2/cache/blobs/sha256:[0-9a-f]+ 206 [0-9]+ bytes=$RESUME-[0-9]+\$" "$T/cut.log"
+
+# ... and restore oci:// through a cut connection gives the same trees as a local restore.
+spawn "$PY" "$HELP" proxy "$T/cut2.port" "$PORT_plain" "$T/cut2.log" --cut-after 1000000
+wait_for "$T/cut2.port"
+"$CCPACK" restore -q "$T/big.ccpack" --inductor-dir "$T/local-big/ind"
+CCPACK_FINGERPRINT_FILE="$T/h100.json" expect 0 "inductor: restored" -- \
+  "$CCPACK" restore --plain-http "oci://127.0.0.1:$(cat "$T/cut2.port")/cache:big" --inductor-dir "$T/oci-big/ind"
+same_tree "$T/local-big" "$T/oci-big"
+check "restore: the proxy cut the transfer" grep -q ' CUT$' "$T/cut2.log"
 
 # Tampering with the blob inside the registry's storage: exit 4, no file, and an existing file untouched.
 BLOB="$DIR_plain/data/docker/registry/v2/blobs/sha256/$(sha "$T/h100.ccpack" | cut -c1-2)/$(sha "$T/h100.ccpack")/data"
@@ -199,6 +230,13 @@ echo previous >"$T/keep.ccpack"
 expect 4 "hash to sha256:.*corrupt or tampered" -- "$CCPACK" pull --plain-http "$R/cache:h100" -o "$T/keep.ccpack" --fingerprint "$T/h100.json"
 check "tampered pull leaves the previous file" [ "$(cat "$T/keep.ccpack")" = previous ]
 check "tampered pull leaves no temporary" [ "$(ls "$T" | grep -c 'keep.ccpack.tmp')" -eq 0 ]
+
+# restore oci:// of the tampered blob: exit 4 and the previous cache stays.
+"$CCPACK" restore -q "$T/mi300.ccpack" --inductor-dir "$T/prev/ind" --triton-dir "$T/prev/tri"
+CCPACK_FINGERPRINT_FILE="$T/h100.json" expect 4 "SHA-256 of the compressed bytes mismatch|corrupt" -- \
+  "$CCPACK" restore --plain-http "oci://$R/cache:h100" --inductor-dir "$T/prev/ind" --triton-dir "$T/prev/tri"
+same_tree "$T/local-mi" "$T/prev"
+check "failed restore leaves no staging folder" [ "$(ls -A "$T/prev" | grep -c ccpack-staging)" -eq 0 ]
 
 # Credentials never reach a redirect target on another port; the presigned query never reaches a message.
 spawn "$PY" "$HELP" backend "$T/backend.port" "$PORT_plain" "$T/backend.log"
