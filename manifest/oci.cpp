@@ -162,6 +162,17 @@ std::string to_json(const Index& index) {
   return j.dump();
 }
 
+std::string image_config_json(std::string_view cpu_arch, std::string_view diff_id) {
+  std::string arch = cpu_arch == "x86_64" || cpu_arch == kAbsent || cpu_arch.empty() ? "amd64"
+                     : cpu_arch == "aarch64"                                           ? "arm64"
+                                                                                       : std::string(cpu_arch);
+  ojson j{{"architecture", arch},
+          {"os", "linux"},
+          {"config", ojson::object()},
+          {"rootfs", {{"type", "layers"}, {"diff_ids", {std::string(diff_id)}}}}};
+  return j.dump();
+}
+
 ImageManifest parse_image_manifest(std::string_view text, std::string_view what) {
   json doc = parse_bounded(text, what);
   check_schema(doc, what, kImageManifestType);

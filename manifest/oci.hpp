@@ -31,6 +31,10 @@ inline constexpr std::string_view kLayerMediaType = "application/vnd.ccpack.arch
 inline constexpr std::string_view kImageManifestType = "application/vnd.oci.image.manifest.v1+json";
 inline constexpr std::string_view kImageIndexType = "application/vnd.oci.image.index.v1+json";
 inline constexpr std::string_view kEmptyConfigType = "application/vnd.oci.empty.v1+json";
+// `push --as-image`: the archive as the one file of a plain image layer (an uncompressed tar), so kubelet can pull
+// it like any image and an image volume shows the .ccpack file.
+inline constexpr std::string_view kImageConfigType = "application/vnd.oci.image.config.v1+json";
+inline constexpr std::string_view kTarLayerType = "application/vnd.oci.image.layer.v1.tar";
 inline constexpr std::string_view kEmptyConfigData = "{}";
 inline constexpr std::string_view kEmptyConfigDigest =
     "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
@@ -83,6 +87,10 @@ struct Index {
 // Compact JSON, keys in a fixed order, so the same content gives the same digest.
 [[nodiscard]] std::string to_json(const ImageManifest& m);
 [[nodiscard]] std::string to_json(const Index& index);
+
+// The image config of a one-layer image whose uncompressed layer has digest `diff_id`; the platform is linux and
+// the OCI name of `cpu_arch` (x86_64 -> amd64, aarch64 -> arm64; "absent" -> amd64).
+[[nodiscard]] std::string image_config_json(std::string_view cpu_arch, std::string_view diff_id);
 
 // Parse untrusted documents; throw IntegrityError naming the field. `what` names the document in messages.
 [[nodiscard]] ImageManifest parse_image_manifest(std::string_view json, std::string_view what);

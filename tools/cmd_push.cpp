@@ -4,11 +4,13 @@
 // for the same environment, so one reference serves a mixed fleet.
 //
 // Blobs are streamed from the file (the layer digest is computed first, in one read pass), and skipped when the
-// registry already has them (HEAD). The index is written compact, without artifactType, so mirrors and
+// registry already has them (HEAD). --as-image also publishes a plain one-layer image (uncompressed tar holding
+// the .ccpack file, a linux config for the archive's CPU) under <tag>-image, for kubelet and image volumes. The index is written compact, without artifactType, so mirrors and
 // `skopeo copy --all` keep its digest.
 #include <sys/stat.h>
 
 #include "manifest/oci.hpp"
+#include "manifest/tar.hpp"
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
 #include "tools/fleet.hpp"
@@ -28,20 +30,49 @@ struct PushOptions {
   fs::path archive;
   std::string reference;
   bool index = false;
+  bool as_image = false;
+  std::string image_tag;  // default: <tag>-image
 };
 
-std::string file_digest(const unpack::Archive& a, std::uint64_t size) {
+std::string body_digest(const http::FileRange& body, const std::string& name) {
   Sha256 h;
+  h.update(body.prefix);
   std::string buf(1u << 20, '\0');
-  for (std::uint64_t off = 0; off < size;) {
-    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - off));
-    if (pread_full(a.fd.get(), buf.data(), want, static_cast<off_t>(off), quoted_path(a.path)) != want) {
-      throw IntegrityError(quoted_path(a.path) + " changed while it was pushed");
+  for (std::uint64_t off = 0; off < body.size;) {
+    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), body.size - off));
+    if (pread_full(body.fd, buf.data(), want, static_cast<off_t>(body.offset + off), name) != want) {
+      throw IntegrityError(name + " changed while it was pushed");
     }
     h.update(buf.data(), want);
     off += want;
   }
+  h.update(body.suffix);
   return oci::digest_string(h.finish());
+}
+
+// Uploads a blob unless the registry has it; returns whether it was uploaded.
+bool ensure_blob(registry::Session& s, const std::string& digest, const http::FileRange& body) {
+  if (s.blob_exists(digest)) return false;
+  s.upload_blob(digest, body);
+  return true;
+}
+
+// `--as-image`: the archive as the single file of an uncompressed tar layer, under `tag`; returns its digest.
+std::string push_image(registry::Session& s, const unpack::Archive& a, std::uint64_t size, const oci::Annotations& annotations,
+                       const oci::Selection& sel, const std::string& tag) {
+  http::FileRange layer{a.fd.get(), 0, size, {}, {}};
+  manifest::append_tar_header(layer.prefix, {a.path.filename().string(), manifest::EntryType::file, 0444, size, {}});
+  layer.suffix.assign(manifest::tar_padding(size) + 2 * manifest::kTarBlock, '\0');
+  std::string layer_digest = body_digest(layer, quoted_path(a.path));
+  (void)ensure_blob(s, layer_digest, layer);
+  std::string config = oci::image_config_json(sel.at("cpu.arch"), layer_digest);
+  std::string config_digest = oci::digest_of(config);
+  if (!s.blob_exists(config_digest)) s.upload_blob(config_digest, config);
+  oci::ImageManifest m;
+  m.config = {std::string(oci::kImageConfigType), config_digest, config.size(), {}, {}};
+  m.layers.push_back({std::string(oci::kTarLayerType), layer_digest, layer.total(), {}, {}});
+  m.annotations = annotations;
+  return s.put_manifest(tag, oci::to_json(m), oci::kImageManifestType);
 }
 
 // Adds `entry` to the index under the tag, replacing an entry with the same selection; returns how many it replaced.
@@ -72,17 +103,19 @@ int run(const PushOptions& o) {
   Reporter out(o.common);
   oci::Reference ref = oci::parse_reference(o.reference);
   if (!ref.digest.empty()) throw UsageError("push needs a tag, not a digest: '" + o.reference + "'");
+  std::string image_tag = o.image_tag.empty() ? ref.tag + "-image" : o.image_tag;
+  (void)oci::parse_reference(ref.registry + "/" + ref.repository + ":" + image_tag);  // a valid tag, or exit 2
   unpack::Archive a = unpack::Archive::open(o.archive);
   std::uint64_t size = a.header.header_size + a.header.payload_size;
   oci::Selection sel = oci::selection_of_fingerprint(a.manifest.fingerprint_json, quoted_path(o.archive) + " fingerprint");
-  std::string layer_digest = file_digest(a, size);
+  http::FileRange file{a.fd.get(), 0, size, {}, {}};
+  std::string layer_digest = body_digest(file, quoted_path(o.archive));
 
   registry::Session s(ref, session_options(o.registry, true));
   if (!s.blob_exists(std::string(oci::kEmptyConfigDigest))) {
     s.upload_blob(std::string(oci::kEmptyConfigDigest), std::string(oci::kEmptyConfigData));
   }
-  bool present = s.blob_exists(layer_digest);
-  if (!present) s.upload_blob(layer_digest, http::FileRange{a.fd.get(), 0, size});
+  bool present = !ensure_blob(s, layer_digest, file);
 
   oci::ImageManifest m;
   m.artifact_type = oci::kArtifactType;
@@ -100,7 +133,11 @@ int run(const PushOptions& o) {
   } else {
     s.put_manifest(ref.tag, body, oci::kImageManifestType);
   }
+  std::string image_digest = o.as_image ? push_image(s, a, size, m.annotations, sel, image_tag) : "";
+  if (o.as_image) out.say("pushed image " + ref.registry + "/" + ref.repository + ":" + image_tag + " (" + image_digest + ")");
   out.report({{"archive", o.archive.string()},
+              {"image", o.as_image ? ojson(ref.registry + "/" + ref.repository + ":" + image_tag) : ojson(nullptr)},
+              {"image_digest", image_digest},
               {"reference", ref.str()},
               {"manifest_digest", manifest_digest},
               {"layer_digest", layer_digest},
@@ -123,6 +160,10 @@ void add_push(CLI::App& app, Commands& commands) {
   p->add_option("reference", o->reference, "Where to push: [oci://]host[:port]/repository[:tag]")->required();
   p->add_flag("--index", o->index,
               "Add the archive to the image index under the tag (one entry per environment) instead of replacing the tag");
+  p->add_flag("--as-image", o->as_image,
+              "Also publish the archive as a one-layer image (the .ccpack file in an uncompressed tar) for kubelet and "
+              "image volumes");
+  p->add_option("--image-tag", o->image_tag, "Tag of the --as-image image (default: <tag>-image)");
   add_registry_options(p, o->registry, false);
   add_common(p, o->common);
   commands.push_back({p, &o->common, [o] { return run(*o); }});

@@ -165,16 +165,28 @@ size_t on_read(char* buffer, size_t size, size_t count, void* user) {
     return n;
   }
   const FileRange& f = *a->file_body;
-  size_t n = static_cast<size_t>(std::min<std::uint64_t>(room, f.size - a->body_sent));
-  try {
-    size_t got = pread_full(f.fd, buffer, n, static_cast<off_t>(f.offset + a->body_sent), "the request body");
-    if (got != n) {
-      a->failure = "the request body file ended early";
+  // Three segments: prefix, file range, suffix.
+  std::uint64_t pos = a->body_sent;
+  size_t n = 0;
+  if (pos < f.prefix.size()) {
+    n = std::min<size_t>(room, f.prefix.size() - pos);
+    std::copy_n(f.prefix.data() + pos, n, buffer);
+  } else if (pos < f.prefix.size() + f.size) {
+    std::uint64_t in_file = pos - f.prefix.size();
+    n = static_cast<size_t>(std::min<std::uint64_t>(room, f.size - in_file));
+    try {
+      if (pread_full(f.fd, buffer, n, static_cast<off_t>(f.offset + in_file), "the request body") != n) {
+        a->failure = "the request body file ended early";
+        return CURL_READFUNC_ABORT;
+      }
+    } catch (const std::exception& e) {
+      a->failure = e.what();
       return CURL_READFUNC_ABORT;
     }
-  } catch (const std::exception& e) {
-    a->failure = e.what();
-    return CURL_READFUNC_ABORT;
+  } else {
+    std::uint64_t in_suffix = pos - f.prefix.size() - f.size;
+    n = std::min<size_t>(room, f.suffix.size() - in_suffix);
+    std::copy_n(f.suffix.data() + in_suffix, n, buffer);
   }
   a->body_sent += n;
   return n;
@@ -250,7 +262,7 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
   } else if (request.body || request.file_body) {
     a.mem_body = request.body ? &*request.body : nullptr;
     a.file_body = request.file_body ? &*request.file_body : nullptr;
-    auto size = static_cast<curl_off_t>(request.body ? request.body->size() : request.file_body->size);
+    auto size = static_cast<curl_off_t>(request.body ? request.body->size() : request.file_body->total());
     curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
     curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);
     curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);

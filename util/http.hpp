@@ -49,11 +49,16 @@ struct Options {
   std::chrono::milliseconds backoff_cap{10'000};
 };
 
-// A request body read with pread from `fd`, `size` bytes from `offset` (never loaded whole).
+// A request body read with pread from `fd`, `size` bytes from `offset` (never loaded whole), between two small
+// in-memory pieces (say a tar header and its padding).
 struct FileRange {
   int fd = -1;
   std::uint64_t offset = 0;
   std::uint64_t size = 0;
+  std::string prefix;
+  std::string suffix;
+
+  [[nodiscard]] std::uint64_t total() const { return prefix.size() + size + suffix.size(); }
 };
 
 struct Request {

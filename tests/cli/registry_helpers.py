@@ -5,10 +5,12 @@
                                     archives built on other machines
   free-port                         print a free 127.0.0.1 port
   proxy PORTFILE UPSTREAM LOG [--cut-after N] [--basic USER:PASS] [--redirect-blobs BACKEND_PORT]
+        [--fail-first N:STATUS]
                                     HTTP proxy in front of a plain registry on 127.0.0.1:UPSTREAM; logs one line per
                                     request "METHOD PATH STATUS BODY-BYTES RANGE"; --cut-after closes the first blob
                                     response longer than N after N body bytes; --basic demands Basic auth itself;
-                                    --redirect-blobs answers blob GETs with a 307 to the backend on another port
+                                    --redirect-blobs answers blob GETs with a 307 to the backend on another port;
+                                    --fail-first answers the first N requests with STATUS (429: Retry-After: 1)
   backend PORTFILE UPSTREAM LOG     logs every request's headers (to prove no Authorization arrives) and serves
                                     the blob from the registry
   token-server PORTFILE KEY CERT USER:PASS LOG
@@ -122,6 +124,7 @@ def proxy(portfile, upstream, log, args):
     cut_after = None
     basic = None
     redirect = None
+    fail_first = [0, 0]
     while args:
         flag, value = args[0], args[1]
         args = args[2:]
@@ -131,6 +134,8 @@ def proxy(portfile, upstream, log, args):
             basic = "Basic " + base64.b64encode(value.encode()).decode()
         elif flag == "--redirect-blobs":
             redirect = int(value)
+        elif flag == "--fail-first":
+            fail_first = [int(x) for x in value.split(":")]
     state = {"cut": cut_after}
 
     class Proxy(Forwarding):
@@ -142,6 +147,20 @@ def proxy(portfile, upstream, log, args):
             return None
 
         def handle_any(self):
+            with LOCK:
+                failing = fail_first[0] > 0
+                fail_first[0] -= 1 if failing else 0
+            if failing:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                self.send_response(fail_first[1])
+                if fail_first[1] == 429:
+                    self.send_header("Retry-After", "1")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                log_line(log, "%s %s %d 0 -" % (self.command, self.path, fail_first[1]))
+                return
             if basic and self.headers.get("Authorization") != basic:
                 length = int(self.headers.get("Content-Length") or 0)
                 if length:

@@ -135,6 +135,24 @@ skopeo copy -q --src-tls-verify=false "docker://$R/cache:h100" "oci:$T/layout:h1
 check "skopeo copy keeps the layer bytes" cmp -s "$T/h100.ccpack" "$T/layout/blobs/sha256/$(sha "$T/h100.ccpack")"
 check "skopeo copy keeps the manifest digest" grep -q "$MDIGEST" "$T/layout/index.json"
 
+# --as-image: also a plain one-layer image that kubelet (and skopeo) treat as any image; its layer is a tar that
+# holds the archive file.
+expect 0 "pushed image .*/cache:h100-image" -- "$CCPACK" push --plain-http --as-image "$T/h100.ccpack" "$R/cache:h100"
+skopeo inspect --tls-verify=false "docker://$R/cache:h100-image" >"$T/image-inspect.json" 2>"$T/skopeo.err" || bad "skopeo inspect image: $(cat "$T/skopeo.err")"
+check "image is linux/amd64" grep -q '"Architecture": "amd64"' "$T/image-inspect.json"
+skopeo copy -q --src-tls-verify=false "docker://$R/cache:h100-image" "oci:$T/imglayout:img" 2>"$T/skopeo.err" || bad "skopeo copy image: $(cat "$T/skopeo.err")"
+skopeo inspect --raw --tls-verify=false "docker://$R/cache:h100-image" >"$T/image-raw.json" 2>/dev/null
+LAYER=$("$PY" -c '
+import json,sys
+m=json.load(open(sys.argv[1]))
+assert m["layers"][0]["mediaType"]=="application/vnd.oci.image.layer.v1.tar" and "artifactType" not in m, m
+print(m["layers"][0]["digest"])' "$T/image-raw.json")
+curl -s -o "$T/image-layer.tar" "http://$R/v2/cache/blobs/$LAYER"
+check "image layer digest" [ "sha256:$(sha "$T/image-layer.tar")" = "$LAYER" ]
+mkdir -p "$T/imgfs" && tar -xf "$T/image-layer.tar" -C "$T/imgfs"
+check "the image layer holds the archive unchanged" cmp -s "$T/h100.ccpack" "$T/imgfs/h100.ccpack"
+expect 2 "invalid tag" -- "$CCPACK" push --plain-http --as-image --image-tag 'bad tag' "$T/h100.ccpack" "$R/cache:h100"
+
 # An index with archives for two GPU targets: each machine pulls its own.
 expect 0 "index entry for gpu.vendor=nvidia gpu.arch=sm_90" -- "$CCPACK" push --plain-http --index "$T/h100.ccpack" "$R/cache:fleet"
 expect 0 "index entry for gpu.vendor=amd gpu.arch=gfx942" -- "$CCPACK" push --plain-http --index "$T/mi300.ccpack" "$R/cache:fleet"
@@ -215,6 +233,19 @@ CCPACK_FINGERPRINT_FILE="$T/h100.json" expect 0 "inductor: restored" -- \
   "$CCPACK" restore --plain-http "oci://127.0.0.1:$(cat "$T/cut2.port")/cache:big" --inductor-dir "$T/oci-big/ind"
 same_tree "$T/local-big" "$T/oci-big"
 check "restore: the proxy cut the transfer" grep -q ' CUT$' "$T/cut2.log"
+
+# Transient answers are retried: 503 with backoff, 429 after its Retry-After.
+spawn "$PY" "$HELP" proxy "$T/flaky.port" "$PORT_plain" "$T/flaky.log" --fail-first 2:503
+spawn "$PY" "$HELP" proxy "$T/busy.port" "$PORT_plain" "$T/busy.log" --fail-first 1:429
+wait_for "$T/flaky.port"
+wait_for "$T/busy.port"
+expect 0 "" -- "$CCPACK" pull --plain-http "127.0.0.1:$(cat "$T/flaky.port")/cache:h100" -o "$T/flaky.ccpack" --fingerprint "$T/h100.json"
+check "pull after two 503s is byte-identical" cmp -s "$T/h100.ccpack" "$T/flaky.ccpack"
+check "two 503s were answered" [ "$(grep -c ' 503 ' "$T/flaky.log")" -eq 2 ]
+START=$(date +%s%N)
+expect 0 "" -- "$CCPACK" pull --plain-http "127.0.0.1:$(cat "$T/busy.port")/cache:h100" -o "$T/busy.ccpack" --fingerprint "$T/h100.json"
+check "429 honoured Retry-After: 1" [ $(( ($(date +%s%N) - START) / 1000000 )) -ge 1000 ]
+check "pull after a 429 is byte-identical" cmp -s "$T/h100.ccpack" "$T/busy.ccpack"
 
 # Tampering with the blob inside the registry's storage: exit 4, no file, and an existing file untouched.
 BLOB="$DIR_plain/data/docker/registry/v2/blobs/sha256/$(sha "$T/h100.ccpack" | cut -c1-2)/$(sha "$T/h100.ccpack")/data"
