@@ -62,6 +62,23 @@ struct Client::Attempt {
   std::uint64_t body_sent = 0;
   bool range_checked = false;
   bool finished = false;  // every wanted byte arrived; the rest of a 200 answer is not downloaded
+
+  // Resets the per-exchange state (not `delivered`, which spans the attempts of one request).
+  void start(const std::string& url, const Sink& with_sink, std::size_t with_max_body) {
+    response = Response{};
+    response.url = url;
+    header_bytes = 0;
+    failure.clear();
+    sink = &with_sink;
+    max_body = with_max_body;
+    file_body = nullptr;
+    mem_body = nullptr;
+    body_sent = 0;
+    range_checked = false;
+    skip = 0;
+    want.reset();
+    finished = false;
+  }
 };
 
 namespace {
@@ -192,6 +209,42 @@ size_t on_read(char* buffer, size_t size, size_t count, void* user) {
   return n;
 }
 
+// Where and how to connect: the URL, allowed protocols, timeouts, TLS verification.
+void set_transport(CURL* c, const std::string& url, const Options& options) {
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, options.plain_http ? "http,https" : "https");
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options.low_speed_limit);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, options.low_speed_time_s);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!options.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options.ca_file.c_str());
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "ccpack");
+}
+
+// The method, and the request body streamed by on_read (every body is an upload of known size).
+void set_method_and_body(CURL* c, const Request& request, Client::Attempt& a) {
+  if (request.method == "HEAD") {
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  } else if (request.body || request.file_body) {
+    a.mem_body = request.body ? &*request.body : nullptr;
+    a.file_body = request.file_body ? &*request.file_body : nullptr;
+    auto size = static_cast<curl_off_t>(request.body ? request.body->size() : request.file_body->total());
+    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(c, CURLOPT_READDATA, &a);
+    if (request.method != "PUT") curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  } else if (request.method == "POST") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t{0});
+  } else if (request.method != "GET") {
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+}
+
 bool is_redirect(long status) { return status == 301 || status == 302 || status == 303 || status == 307 || status == 308; }
 
 }  // namespace
@@ -216,17 +269,7 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
                            std::size_t max_body, Attempt& a) {
   CURL* c = handle(curl_);
   curl_easy_reset(c);
-  a.response = Response{};
-  a.response.url = url;
-  a.header_bytes = 0;
-  a.failure.clear();
-  a.sink = &sink;
-  a.max_body = max_body;
-  a.body_sent = 0;
-  a.range_checked = false;
-  a.skip = 0;
-  a.want.reset();
-  a.finished = false;
+  a.start(url, sink, max_body);
   // Resume point: bytes already delivered by an earlier attempt are not asked for again.
   std::optional<std::uint64_t> first = request.range_first;
   if (a.delivered > 0) first = first.value_or(0) + a.delivered;
@@ -242,38 +285,12 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
     range = std::to_string(*first) + "-" + (request.range_last ? std::to_string(*request.range_last) : "");
     curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
   }
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, options_.plain_http ? "http,https" : "https");
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_limit);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, options_.low_speed_time_s);
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "ccpack");
+  set_transport(c, url, options_);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &a);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &w);
-  if (request.method == "HEAD") {
-    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-  } else if (request.body || request.file_body) {
-    a.mem_body = request.body ? &*request.body : nullptr;
-    a.file_body = request.file_body ? &*request.file_body : nullptr;
-    auto size = static_cast<curl_off_t>(request.body ? request.body->size() : request.file_body->total());
-    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(c, CURLOPT_READDATA, &a);
-    if (request.method != "PUT") curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  } else if (request.method == "POST") {
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t{0});
-  } else if (request.method != "GET") {
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  }
+  set_method_and_body(c, request, a);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.list);
 
   CURLcode rc = curl_easy_perform(c);
