@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <exception>
 #include <memory>
 #include <random>
 #include <thread>
@@ -56,7 +57,8 @@ struct Client::Attempt {
   std::uint64_t skip = 0;           // bytes still to drop (a 200 answer to a Range request)
   std::optional<std::uint64_t> want;  // bytes still wanted after the skip (Range with a last byte)
   std::uint64_t delivered = 0;      // bytes given to the sink over all attempts of this request
-  std::string failure;              // why a callback aborted the transfer
+  std::string failure;              // why a callback aborted the transfer (retried)
+  std::exception_ptr fatal;         // a callback's error that no retry can fix (limits, the sink's own errors)
   const FileRange* file_body = nullptr;
   const std::string* mem_body = nullptr;
   std::uint64_t body_sent = 0;
@@ -69,6 +71,7 @@ struct Client::Attempt {
     response.url = url;
     header_bytes = 0;
     failure.clear();
+    fatal = nullptr;
     sink = &with_sink;
     max_body = with_max_body;
     file_body = nullptr;
@@ -88,7 +91,7 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   size_t n = size * count;
   a->header_bytes += n;
   if (a->header_bytes > kMaxHeaderBytes) {
-    a->failure = "response headers exceed " + std::to_string(kMaxHeaderBytes) + " bytes";
+    a->fatal = std::make_exception_ptr(Error("response headers exceed " + std::to_string(kMaxHeaderBytes) + " bytes"));
     return 0;
   }
   std::string_view line(data, n);
@@ -137,7 +140,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
         a.response.body.append(data, cap - a.response.body.size());
         return n;
       }
-      a.failure = "response body exceeds " + std::to_string(cap) + " bytes";
+      a.fatal = std::make_exception_ptr(Error("response body of " + display_url(a.response.url) + " exceeds " + std::to_string(cap) + " bytes"));
       return 0;
     }
     a.response.body.append(data, n);
@@ -163,8 +166,8 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
   if (left == 0) return n;
   try {
     (*a.sink)(p, left);
-  } catch (const std::exception& e) {
-    a.failure = e.what();
+  } catch (...) {
+    a.fatal = std::current_exception();
     return 0;
   }
   a.delivered += left;
@@ -193,11 +196,11 @@ size_t on_read(char* buffer, size_t size, size_t count, void* user) {
     n = static_cast<size_t>(std::min<std::uint64_t>(room, f.size - in_file));
     try {
       if (pread_full(f.fd, buffer, n, static_cast<off_t>(f.offset + in_file), "the request body") != n) {
-        a->failure = "the request body file ended early";
+        a->fatal = std::make_exception_ptr(Error("the request body file ended early"));
         return CURL_READFUNC_ABORT;
       }
-    } catch (const std::exception& e) {
-      a->failure = e.what();
+    } catch (...) {
+      a->fatal = std::current_exception();
       return CURL_READFUNC_ABORT;
     }
   } else {
@@ -294,6 +297,7 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.list);
 
   CURLcode rc = curl_easy_perform(c);
+  if (a.fatal) std::rethrow_exception(a.fatal);
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && a.finished)) {
     std::string why = !a.failure.empty() ? a.failure : curl_easy_strerror(rc);
     throw Error(request.method + " " + display_url(url) + ": " + why);
@@ -340,6 +344,7 @@ Response Client::send(const Request& request, const Sink& sink, std::size_t max_
     } catch (const UsageError&) {
       throw;
     } catch (const Error& e) {
+      if (a.fatal) throw;
       // A retry resumes with Range after the bytes the sink already has (send_once asks from there).
       if (attempt >= options_.max_attempts) {
         std::string why = std::string(e.what()) + " (after " + std::to_string(attempt) + " attempts)";

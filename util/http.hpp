@@ -86,7 +86,8 @@ struct Response {
   [[nodiscard]] std::string header(std::string_view name) const;
 };
 
-// Receives response body bytes of a successful (2xx) response; it may throw to abort the transfer.
+// Receives response body bytes of a successful (2xx) response; it may throw to abort the transfer, and its
+// exception then leaves send() as it is, without a retry.
 using Sink = std::function<void(const char* data, std::size_t size)>;
 
 // A transfer that failed after some of its body had reached the sink: the caller may resume from there.

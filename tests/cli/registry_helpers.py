@@ -5,12 +5,13 @@
                                     archives built on other machines
   free-port                         print a free 127.0.0.1 port
   proxy PORTFILE UPSTREAM LOG [--cut-after N] [--basic USER:PASS] [--redirect-blobs BACKEND_PORT]
-        [--fail-first N:STATUS]
+        [--fail-first N:STATUS] [--huge-manifests 1]
                                     HTTP proxy in front of a plain registry on 127.0.0.1:UPSTREAM; logs one line per
                                     request "METHOD PATH STATUS BODY-BYTES RANGE"; --cut-after closes the first blob
                                     response longer than N after N body bytes; --basic demands Basic auth itself;
                                     --redirect-blobs answers blob GETs with a 307 to the backend on another port;
-                                    --fail-first answers the first N requests with STATUS (429: Retry-After: 1)
+                                    --fail-first answers the first N requests with STATUS (429: Retry-After: 1);
+                                    --huge-manifests answers manifest GETs with 5 MiB of JSON
   backend PORTFILE UPSTREAM LOG     logs every request's headers (to prove no Authorization arrives) and serves
                                     the blob from the registry
   token-server PORTFILE KEY CERT USER:PASS LOG
@@ -125,6 +126,7 @@ def proxy(portfile, upstream, log, args):
     basic = None
     redirect = None
     fail_first = [0, 0]
+    huge = False
     while args:
         flag, value = args[0], args[1]
         args = args[2:]
@@ -134,6 +136,8 @@ def proxy(portfile, upstream, log, args):
             basic = "Basic " + base64.b64encode(value.encode()).decode()
         elif flag == "--redirect-blobs":
             redirect = int(value)
+        elif flag == "--huge-manifests":
+            huge = value == "1"
         elif flag == "--fail-first":
             fail_first = [int(x) for x in value.split(":")]
     state = {"cut": cut_after}
@@ -160,6 +164,18 @@ def proxy(portfile, upstream, log, args):
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 log_line(log, "%s %s %d 0 -" % (self.command, self.path, fail_first[1]))
+                return
+            if huge and self.command == "GET" and "/manifests/" in self.path:
+                body = b'{"schemaVersion":2,"pad":"' + b"x" * (5 << 20) + b'"}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except OSError:
+                    pass
+                log_line(log, "%s %s 200 huge -" % (self.command, self.path))
                 return
             if basic and self.headers.get("Authorization") != basic:
                 length = int(self.headers.get("Content-Length") or 0)

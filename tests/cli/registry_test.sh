@@ -55,6 +55,8 @@ wait_for() {
   echo "FAIL: nothing wrote $1"; exit 1
 }
 spawn() { "$@" & PIDS="$PIDS $!"; }
+# A python helper server; its tracebacks for connections the test cuts on purpose go to a log, not the output.
+spawn_py() { "$PY" "$HELP" "$@" 2>>"$T/helpers.err" & PIDS="$PIDS $!"; }
 
 # start_registry NAME SCHEME EXTRA-YAML: a docker-registry on a free port; sets PORT_<NAME>, DIR_<NAME>.
 start_registry() {
@@ -99,7 +101,7 @@ json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys
 
 # ================================= plain HTTP ================================================================
 start_registry plain http ""
-spawn "$PY" "$HELP" proxy "$T/proxy.port" "$PORT_plain" "$T/proxy.log"
+spawn_py proxy "$T/proxy.port" "$PORT_plain" "$T/proxy.log"
 wait_for "$T/proxy.port"
 R="127.0.0.1:$(cat "$T/proxy.port")"
 : >"$T/proxy.log"
@@ -217,7 +219,7 @@ same_tree "$T/local-mi" "$T/oci-mi"
 
 # A connection cut mid-payload resumes with Range and completes.
 expect 0 "" -- "$CCPACK" push --plain-http "$T/big.ccpack" "$R/cache:big"
-spawn "$PY" "$HELP" proxy "$T/cut.port" "$PORT_plain" "$T/cut.log" --cut-after 1000000
+spawn_py proxy "$T/cut.port" "$PORT_plain" "$T/cut.log" --cut-after 1000000
 wait_for "$T/cut.port"
 expect 0 "digest OK" -- "$CCPACK" pull --plain-http "127.0.0.1:$(cat "$T/cut.port")/cache:big" -o "$T/big-pulled.ccpack" --fingerprint "$T/h100.json"
 check "cut transfer completes byte-identical" cmp -s "$T/big.ccpack" "$T/big-pulled.ccpack"
@@ -226,7 +228,7 @@ RESUME=$(( $("$PY" -c 'import struct,sys; print(8 + struct.unpack_from("<I", ope
 check "the rest came with a Range request from the cut" grep -Eq "GET /v2/cache/blobs/sha256:[0-9a-f]+ 206 [0-9]+ bytes=$RESUME-[0-9]+\$" "$T/cut.log"
 
 # ... and restore oci:// through a cut connection gives the same trees as a local restore.
-spawn "$PY" "$HELP" proxy "$T/cut2.port" "$PORT_plain" "$T/cut2.log" --cut-after 1000000
+spawn_py proxy "$T/cut2.port" "$PORT_plain" "$T/cut2.log" --cut-after 1000000
 wait_for "$T/cut2.port"
 "$CCPACK" restore -q "$T/big.ccpack" --inductor-dir "$T/local-big/ind"
 CCPACK_FINGERPRINT_FILE="$T/h100.json" expect 0 "inductor: restored" -- \
@@ -235,8 +237,8 @@ same_tree "$T/local-big" "$T/oci-big"
 check "restore: the proxy cut the transfer" grep -q ' CUT$' "$T/cut2.log"
 
 # Transient answers are retried: 503 with backoff, 429 after its Retry-After.
-spawn "$PY" "$HELP" proxy "$T/flaky.port" "$PORT_plain" "$T/flaky.log" --fail-first 2:503
-spawn "$PY" "$HELP" proxy "$T/busy.port" "$PORT_plain" "$T/busy.log" --fail-first 1:429
+spawn_py proxy "$T/flaky.port" "$PORT_plain" "$T/flaky.log" --fail-first 2:503
+spawn_py proxy "$T/busy.port" "$PORT_plain" "$T/busy.log" --fail-first 1:429
 wait_for "$T/flaky.port"
 wait_for "$T/busy.port"
 expect 0 "" -- "$CCPACK" pull --plain-http "127.0.0.1:$(cat "$T/flaky.port")/cache:h100" -o "$T/flaky.ccpack" --fingerprint "$T/h100.json"
@@ -246,6 +248,12 @@ START=$(date +%s%N)
 expect 0 "" -- "$CCPACK" pull --plain-http "127.0.0.1:$(cat "$T/busy.port")/cache:h100" -o "$T/busy.ccpack" --fingerprint "$T/h100.json"
 check "429 honoured Retry-After: 1" [ $(( ($(date +%s%N) - START) / 1000000 )) -ge 1000 ]
 check "pull after a 429 is byte-identical" cmp -s "$T/h100.ccpack" "$T/busy.ccpack"
+
+# A hostile registry: a 5 MiB manifest is refused at the 4 MiB bound, once (no retry).
+spawn_py proxy "$T/huge.port" "$PORT_plain" "$T/huge.log" --huge-manifests 1
+wait_for "$T/huge.port"
+expect 1 "exceeds 4194304 bytes" -- "$CCPACK" pull --plain-http "127.0.0.1:$(cat "$T/huge.port")/cache:h100" -o "$T/huge.ccpack" --fingerprint "$T/h100.json"
+check "an oversized document is not retried" [ "$(grep -c 'manifests' "$T/huge.log")" -eq 1 ]
 
 # Tampering with the blob inside the registry's storage: exit 4, no file, and an existing file untouched.
 BLOB="$DIR_plain/data/docker/registry/v2/blobs/sha256/$(sha "$T/h100.ccpack" | cut -c1-2)/$(sha "$T/h100.ccpack")/data"
@@ -270,9 +278,9 @@ same_tree "$T/local-mi" "$T/prev"
 check "failed restore leaves no staging folder" [ "$(ls -A "$T/prev" | grep -c ccpack-staging)" -eq 0 ]
 
 # Credentials never reach a redirect target on another port; the presigned query never reaches a message.
-spawn "$PY" "$HELP" backend "$T/backend.port" "$PORT_plain" "$T/backend.log"
+spawn_py backend "$T/backend.port" "$PORT_plain" "$T/backend.log"
 wait_for "$T/backend.port"
-spawn "$PY" "$HELP" proxy "$T/auth.port" "$PORT_plain" "$T/auth.log" --basic "alice:s3cret-pw" --redirect-blobs "$(cat "$T/backend.port")"
+spawn_py proxy "$T/auth.port" "$PORT_plain" "$T/auth.log" --basic "alice:s3cret-pw" --redirect-blobs "$(cat "$T/backend.port")"
 wait_for "$T/auth.port"
 RA="127.0.0.1:$(cat "$T/auth.port")"
 printf '{"auths":{"%s":{"auth":"%s"}}}\n' "$RA" "$(printf 'alice:s3cret-pw' | base64)" >"$T/auth-alice.json"
@@ -308,7 +316,7 @@ check "skopeo reads the TLS push" grep -q 'application/vnd.ccpack.archive.v1' "$
 
 # ================================= bearer tokens =============================================================
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=ccpack-token" -keyout "$T/token.key" -out "$T/token.crt" 2>/dev/null
-spawn "$PY" "$HELP" token-server "$T/token.port" "$T/token.key" "$T/token.crt" "carol:tok-pw" "$T/token.log"
+spawn_py token-server "$T/token.port" "$T/token.key" "$T/token.crt" "carol:tok-pw" "$T/token.log"
 wait_for "$T/token.port"
 start_registry bearer http "auth:
   token:
