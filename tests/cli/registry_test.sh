@@ -293,6 +293,17 @@ check "no Authorization reached the backend" [ "$(grep -ci 'authorization' "$T/b
 mkdir -p "$T/dockercfg" && cp "$T/auth-alice.json" "$T/dockercfg/config.json"
 DOCKER_CONFIG="$T/dockercfg" expect 0 "" -- "$CCPACK" pull --plain-http "$RA/cache:fleet" -o "$T/r2.ccpack" --fingerprint "$T/mi300.json"
 
+# ... and through a credential helper (credHelpers), which gets the server on stdin; its output is never shown.
+mkdir -p "$T/bin" "$T/helpercfg"
+printf '#!/bin/sh\nread server\necho "$server" >>"%s"\necho "{\\"ServerURL\\":\\"$server\\",\\"Username\\":\\"alice\\",\\"Secret\\":\\"s3cret-pw\\"}"\n' \
+  "$T/helper.log" >"$T/bin/docker-credential-fake"
+chmod +x "$T/bin/docker-credential-fake"
+printf '{"credHelpers":{"%s":"fake"}}\n' "$RA" >"$T/helpercfg/config.json"
+PATH="$T/bin:$PATH" DOCKER_CONFIG="$T/helpercfg" expect 0 "" -- \
+  "$CCPACK" pull --plain-http "$RA/cache:fleet" -o "$T/r3.ccpack" --fingerprint "$T/mi300.json"
+check "credential helper asked for this registry" grep -qx "$RA" "$T/helper.log"
+check "pull with a credential helper is byte-identical" cmp -s "$T/mi300.ccpack" "$T/r3.ccpack"
+
 # ================================= TLS + htpasswd ============================================================
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
   -keyout "$T/tls.key" -out "$T/tls.crt" 2>/dev/null
