@@ -197,9 +197,10 @@ void Session::upload_blob(const std::string& digest, const std::string& body) {
 }
 
 std::uint64_t Session::get_blob(const std::string& digest, std::uint64_t first, std::optional<std::uint64_t> last,
-                                const http::Sink& sink) {
+                                const http::Sink& sink, const std::atomic<bool>* cancelled) {
   http::Request r;
   r.url = url("/blobs/" + digest);
+  r.cancelled = cancelled;
   if (first > 0 || last) r.range_first = first;
   r.range_last = last;
   http::Sink counting = [&](const char* data, std::size_t size) {

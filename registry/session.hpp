@@ -52,9 +52,9 @@ class Session {
   void upload_blob(const std::string& digest, const http::FileRange& body);
   void upload_blob(const std::string& digest, const std::string& body);
   // GET bytes [first, last] (last: to the end when nullopt) of a blob into `sink`; resumes after a cut
-  // (Range), a 200 answer is skipped into. Returns the bytes delivered.
+  // (Range), a 200 answer is skipped into; stops when `*cancelled` turns true. Returns the bytes delivered.
   std::uint64_t get_blob(const std::string& digest, std::uint64_t first, std::optional<std::uint64_t> last,
-                         const http::Sink& sink);
+                         const http::Sink& sink, const std::atomic<bool>* cancelled = nullptr);
 
   // Bytes of blob content received so far (what a refused pull must keep at zero past the header).
   [[nodiscard]] std::uint64_t blob_bytes_received() const { return blob_bytes_; }

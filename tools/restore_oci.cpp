@@ -27,9 +27,10 @@ unpack::RestoreReport restore_from_registry(const std::string& reference, const 
   std::uint64_t header_size = r.header_size;
   std::uint64_t last = r.layer.size - 1;
   std::string digest = r.layer.digest;
-  auto payload = std::make_shared<unpack::StreamedPayload>(header_size, [&s, digest, header_size, last](const auto& push) {
-    (void)s.get_blob(digest, header_size, last, [&push](const char* data, std::size_t size) { push(data, size); });
-  });
+  auto produce = [&s, digest, header_size, last](const unpack::StreamedPayload::Push& push, const std::atomic<bool>& cancelled) {
+    (void)s.get_blob(digest, header_size, last, [&push](const char* data, std::size_t size) { push(data, size); }, &cancelled);
+  };
+  auto payload = std::make_shared<unpack::StreamedPayload>(header_size, produce);
   unpack::Archive a = unpack::Archive::from_header(r.what, std::move(h.header), payload);
   unpack::RestoreReport report = unpack::restore(a, dirs, options);
   return report;  // `a` and `payload` go before `s`: the stream's thread is joined before the session ends

@@ -26,7 +26,7 @@ bool StreamedPayload::started() const {
 
 void StreamedPayload::run() {
   try {
-    producer_([this](const char* data, std::size_t size) { push(data, size); });
+    producer_([this](const char* data, std::size_t size) { push(data, size); }, cancelled_);
   } catch (...) {
     std::lock_guard lock(mutex_);
     error_ = std::current_exception();

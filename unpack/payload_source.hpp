@@ -10,6 +10,7 @@
 // type; destroying the queue cancels and joins the producer.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -32,7 +33,8 @@ class StreamedPayload : public PayloadSource {
  public:
   // Hands bytes to the queue, in order; blocks while the queue is full; throws once the reader has gone.
   using Push = std::function<void(const char* data, std::size_t size)>;
-  using Producer = std::function<void(const Push& push)>;
+  // `cancelled` turns true when the reader has gone: the producer should stop its transfer (push also throws).
+  using Producer = std::function<void(const Push& push, const std::atomic<bool>& cancelled)>;
 
   // The stream delivers the archive bytes from offset `first` on (the payload's start).
   StreamedPayload(std::uint64_t first, Producer producer, std::size_t max_buffered = 64u << 20);
@@ -57,7 +59,7 @@ class StreamedPayload : public PayloadSource {
   std::size_t buffered_ = 0;
   std::uint64_t next_offset_;   // archive offset of the next byte the reader gets
   bool done_ = false;
-  bool cancelled_ = false;
+  std::atomic<bool> cancelled_{false};
   std::exception_ptr error_;
   std::thread thread_;
 };

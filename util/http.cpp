@@ -64,6 +64,7 @@ struct Client::Attempt {
   std::uint64_t body_sent = 0;
   bool range_checked = false;
   bool finished = false;  // every wanted byte arrived; the rest of a 200 answer is not downloaded
+  const std::atomic<bool>* cancelled = nullptr;
 
   // Resets the per-exchange state (not `delivered`, which spans the attempts of one request).
   void start(const std::string& url, const Sink& with_sink, std::size_t with_max_body) {
@@ -81,6 +82,7 @@ struct Client::Attempt {
     skip = 0;
     want.reset();
     finished = false;
+    cancelled = nullptr;
   }
 };
 
@@ -248,6 +250,13 @@ void set_method_and_body(CURL* c, const Request& request, Client::Attempt& a) {
   }
 }
 
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* a = static_cast<Client::Attempt*>(user);
+  if (a->cancelled == nullptr || !a->cancelled->load()) return 0;
+  a->fatal = std::make_exception_ptr(Error("the transfer was cancelled"));
+  return 1;
+}
+
 bool is_redirect(long status) { return status == 301 || status == 302 || status == 303 || status == 307 || status == 308; }
 
 }  // namespace
@@ -294,6 +303,12 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &w);
   set_method_and_body(c, request, a);
+  if (request.cancelled != nullptr) {
+    a.cancelled = request.cancelled;
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &a);
+  }
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.list);
 
   CURLcode rc = curl_easy_perform(c);

@@ -16,6 +16,7 @@
 // URLs in messages are shown without their query string, which in presigned redirect targets holds secrets.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -73,6 +74,8 @@ struct Request {
   std::optional<std::uint64_t> range_first;
   std::optional<std::uint64_t> range_last;
   bool follow_redirects = true;
+  // When set and true, the transfer stops within about a second (no retry): a reader that has gone away.
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 struct Response {

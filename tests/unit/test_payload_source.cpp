@@ -3,7 +3,9 @@
 // and destroying the queue cancels a producer blocked on a full queue.
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "unpack/payload_source.hpp"
 #include "util/error.hpp"
@@ -14,7 +16,7 @@ using ccpack::unpack::StreamedPayload;
 TEST_CASE("streamed payload: in order, across chunks, short at the end") {
   std::string data;
   for (int i = 0; i < 10000; ++i) data += static_cast<char>('a' + i % 26);
-  StreamedPayload s(100, [&](const StreamedPayload::Push& push) {
+  StreamedPayload s(100, [&](const StreamedPayload::Push& push, const std::atomic<bool>&) {
     for (std::size_t i = 0; i < data.size(); i += 777) push(data.data() + i, std::min<std::size_t>(777, data.size() - i));
   }, 1000);
   std::string got;
@@ -32,7 +34,7 @@ TEST_CASE("streamed payload: in order, across chunks, short at the end") {
 }
 
 TEST_CASE("streamed payload: a producer failure keeps its type") {
-  StreamedPayload s(0, [](const StreamedPayload::Push& push) {
+  StreamedPayload s(0, [](const StreamedPayload::Push& push, const std::atomic<bool>&) {
     push("abc", 3);
     throw IntegrityError("blob tampered");
   });
@@ -43,13 +45,13 @@ TEST_CASE("streamed payload: a producer failure keeps its type") {
 TEST_CASE("streamed payload: starts on the first read only, and cancels a blocked producer") {
   std::atomic<int> runs{0};
   {
-    StreamedPayload idle(0, [&](const StreamedPayload::Push&) { ++runs; });
+    StreamedPayload idle(0, [&](const StreamedPayload::Push&, const std::atomic<bool>&) { ++runs; });
     CHECK_FALSE(idle.started());
   }
   CHECK(runs == 0);
   std::atomic<bool> stopped{false};
   {
-    StreamedPayload s(0, [&](const StreamedPayload::Push& push) {
+    StreamedPayload s(0, [&](const StreamedPayload::Push& push, const std::atomic<bool>&) {
       std::string chunk(100, 'x');
       try {
         for (;;) push(chunk.data(), chunk.size());  // fills the 1000-byte queue, then blocks
@@ -63,4 +65,16 @@ TEST_CASE("streamed payload: starts on the first read only, and cancels a blocke
     CHECK(s.started());
   }  // the destructor cancels and joins
   CHECK(stopped);
+  // A producer waiting on its transfer (not in push) sees the flag.
+  std::atomic<bool> saw_flag{false};
+  {
+    StreamedPayload s(0, [&](const StreamedPayload::Push& push, const std::atomic<bool>& cancelled) {
+      push("x", 1);
+      while (!cancelled) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      saw_flag = true;
+    });
+    char buf[1];
+    CHECK(s.read(buf, 1, 0) == 1);
+  }
+  CHECK(saw_flag);
 }
