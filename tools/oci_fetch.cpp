@@ -14,8 +14,11 @@ namespace oci = manifest::oci;
 namespace {
 
 [[noreturn]] void refuse_all(const oci::Reference& ref, const oci::Selection& machine, const std::vector<std::string>& available) {
+  // One line, bounded: an index may hold up to 1024 entries.
+  constexpr std::size_t kListed = 20;
   std::string list;
-  for (const std::string& a : available) list += (list.empty() ? "" : "; ") + a;
+  for (std::size_t i = 0; i < available.size() && i < kListed; ++i) list += (list.empty() ? "" : "; ") + available[i];
+  if (available.size() > kListed) list += "; and " + std::to_string(available.size() - kListed) + " more";
   throw Error("no archive in " + ref.str() + " fits this machine (" + oci::describe(machine) + "); available: " +
                   (list.empty() ? "none" : list),
               ExitCode::refused);
