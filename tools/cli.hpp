@@ -78,5 +78,7 @@ void add_sign(CLI::App& app, Commands& commands);
 void add_fingerprint(CLI::App& app, Commands& commands);
 void add_check(CLI::App& app, Commands& commands);
 void add_import(CLI::App& app, Commands& commands);
+void add_push(CLI::App& app, Commands& commands);
+void add_pull(CLI::App& app, Commands& commands);
 
 }  // namespace ccpack::tools

@@ -14,6 +14,7 @@
 #include "tools/cli.hpp"
 #include "tools/comparison.hpp"
 #include "tools/trust_options.hpp"
+#include "tools/fleet.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/installer.hpp"
 #include "util/error.hpp"
@@ -38,6 +39,7 @@ struct RestoreOptions {
   std::string python;
   std::vector<std::string> ignored;
   std::string on_mismatch;  // empty: $CCPACK_ON_MISMATCH, else refuse
+  RegistryOptions registry;
 };
 
 // What it costs to restore into other folders than the build machine's, said where it happens.
@@ -119,6 +121,55 @@ void warn_differences(const Reporter& out, const manifest::Comparison& c, bool f
   }
 }
 
+// The report of a restore: --json, or one line per component (and what a relocation costs).
+void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreReport& r, const unpack::TrustReport& trust,
+            const manifest::Comparison* fit) {
+  if (out.json()) {
+    ojson comps = ojson::array();
+    for (const auto& c : r.components) {
+      comps.push_back({{"name", c.name},
+                       {"dir", c.dir.string()},
+                       {"status", unpack::to_string(c.action)},
+                       {"reason", c.reason},
+                       {"files", c.files},
+                       {"bytes", c.bytes},
+                       {"build_dir", c.build_dir.string()},
+                       {"relocated", relocated(c)},
+                       {"group_paths_rewritten", c.relocation.paths_rewritten}});
+    }
+    out.report({{"archive", o.archive.string()},
+                {"noop", r.noop()},
+                {"trusted", trust.trusted()},
+                {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
+                {"components", comps},
+                {"fingerprint", fit ? comparison_json(*fit) : ojson(nullptr)}});
+    return;
+  }
+  for (const auto& c : r.components) {
+    std::string line = c.name + ": " + unpack::to_string(c.action);
+    if (!c.dir.empty()) line += " " + quoted_path(c.dir);
+    if (c.action == unpack::Action::restore) line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
+    if (!c.reason.empty()) line += ": " + c.reason;
+    out.say(line);
+    if (relocated(c) && c.action != unpack::Action::skip) {
+      out.say(c.name + ": built in " + quoted_path(c.build_dir) + ", restored into " + quoted_path(c.dir) + "; " +
+              std::to_string(c.relocation.paths_rewritten) + " Triton group paths rewritten. " + kRelocationCost);
+    }
+  }
+}
+
+// `restore oci://REF`: the registry path (tools/restore_oci.cpp) selects by the signed fingerprint's selection
+// fields, runs the trust gate on the fetched header, then streams the payload into staging.
+int run_from_registry(const RestoreOptions& o, const Reporter& out, const unpack::RestoreOptions& ro) {
+  if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
+  unpack::TrustReport trust;
+  unpack::RestoreReport r = restore_from_registry(o.archive.string(), manifest::resolve_cache_dirs(o.dirs), ro, o.registry,
+                                                  trust_gate(o.trust, out, trust));
+  if (o.print_env) print_env(r);
+  report(o, out, r, trust, nullptr);
+  return 0;
+}
+
 int run(RestoreOptions& o) {
   Reporter out(o.common);
   check_ignored(o.ignored);
@@ -127,6 +178,12 @@ int run(RestoreOptions& o) {
   if (o.at_build_paths && (o.dirs.inductor_dir || o.dirs.triton_dir || !o.extras.empty()))
     throw UsageError("--at-build-paths restores where the archive was built: it does not take --inductor-dir, --triton-dir or --add");
   if (o.print_env && o.common.json) throw UsageError("--print-env and --json both write to standard output: choose one");
+  unpack::RestoreOptions ro;
+  ro.jobs = o.common.jobs;
+  ro.progress = out.progress();
+  ro.durable = o.durable;
+  ro.relocate = !o.no_relocate;
+  if (is_registry_reference(o.archive.string())) return run_from_registry(o, out, ro);
   std::vector<manifest::CacheDir> dirs;
   if (!o.at_build_paths) dirs = manifest::resolve_cache_dirs(o.dirs);
   // The probe (mostly waiting for Python) runs while the archive's header and manifest are read and checked; with
@@ -148,46 +205,9 @@ int run(RestoreOptions& o) {
                        " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
   }
   warn_differences(out, fit, fit.blocks());
-
-  unpack::RestoreOptions ro;
-  ro.jobs = o.common.jobs;
-  ro.progress = out.progress();
-  ro.durable = o.durable;
-  ro.relocate = !o.no_relocate;
   unpack::RestoreReport r = unpack::restore(a, dirs, ro);
   if (o.print_env) print_env(r);
-  if (out.json()) {
-    ojson comps = ojson::array();
-    for (const auto& c : r.components) {
-      comps.push_back({{"name", c.name},
-                       {"dir", c.dir.string()},
-                       {"status", unpack::to_string(c.action)},
-                       {"reason", c.reason},
-                       {"files", c.files},
-                       {"bytes", c.bytes},
-                       {"build_dir", c.build_dir.string()},
-                       {"relocated", relocated(c)},
-                       {"group_paths_rewritten", c.relocation.paths_rewritten}});
-    }
-    out.report({{"archive", o.archive.string()},
-                {"noop", r.noop()},
-                {"trusted", trust.trusted()},
-                {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
-                {"components", comps},
-                {"fingerprint", comparison_json(fit)}});
-    return 0;
-  }
-  for (const auto& c : r.components) {
-    std::string line = c.name + ": " + unpack::to_string(c.action);
-    if (!c.dir.empty()) line += " " + quoted_path(c.dir);
-    if (c.action == unpack::Action::restore) line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
-    if (!c.reason.empty()) line += ": " + c.reason;
-    out.say(line);
-    if (relocated(c) && c.action != unpack::Action::skip) {
-      out.say(c.name + ": built in " + quoted_path(c.build_dir) + ", restored into " + quoted_path(c.dir) + "; " +
-              std::to_string(c.relocation.paths_rewritten) + " Triton group paths rewritten. " + kRelocationCost);
-    }
-  }
+  report(o, out, r, trust, &fit);
   return 0;
 }
 
@@ -196,7 +216,8 @@ int run(RestoreOptions& o) {
 void add_restore(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<RestoreOptions>();
   CLI::App* r = app.add_subcommand("restore", "Check an archive and restore it into this machine's cache folders");
-  r->add_option("archive", o->archive, "The .ccpack archive")->required();
+  r->add_option("archive", o->archive, "The .ccpack archive, or oci://host[:port]/repository[:tag|@digest] in a registry")
+      ->required();
   add_cache_dirs(r, o->dirs, o->extras, "restore into");
   r->add_flag("--durable", o->durable, "Flush the restored files to disk (one syncfs) before they are swapped into place");
   r->add_flag("--at-build-paths", o->at_build_paths,
@@ -211,6 +232,7 @@ void add_restore(CLI::App& app, Commands& commands) {
   r->add_option("--on-mismatch", o->on_mismatch,
                 "When the fingerprint makes a component stale or refused: 'refuse' (default: write nothing, exit 3) or "
                 "'force' (restore anyway, warn); default $CCPACK_ON_MISMATCH, else refuse ('purge' is reserved)");
+  add_registry_options(r, o->registry, false);
   add_common(r, o->common);
   r->footer(
       "The archive's fingerprint is checked against this machine's first, on every run (see `ccpack check`). Each "

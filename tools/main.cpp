@@ -37,6 +37,9 @@ class ProcessSettings {
   explicit ProcessSettings(unsigned jobs) {
     // A file-size limit (ulimit -f) must be an I/O error (EFBIG) that the run cleans up after, not a kill.
     (void)std::signal(SIGXFSZ, SIG_IGN);
+    // A registry or credential helper that closes its end must be an I/O error (EPIPE), not a kill: libcurl
+    // runs with CURLOPT_NOSIGNAL (threads), so it does not ignore SIGPIPE itself.
+    (void)std::signal(SIGPIPE, SIG_IGN);
     if (jobs != 0) threads_.emplace(oneapi::tbb::global_control::max_allowed_parallelism, jobs);
   }
 
@@ -64,6 +67,8 @@ int run_ccpack(int argc, char** argv) {
   tools::add_fingerprint(app, commands);
   tools::add_check(app, commands);
   tools::add_import(app, commands);
+  tools::add_push(app, commands);
+  tools::add_pull(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,8 @@
 // See trust_options.hpp.
 #include "tools/trust_options.hpp"
 
+#include <memory>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -67,18 +69,22 @@ bool allow_unsigned(const TrustOptions& options) {
   return options.allow_unsigned || value == "1";
 }
 
-unpack::Archive open_trusted(const fs::path& path, const TrustOptions& options, const Reporter& out, unpack::TrustReport& report) {
+unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report) {
   const bool opt_out = allow_unsigned(options);
-  const manifest::TrustStore store = load_trust(options);
-  auto gate = [&](const fs::path& p, const manifest::ArchiveHeader& header, const std::vector<manifest::Signature>& signatures) {
-    report = unpack::check_trust(p, header, signatures, store, opt_out);
+  auto store = std::make_shared<const manifest::TrustStore>(load_trust(options));
+  return [opt_out, store, &out, &report](const fs::path& p, const manifest::ArchiveHeader& header,
+                                         const std::vector<manifest::Signature>& signatures) {
+    report = unpack::check_trust(p, header, signatures, *store, opt_out);
     if (!opt_out) return;
     out.alarm(report.trusted() ? "--allow-unsigned is set but not needed: " + quoted_path(p) + " is signed by trusted key " +
                                      report.verified_by
                                : "--allow-unsigned: accepting " + quoted_path(p) + " with no signature from a trusted key (" +
                                      report.describe() + ")");
   };
-  return unpack::Archive::open(path, gate);
+}
+
+unpack::Archive open_trusted(const fs::path& path, const TrustOptions& options, const Reporter& out, unpack::TrustReport& report) {
+  return unpack::Archive::open(path, trust_gate(options, out, report));
 }
 
 std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required) {

@@ -48,6 +48,8 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 
 // Opens `path` with the trust check (store and opt-out from `options`) run before its manifest is parsed; warns
 // through `out` whenever the opt-out is in effect. `report` receives what the check found.
+// The trust check as a header gate (unpack::Archive::HeaderGate), filling `report`; warns on every opt-out.
+[[nodiscard]] unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report);
 [[nodiscard]] unpack::Archive open_trusted(const std::filesystem::path& path, const TrustOptions& options, const Reporter& out,
                                           unpack::TrustReport& report);
 

@@ -148,7 +148,7 @@ class Decoder {
     const manifest::Frame& f = m_.frames[frame_];
     if (in_.pos == in_.size && in_left_ > 0) {
       std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(in_left_, input_.size()));
-      std::size_t got = pread_full(a_.fd.get(), input_.data(), want, static_cast<off_t>(in_offset_), quoted_path(a_.path));
+      std::size_t got = a_.read_payload(input_.data(), want, in_offset_);
       if (got != want) throw IntegrityError(quoted_path(a_.path) + " is truncated inside frame " + std::to_string(frame_));
       frame_hash_.update(input_.data(), got);
       in_ = {input_.data(), got, 0};

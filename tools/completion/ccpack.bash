@@ -5,7 +5,7 @@
 _ccpack() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="create restore verify inspect import keygen sign fingerprint check"
+  local commands="create restore verify inspect import keygen sign fingerprint check push pull"
   local common="-h --help -j --jobs -q --quiet --json"
   local cmd="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -19,13 +19,13 @@ _ccpack() {
   case $prev in
     --inductor-dir|--triton-dir)
       COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    -o|--output|--fingerprint|--sign-key|--trust|--out|--python)
+    -o|--output|--fingerprint|--sign-key|--trust|--out|--python|--ca-file|--authfile)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --on-mismatch)
       COMPREPLY=($(compgen -W "refuse force" -- "$cur")); return ;;
     --level)
       COMPREPLY=($(compgen -W "default max" -- "$cur")); return ;;
-    -j|--jobs|--add|--map|--note|--ignore)
+    -j|--jobs|--add|--map|--note|--ignore|--image-tag)
       return ;;
   esac
 
@@ -34,7 +34,7 @@ _ccpack() {
     "") COMPREPLY=($(compgen -W "$commands -h --help --version" -- "$cur")); return ;;
     create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python $common" ;;
     restore) opts="--inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
-                   --allow-unsigned --python --ignore --on-mismatch $common" ;;
+                   --allow-unsigned --python --ignore --on-mismatch --plain-http --ca-file --authfile $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
     inspect) opts="--files --trust $common" ;;
     import) opts="-o --output --map --fingerprint $common" ;;
@@ -42,6 +42,8 @@ _ccpack() {
     sign) opts="--sign-key --note --trust --allow-unsigned $common" ;;
     fingerprint) opts="--python --inductor-dir --triton-dir --add $common" ;;
     check) opts="--python --ignore --inductor-dir --triton-dir --add $common" ;;
+    push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile $common" ;;
+    pull) opts="-o --output --plain-http --ca-file --authfile --fingerprint $common" ;;
     *) return ;;
   esac
   if [[ $cur == -* ]]; then

@@ -1,0 +1,172 @@
+// `ccpack push ARCHIVE REF [--index]`: publish an archive, unchanged, as the single layer of an OCI artifact
+// (manifest/oci.hpp describes the documents), with the selection fields of its *signed* fingerprint as
+// annotations. With --index the manifest is added to the OCI image index under the tag, replacing the entry
+// for the same environment, so one reference serves a mixed fleet.
+//
+// Blobs are streamed from the file (the layer digest is computed first, in one read pass), and skipped when the
+// registry already has them (HEAD). --as-image also publishes a plain one-layer image (uncompressed tar holding
+// the .ccpack file, a linux config for the archive's CPU) under <tag>-image, for kubelet and image volumes. The index is written compact, without artifactType, so mirrors and
+// `skopeo copy --all` keep its digest.
+#include <sys/stat.h>
+
+#include "manifest/oci.hpp"
+#include "manifest/tar.hpp"
+#include "registry/session.hpp"
+#include "tools/cli.hpp"
+#include "tools/fleet.hpp"
+#include "unpack/archive.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+namespace ccpack::tools {
+namespace fs = std::filesystem;
+namespace oci = manifest::oci;
+
+namespace {
+
+struct PushOptions {
+  CommonOptions common;
+  RegistryOptions registry;
+  fs::path archive;
+  std::string reference;
+  bool index = false;
+  bool as_image = false;
+  std::string image_tag;  // default: <tag>-image
+};
+
+std::string body_digest(const http::FileRange& body, const std::string& name) {
+  Sha256 h;
+  h.update(body.prefix);
+  std::string buf(1u << 20, '\0');
+  for (std::uint64_t off = 0; off < body.size;) {
+    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), body.size - off));
+    if (pread_full(body.fd, buf.data(), want, static_cast<off_t>(body.offset + off), name) != want) {
+      throw IntegrityError(name + " changed while it was pushed");
+    }
+    h.update(buf.data(), want);
+    off += want;
+  }
+  h.update(body.suffix);
+  return oci::digest_string(h.finish());
+}
+
+// Uploads a blob unless the registry has it; returns whether it was uploaded.
+bool ensure_blob(registry::Session& s, const std::string& digest, const http::FileRange& body) {
+  if (s.blob_exists(digest)) return false;
+  s.upload_blob(digest, body);
+  return true;
+}
+
+// `--as-image`: the archive as the single file of an uncompressed tar layer, under `tag`; returns its digest.
+std::string push_image(registry::Session& s, const unpack::Archive& a, std::uint64_t size, const oci::Annotations& annotations,
+                       const oci::Selection& sel, const std::string& tag) {
+  http::FileRange layer{a.fd.get(), 0, size, {}, {}};
+  manifest::append_tar_header(layer.prefix, {a.path.filename().string(), manifest::EntryType::file, 0444, size, {}});
+  layer.suffix.assign(manifest::tar_padding(size) + 2 * manifest::kTarBlock, '\0');
+  std::string layer_digest = body_digest(layer, quoted_path(a.path));
+  (void)ensure_blob(s, layer_digest, layer);
+  std::string config = oci::image_config_json(sel.at("cpu.arch"), layer_digest);
+  std::string config_digest = oci::digest_of(config);
+  if (!s.blob_exists(config_digest)) s.upload_blob(config_digest, config);
+  oci::ImageManifest m;
+  m.config = {std::string(oci::kImageConfigType), config_digest, config.size(), {}, {}};
+  m.layers.push_back({std::string(oci::kTarLayerType), layer_digest, layer.total(), {}, {}});
+  m.annotations = annotations;
+  return s.put_manifest(tag, oci::to_json(m), oci::kImageManifestType);
+}
+
+// Adds `entry` to the index under the tag, replacing an entry with the same selection; returns how many it replaced.
+std::size_t put_in_index(registry::Session& s, const std::string& tag, const oci::Descriptor& entry, const oci::Selection& sel,
+                         const Reporter& out) {
+  oci::Index index;
+  if (std::optional<registry::Document> doc = s.get_manifest(tag)) {
+    if (doc->media_type == oci::kImageIndexType) {
+      index = oci::parse_index(doc->bytes, "index " + s.reference().str());
+    } else {
+      out.warn(s.reference().str() + " held a single manifest (" + http::escape_for_message(doc->media_type) +
+               "); it is replaced by an index");
+    }
+  }
+  std::size_t before = index.manifests.size();
+  std::erase_if(index.manifests, [&](const oci::Descriptor& d) {
+    std::optional<oci::Selection> other = oci::selection_of_annotations(d.annotations);
+    return d.digest == entry.digest || (other && *other == sel);
+  });
+  std::size_t replaced = before - index.manifests.size();
+  index.manifests.push_back(entry);
+  if (index.manifests.size() > oci::kMaxIndexEntries) throw Error("index " + s.reference().str() + " is full");
+  s.put_manifest(tag, oci::to_json(index), oci::kImageIndexType);
+  return replaced;
+}
+
+int run(const PushOptions& o) {
+  Reporter out(o.common);
+  oci::Reference ref = oci::parse_reference(o.reference);
+  if (!ref.digest.empty()) throw UsageError("push needs a tag, not a digest: '" + o.reference + "'");
+  std::string image_tag = o.image_tag.empty() ? ref.tag + "-image" : o.image_tag;
+  (void)oci::parse_reference(ref.registry + "/" + ref.repository + ":" + image_tag);  // a valid tag, or exit 2
+  unpack::Archive a = unpack::Archive::open(o.archive);
+  std::uint64_t size = a.header.header_size + a.header.payload_size;
+  oci::Selection sel = oci::selection_of_fingerprint(a.manifest.fingerprint_json, quoted_path(o.archive) + " fingerprint");
+  http::FileRange file{a.fd.get(), 0, size, {}, {}};
+  std::string layer_digest = body_digest(file, quoted_path(o.archive));
+
+  registry::Session s(ref, session_options(o.registry, true));
+  if (!s.blob_exists(std::string(oci::kEmptyConfigDigest))) {
+    s.upload_blob(std::string(oci::kEmptyConfigDigest), std::string(oci::kEmptyConfigData));
+  }
+  bool present = !ensure_blob(s, layer_digest, file);
+
+  oci::ImageManifest m;
+  m.artifact_type = oci::kArtifactType;
+  m.config = {std::string(oci::kEmptyConfigType), std::string(oci::kEmptyConfigDigest), oci::kEmptyConfigData.size(), {}, {}};
+  m.layers.push_back({std::string(oci::kLayerMediaType), layer_digest, size, {},
+                      {{std::string(oci::kAnnotationTitle), o.archive.filename().string()}}});
+  m.annotations = oci::archive_annotations(sel, a.manifest_digest, a.header.header_size, "");
+  std::string body = oci::to_json(m);
+  std::string manifest_digest = oci::digest_of(body);
+  std::size_t replaced = 0;
+  if (o.index) {
+    s.put_manifest(manifest_digest, body, oci::kImageManifestType);
+    oci::Descriptor entry{std::string(oci::kImageManifestType), manifest_digest, body.size(), {}, m.annotations};
+    replaced = put_in_index(s, ref.tag, entry, sel, out);
+  } else {
+    s.put_manifest(ref.tag, body, oci::kImageManifestType);
+  }
+  std::string image_digest = o.as_image ? push_image(s, a, size, m.annotations, sel, image_tag) : "";
+  if (o.as_image) out.say("pushed image " + ref.registry + "/" + ref.repository + ":" + image_tag + " (" + image_digest + ")");
+  out.report({{"archive", o.archive.string()},
+              {"image", o.as_image ? ojson(ref.registry + "/" + ref.repository + ":" + image_tag) : ojson(nullptr)},
+              {"image_digest", image_digest},
+              {"reference", ref.str()},
+              {"manifest_digest", manifest_digest},
+              {"layer_digest", layer_digest},
+              {"layer_bytes", size},
+              {"layer_uploaded", !present},
+              {"index", o.index},
+              {"replaced_entries", replaced},
+              {"selection", sel}});
+  out.say("pushed " + quoted_path(o.archive) + " to " + ref.str() + (o.index ? " (index entry for " + oci::describe(sel) + ")" : "") +
+          ": manifest " + manifest_digest + ", layer " + mb(size) + (present ? " already present" : " uploaded"));
+  return 0;
+}
+
+}  // namespace
+
+void add_push(CLI::App& app, Commands& commands) {
+  auto o = std::make_shared<PushOptions>();
+  CLI::App* p = app.add_subcommand("push", "Publish an archive to an OCI registry (one layer, selection annotations)");
+  p->add_option("archive", o->archive, "The .ccpack archive")->required();
+  p->add_option("reference", o->reference, "Where to push: [oci://]host[:port]/repository[:tag]")->required();
+  p->add_flag("--index", o->index,
+              "Add the archive to the image index under the tag (one entry per environment) instead of replacing the tag");
+  p->add_flag("--as-image", o->as_image,
+              "Also publish the archive as a one-layer image (the .ccpack file in an uncompressed tar) for kubelet and "
+              "image volumes");
+  p->add_option("--image-tag", o->image_tag, "Tag of the --as-image image (default: <tag>-image)");
+  add_registry_options(p, o->registry, false);
+  add_common(p, o->common);
+  commands.push_back({p, &o->common, [o] { return run(*o); }});
+}
+
+}  // namespace ccpack::tools
