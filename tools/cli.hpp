@@ -74,5 +74,6 @@ void add_keygen(CLI::App& app, Commands& commands);
 void add_sign(CLI::App& app, Commands& commands);
 void add_fingerprint(CLI::App& app, Commands& commands);
 void add_check(CLI::App& app, Commands& commands);
+void add_purge(CLI::App& app, Commands& commands);
 
 }  // namespace ccpack::tools

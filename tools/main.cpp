@@ -63,6 +63,7 @@ int run_ccpack(int argc, char** argv) {
   tools::add_sign(app, commands);
   tools::add_fingerprint(app, commands);
   tools::add_check(app, commands);
+  tools::add_purge(app, commands);
 
   try {
     app.parse(argc, argv);
