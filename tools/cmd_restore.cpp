@@ -221,7 +221,7 @@ int run(RestoreOptions& o) {
     if (c.action == unpack::Action::restore) line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
     if (!c.reason.empty()) line += ": " + c.reason;
     out.say(line);
-    if (relocated(c) && c.action != unpack::Action::skip) {
+    if (relocated(c) && (c.action == unpack::Action::restore || c.action == unpack::Action::already)) {
       out.say(c.name + ": built in " + quoted_path(c.build_dir) + ", restored into " + quoted_path(c.dir) + "; " +
               std::to_string(c.relocation.paths_rewritten) + " Triton group paths rewritten. " + kRelocationCost);
     }

@@ -70,6 +70,7 @@ cp -r "$SAMPLE/triton_cache/$K90" "$P/ind/triton/0/$K90"; kernel_for 80 "$SAMPLE
 echo x >"$P/ind/fxgraph/entry"; : >"$P/ind/fxgraph/entry.lock"
 expect 0 "triton: purged .*stale here \(gpu.arch" -- "$CCPACK" restore "$A" --on-mismatch=purge --inductor-dir "$P/ind" --triton-dir "$P/tri"
 grep -q "inductor: purged" "$T/err" && ok || bad "inductor not reported purged: $(cat "$T/err")"
+grep -q "restored into" "$T/err" && bad "a purged component reported as relocated: $(cat "$T/err")" || ok
 grep -Eq "removed '$P/tri/$K90' \[triton-kernel\]: built for gpu.arch sm_90 here sm_80" "$T/err" && ok || bad "kernel removal not named: $(cat "$T/err")"
 gone "$P/tri/$K90"; gone "$P/ind/triton/0/$K90"; gone "$P/ind/fxgraph/entry.lock"
 exists "$P/tri/$K80/triton_poi_fused_div_expand_mul_view_0.json"; exists "$P/ind/triton/0/$K80"; exists "$P/ind/fxgraph/entry"
