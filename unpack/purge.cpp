@@ -24,7 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kUnjudgedExamples = 20;
-constexpr std::size_t kMaxKernelJsonRead = 256 << 10;
 
 struct Item {
   std::string name;
@@ -69,7 +68,7 @@ bool is_driver_library(std::string_view name) { return name.starts_with("libcuda
 std::optional<std::string> read_small(const fs::path& file) {
   UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > kMaxKernelJsonRead) {
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > manifest::kMaxKernelJsonBytes) {
     return std::nullopt;
   }
   std::string text(static_cast<std::size_t>(st.st_size), '\0');
@@ -160,7 +159,7 @@ class Walker {
     for (const Item& i : list(p)) {
       if (i.is_dir || !i.name.ends_with(".json") || i.name.starts_with("__grp__")) continue;
       auto text = read_small(p / i.name);
-      auto target = text ? parse_kernel_json(*text) : std::nullopt;
+      auto target = text ? manifest::parse_kernel_json(*text) : std::nullopt;
       if (!target) continue;
       Judgement j = judge_kernel(*target, local_);
       if (j.state == Judgement::stale) return j;

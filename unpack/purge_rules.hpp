@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
+#include "manifest/kernel_json.hpp"
 #include "manifest/policy.hpp"
 #include "util/elf.hpp"
 
@@ -33,10 +34,6 @@ struct Judgement {
   enum State : std::uint8_t { fits, stale, unjudged } state = fits;
   std::string reason;  // why stale / why it cannot be judged
 };
-
-// The Triton target and version of a kernel .json's text; nullopt when it is not a kernel's metadata. Untrusted:
-// bounded size, depth and lengths.
-[[nodiscard]] std::optional<manifest::TritonTarget> parse_kernel_json(std::string_view text);
 
 [[nodiscard]] Judgement judge_kernel(const manifest::TritonTarget& target, const manifest::Fingerprint& local);
 

@@ -68,14 +68,14 @@ TEST_CASE("a kernel built for another arch or triton is stale; one for this mach
 }
 
 TEST_CASE("kernel json: the target and version, or nothing for anything else") {
-  auto t = parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})");
+  auto t = manifest::parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})");
   REQUIRE(t);
   CHECK(manifest::arch_name(*t) == "sm_90");
-  CHECK(parse_kernel_json(R"({"target": {"backend": "hip", "arch": "gfx942", "warp_size": 64}, "triton_version": "3.6.0"})")->arch == "gfx942");
-  CHECK_FALSE(parse_kernel_json(R"({"child_paths": {}})"));
-  CHECK_FALSE(parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": -1}, "triton_version": "3.6.0"})"));
-  CHECK_FALSE(parse_kernel_json(R"({"target": 1, "target": 2})"));
-  CHECK_FALSE(parse_kernel_json(std::string(100, '[')));
+  CHECK(manifest::parse_kernel_json(R"({"target": {"backend": "hip", "arch": "gfx942", "warp_size": 64}, "triton_version": "3.6.0"})")->arch == "gfx942");
+  CHECK_FALSE(manifest::parse_kernel_json(R"({"child_paths": {}})"));
+  CHECK_FALSE(manifest::parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": -1}, "triton_version": "3.6.0"})"));
+  CHECK_FALSE(manifest::parse_kernel_json(R"({"target": 1, "target": 2})"));
+  CHECK_FALSE(manifest::parse_kernel_json(std::string(100, '[')));
 }
 
 TEST_CASE("CUDA major of a wheel path") {
