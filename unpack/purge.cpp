@@ -61,8 +61,8 @@ bool alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 
 
 bool is_library(std::string_view name) { return name.ends_with(".so") || name.find(".so.") != std::string_view::npos; }
 
-// Driver libraries come with the GPU driver (a container runtime mounts them): their absence says nothing of
-// the cache.
+// Driver libraries come with the GPU driver (a container runtime mounts them only on GPU nodes): whether they are
+// here says nothing of the cache, so they are not judged.
 bool is_driver_library(std::string_view name) { return name.starts_with("libcuda.so") || name.starts_with("libnvidia-"); }
 
 std::optional<std::string> read_small(const fs::path& file) {
@@ -173,9 +173,7 @@ class Walker {
     auto dyn = read_elf_dynamic(p.string(), why);
     if (!dyn) return unjudged(p, why);
     ElfDynamic judged = *dyn;
-    std::erase_if(judged.needed, [&](const std::string& n) {
-      return is_driver_library(n) && !search_.exists("/usr/lib/x86_64-linux-gnu/" + n) && !search_.exists("/usr/lib64/" + n);
-    });
+    std::erase_if(judged.needed, [](const std::string& n) { return is_driver_library(n); });
     Judgement j = judge_library(judged, p.string(), search_);
     if (j.state == Judgement::stale) return remove(p, false, PurgeRule::library, j.reason);
     ++report_.kept_files;
