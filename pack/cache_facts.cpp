@@ -1,5 +1,5 @@
 // Reads the Triton kernel .json files of the cache folders and reconciles the fingerprint with them (see
-// cache_facts.hpp). Only readdir/lstat and small reads: no link is followed, no file over kMaxJsonBytes is read.
+// cache_facts.hpp). Only readdir/lstat and small reads: no link is followed, no file over manifest::kMaxKernelJsonBytes is read.
 #include "pack/cache_facts.hpp"
 
 #include <dirent.h>
@@ -11,9 +11,9 @@
 #include <map>
 #include <optional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "manifest/kernel_json.hpp"
 #include "util/fs.hpp"
 #include "util/escape.hpp"
 
@@ -54,29 +54,14 @@ std::vector<std::pair<std::string, bool>> list(const fs::path& dir) {
 std::optional<Key> read_target(const fs::path& file) {
   UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > kMaxJsonBytes) {
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > manifest::kMaxKernelJsonBytes) {
     return std::nullopt;
   }
   std::string text(static_cast<std::size_t>(st.st_size), '\0');
   if (pread_full(fd.get(), text.data(), text.size(), 0, quoted_path(file)) != text.size()) return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
-  auto t = j.find("target");
-  auto v = j.find("triton_version");
-  if (t == j.end() || !t->is_object() || v == j.end() || !v->is_string()) return std::nullopt;
-  auto backend = t->find("backend");
-  auto arch = t->find("arch");
-  auto warp = t->find("warp_size");
-  if (backend == t->end() || !backend->is_string() || arch == t->end() || warp == t->end() || !warp->is_number_unsigned()) {
-    return std::nullopt;
-  }
-  std::string arch_text = arch->is_string() ? arch->get<std::string>() : arch->is_number_unsigned() ? std::to_string(arch->get<std::uint64_t>()) : "";
-  std::string b = backend->get<std::string>();
-  std::string version = v->get<std::string>();
-  if (arch_text.empty() || arch_text.size() > 32 || b.size() > 32 || version.size() > 64 || warp->get<std::uint64_t>() > 1024) {
-    return std::nullopt;
-  }
-  return Key{b, arch_text, warp->get<int>(), version};
+  auto t = manifest::parse_kernel_json(text);
+  if (!t) return std::nullopt;
+  return Key{t->backend, t->arch, t->warp_size, t->triton_version};
 }
 
 // One Triton cache folder: <dir>/<hash>/<kernel>.json.

@@ -1,6 +1,7 @@
 // `ccpack inspect`: what an archive holds, from its header and manifest only (the payload is not read).
 #include <cstdio>
 
+#include "tools/card.hpp"
 #include "tools/cli.hpp"
 #include "tools/trust_options.hpp"
 #include "tools/comparison.hpp"
@@ -17,6 +18,7 @@ struct InspectOptions {
   CommonOptions common;
   fs::path archive;
   bool files = false;
+  bool card = false;
   TrustOptions trust;
 };
 
@@ -66,6 +68,16 @@ int run(const InspectOptions& o) {
   const manifest::Manifest& m = a.manifest;
   unpack::TrustReport trust = unpack::assess_signatures(a, load_trust(o.trust));
   std::uint64_t archive_bytes = a.header.header_size + a.header.payload_size;
+  if (o.card) {
+    manifest::Fingerprint fp = archive_fingerprint(a);
+    std::string card = model_card({o.archive.filename().string(), to_hex(a.manifest_digest), archive_bytes, &m, &fp});
+    if (out.json()) {
+      out.report({{"archive", o.archive.string()}, {"card", card}});
+    } else {
+      std::fputs(card.c_str(), stdout);
+    }
+    return 0;
+  }
   if (out.json()) {
     ojson j = ojson::parse(a.header.manifest);
     if (!o.files) j.erase("entries");
@@ -110,6 +122,7 @@ void add_inspect(CLI::App& app, Commands& commands) {
   CLI::App* i = app.add_subcommand("inspect", "Show an archive's manifest: components, sizes, frames");
   i->add_option("archive", o->archive, "The .ccpack archive")->required();
   i->add_flag("--files", o->files, "List every entry (mode, size, SHA-256, path)");
+  i->add_flag("--card", o->card, "Print a Markdown model card built from the archive's fingerprint and manifest only");
   add_trust_options(i, o->trust, true);
   add_common(i, o->common);
   commands.push_back({i, &o->common, [o] { return run(*o); }});

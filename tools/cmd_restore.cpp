@@ -3,8 +3,9 @@
 // The archive's fingerprint is compared with this machine's before anything is written, and again on every run:
 // folders that already carry this archive's marker are not proof that it still fits (a persistent volume outlives
 // an image upgrade). --on-mismatch says what a stale or refused component does: refuse (default; nothing is
-// written, exit 3, the table of `check` on stderr) or force (restore anyway, one warning per differing field);
-// purge is reserved for the next issue.
+// written, exit 3, the table of `check` on stderr), force (restore anyway, one warning per differing field) or
+// purge (restore the components that fit; for the stale ones restore nothing and remove the local artifacts that
+// are stale here with the rules of `ccpack purge`; a refused component still refuses the whole restore).
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "tools/cli.hpp"
 #include "tools/comparison.hpp"
+#include "tools/purge_report.hpp"
 #include "tools/trust_options.hpp"
 #include "tools/fleet.hpp"
 #include "unpack/archive.hpp"
@@ -83,7 +85,6 @@ manifest::OnMismatch mismatch_policy(const std::string& flag) {
   } else if (const char* env = std::getenv("CCPACK_ON_MISMATCH"); env && *env) {
     p = manifest::parse_on_mismatch(env, "CCPACK_ON_MISMATCH");
   }
-  if (p == manifest::OnMismatch::purge) throw UsageError("--on-mismatch=purge is not available yet in this ccpack: use refuse or force");
   return p;
 }
 
@@ -97,6 +98,38 @@ manifest::Comparison compare_for_restore(const RestoreOptions& o, const unpack::
     }
   }
   return manifest::compare(archive_fingerprint(a), local, comps, o.ignored);
+}
+
+// --on-mismatch=purge: the plan's verdict per manifest component (those without a folder fit: they are skipped).
+std::vector<std::pair<unpack::Fit, std::string>> fits_for_purge(const unpack::Archive& a, const manifest::Comparison& c) {
+  std::vector<std::pair<unpack::Fit, std::string>> fits(a.manifest.components.size(), {unpack::Fit::fits, ""});
+  for (std::size_t i = 0; i < a.manifest.components.size(); ++i) {
+    for (std::size_t k = 0; k < c.components.size(); ++k) {
+      if (c.components[k].name != a.manifest.components[i].name || c.component_verdicts[k] < manifest::Verdict::stale) continue;
+      std::string fields;
+      for (const manifest::ComparisonRow& row : c.rows) {
+        if (row.verdicts[k] >= manifest::Verdict::stale) fields += (fields.empty() ? "" : ", ") + row.field;
+      }
+      bool refuse = c.component_verdicts[k] == manifest::Verdict::refuse;
+      fits[i] = {refuse ? unpack::Fit::stale_refuse : unpack::Fit::stale_purge,
+                 std::string(refuse ? "refused here (" : "stale here (") + fields + "): not restored" +
+                     (refuse ? "" : "; the local stale artifacts of its folder are purged")};
+    }
+  }
+  return fits;
+}
+
+// --on-mismatch=purge: runs the purge rules on the folders of the components the plan says to purge.
+unpack::PurgeReport purge_stale(const unpack::RestoreReport& r, const std::vector<manifest::CacheDir>& dirs,
+                                const manifest::Fingerprint& local) {
+  std::vector<manifest::CacheDir> stale;
+  for (const auto& c : r.components) {
+    if (c.action != unpack::Action::purge) continue;
+    for (const manifest::CacheDir& d : dirs) {
+      if (d.name == c.name) stale.push_back(d);
+    }
+  }
+  return unpack::purge(stale, local, unpack::PurgeOptions{});
 }
 
 // One warning per field that differs (all of them still restored: only warnings, or --on-mismatch=force).
@@ -123,7 +156,7 @@ void warn_differences(const Reporter& out, const manifest::Comparison& c, bool f
 
 // The report of a restore: --json, or one line per component (and what a relocation costs).
 void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreReport& r, const unpack::TrustReport& trust,
-            const manifest::Comparison* fit) {
+            const manifest::Comparison* fit, const unpack::PurgeReport* purged = nullptr) {
   if (out.json()) {
     ojson comps = ojson::array();
     for (const auto& c : r.components) {
@@ -142,7 +175,8 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
                 {"trusted", trust.trusted()},
                 {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
                 {"components", comps},
-                {"fingerprint", fit ? comparison_json(*fit) : ojson(nullptr)}});
+                {"fingerprint", fit ? comparison_json(*fit) : ojson(nullptr)},
+                {"purge", purged ? purge_json(*purged) : ojson(nullptr)}});
     return;
   }
   for (const auto& c : r.components) {
@@ -151,11 +185,12 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
     if (c.action == unpack::Action::restore) line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
     if (!c.reason.empty()) line += ": " + c.reason;
     out.say(line);
-    if (relocated(c) && c.action != unpack::Action::skip) {
+    if (relocated(c) && (c.action == unpack::Action::restore || c.action == unpack::Action::already)) {
       out.say(c.name + ": built in " + quoted_path(c.build_dir) + ", restored into " + quoted_path(c.dir) + "; " +
               std::to_string(c.relocation.paths_rewritten) + " Triton group paths rewritten. " + kRelocationCost);
     }
   }
+  if (purged) say_purge(out, *purged, false);
 }
 
 // `restore oci://REF`: the registry path (tools/restore_oci.cpp) selects by the signed fingerprint's selection
@@ -197,17 +232,21 @@ int run(RestoreOptions& o) {
     dirs = manifest::build_dirs(a.manifest);
     require_writable(dirs);
   }
-  manifest::Comparison fit = compare_for_restore(o, a, dirs, o.at_build_paths ? probe_local(o.python, dirs) : probing.get());
-  if (fit.blocks() && policy == manifest::OnMismatch::refuse) {
+  manifest::Fingerprint local = o.at_build_paths ? probe_local(o.python, dirs) : probing.get();
+  manifest::Comparison fit = compare_for_restore(o, a, dirs, local);
+  const bool purging = policy == manifest::OnMismatch::purge;
+  if (fit.blocks() && (policy == manifest::OnMismatch::refuse || (purging && fit.worst() == manifest::Verdict::refuse))) {
     if (!out.json()) std::fputs(fit.to_table(true).c_str(), stderr);
     return refused(out, {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}},
                    "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
                        " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
   }
-  warn_differences(out, fit, fit.blocks());
+  warn_differences(out, fit, fit.blocks() && !purging);
+  if (purging) ro.fits = fits_for_purge(a, fit);
   unpack::RestoreReport r = unpack::restore(a, dirs, ro);
+  unpack::PurgeReport purged = purging ? purge_stale(r, dirs, local) : unpack::PurgeReport{};
   if (o.print_env) print_env(r);
-  report(o, out, r, trust, &fit);
+  report(o, out, r, trust, &fit, purging ? &purged : nullptr);
   return 0;
 }
 
@@ -231,7 +270,8 @@ void add_restore(CLI::App& app, Commands& commands) {
   add_ignore_option(r, o->ignored);
   r->add_option("--on-mismatch", o->on_mismatch,
                 "When the fingerprint makes a component stale or refused: 'refuse' (default: write nothing, exit 3) or "
-                "'force' (restore anyway, warn); default $CCPACK_ON_MISMATCH, else refuse ('purge' is reserved)");
+                "'force' (restore anyway, warn) or 'purge' (restore what fits, remove what is stale here; see `ccpack purge`); "
+                "default $CCPACK_ON_MISMATCH, else refuse");
   add_registry_options(r, o->registry, false);
   add_common(r, o->common);
   r->footer(

@@ -69,6 +69,7 @@ int run_ccpack(int argc, char** argv) {
   tools::add_import(app, commands);
   tools::add_push(app, commands);
   tools::add_pull(app, commands);
+  tools::add_purge(app, commands);
 
   try {
     app.parse(argc, argv);

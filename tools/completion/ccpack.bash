@@ -5,7 +5,7 @@
 _ccpack() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="create restore verify inspect import keygen sign fingerprint check push pull"
+  local commands="create restore verify inspect import keygen sign fingerprint check push pull purge"
   local common="-h --help -j --jobs -q --quiet --json"
   local cmd="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -22,7 +22,7 @@ _ccpack() {
     -o|--output|--fingerprint|--sign-key|--trust|--out|--python|--ca-file|--authfile)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --on-mismatch)
-      COMPREPLY=($(compgen -W "refuse force" -- "$cur")); return ;;
+      COMPREPLY=($(compgen -W "refuse force purge" -- "$cur")); return ;;
     --level)
       COMPREPLY=($(compgen -W "default max" -- "$cur")); return ;;
     -j|--jobs|--add|--map|--note|--ignore|--image-tag)
@@ -36,12 +36,13 @@ _ccpack() {
     restore) opts="--inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --plain-http --ca-file --authfile $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
-    inspect) opts="--files --trust $common" ;;
+    inspect) opts="--files --card --trust $common" ;;
     import) opts="-o --output --map --fingerprint $common" ;;
     keygen) opts="--out $common" ;;
     sign) opts="--sign-key --note --trust --allow-unsigned $common" ;;
     fingerprint) opts="--python --inductor-dir --triton-dir --add $common" ;;
     check) opts="--python --ignore --inductor-dir --triton-dir --add $common" ;;
+    purge) opts="--inductor-dir --triton-dir --add --python --dry-run $common" ;;
     push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile $common" ;;
     pull) opts="-o --output --plain-http --ca-file --authfile --fingerprint $common" ;;
     *) return ;;

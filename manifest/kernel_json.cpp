@@ -1,0 +1,41 @@
+// See kernel_json.hpp.
+#include "manifest/kernel_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "manifest/json_guard.hpp"
+
+namespace ccpack::manifest {
+
+std::optional<TritonTarget> parse_kernel_json(std::string_view text) {
+  if (text.size() > kMaxKernelJsonBytes) return std::nullopt;
+  nlohmann::json j;
+  try {
+    j = parse_untrusted<nlohmann::json>(text, "kernel json", nullptr, 16);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (!j.is_object()) return std::nullopt;
+  auto t = j.find("target");
+  auto v = j.find("triton_version");
+  if (t == j.end() || !t->is_object() || v == j.end() || !v->is_string()) return std::nullopt;
+  auto backend = t->find("backend");
+  auto arch = t->find("arch");
+  auto warp = t->find("warp_size");
+  if (backend == t->end() || !backend->is_string() || arch == t->end() || warp == t->end() || !warp->is_number_unsigned()) {
+    return std::nullopt;
+  }
+  TritonTarget out;
+  out.backend = backend->get<std::string>();
+  out.arch = arch->is_string() ? arch->get<std::string>() : arch->is_number_unsigned() ? std::to_string(arch->get<std::uint64_t>()) : "";
+  out.triton_version = v->get<std::string>();
+  std::uint64_t w = warp->get<std::uint64_t>();
+  if (out.arch.empty() || out.arch.size() > 32 || out.backend.size() > 32 || out.triton_version.size() > 64 || w > 1024) {
+    return std::nullopt;
+  }
+  out.warp_size = static_cast<int>(w);
+  out.kernels = 1;
+  return out;
+}
+
+}  // namespace ccpack::manifest

@@ -1,0 +1,20 @@
+// A Triton kernel's metadata file (<triton cache>/<hash>/<kernel>.json) names what the kernel was built for:
+//   {"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0", ...}
+// One reader for `create` (pack/cache_facts: the archive's triton_targets) and `purge` (unpack/purge_rules: is
+// this kernel stale here). The text is untrusted: bounded size, depth and lengths; anything else gives nullopt.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "manifest/fingerprint.hpp"
+
+namespace ccpack::manifest {
+
+inline constexpr std::size_t kMaxKernelJsonBytes = 256 << 10;
+
+// The target and Triton version (kernels = 1); nullopt when `text` is not such a kernel's metadata.
+[[nodiscard]] std::optional<TritonTarget> parse_kernel_json(std::string_view text);
+
+}  // namespace ccpack::manifest

@@ -1,0 +1,163 @@
+// The purge rules (unpack/purge_rules.hpp) and the bounded ELF reader (util/elf.hpp), without a disk: kernel
+// targets against the local fingerprint, CUDA wheel paths, RUNPATH/$ORIGIN resolution, debris names, and ELF
+// files that are truncated or lie about their offsets.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <set>
+
+#include "unpack/purge_rules.hpp"
+#include "util/elf.hpp"
+
+using namespace ccpack;
+using namespace ccpack::unpack;
+using manifest::Fingerprint;
+
+namespace {
+
+Fingerprint a100() {
+  Fingerprint fp;
+  fp.set(manifest::field::gpu_arch, "sm_80", "nvml");
+  fp.set(manifest::field::gpu_warp_size, "32", "nvml");
+  fp.set(manifest::field::triton_version, "3.6.0", "python:dist-info (triton)");
+  fp.set(manifest::field::torch_cuda, "12.6", "torch/version.py");
+  return fp;
+}
+
+manifest::TritonTarget target(std::string arch, std::string version = "3.6.0") { return {"cuda", std::move(arch), 32, std::move(version), 1}; }
+
+template <typename T>
+void put(std::string& b, std::size_t at, T v) {
+  if (b.size() < at + sizeof v) b.resize(at + sizeof v, '\0');
+  std::memcpy(b.data() + at, &v, sizeof v);
+}
+
+// A minimal ELF64: header, PT_LOAD (whole file, vaddr 0), PT_DYNAMIC at 0x100, strings at 0x200.
+std::string tiny_elf(std::uint64_t strtab_vaddr = 0x200) {
+  std::string b(0x300, '\0');
+  std::memcpy(b.data(), "\x7f" "ELF\x02\x01\x01", 7);
+  put<std::uint64_t>(b, 32, 64);  // e_phoff
+  put<std::uint16_t>(b, 54, 56);  // e_phentsize
+  put<std::uint16_t>(b, 56, 2);   // e_phnum
+  put<std::uint32_t>(b, 64, 1);   // PT_LOAD
+  put<std::uint64_t>(b, 64 + 8, 0);
+  put<std::uint64_t>(b, 64 + 16, 0);
+  put<std::uint64_t>(b, 64 + 32, 0x300);
+  put<std::uint32_t>(b, 120, 2);  // PT_DYNAMIC
+  put<std::uint64_t>(b, 120 + 8, 0x100);
+  put<std::uint64_t>(b, 120 + 32, 6 * 16);
+  const char strings[] = "\0libc.so.6\0libcudart.so.13\0$ORIGIN/../lib";
+  std::memcpy(b.data() + 0x200, strings, sizeof strings);
+  std::int64_t dyn[][2] = {{1, 1}, {1, 11}, {29, 27}, {5, static_cast<std::int64_t>(strtab_vaddr)}, {10, sizeof strings}, {0, 0}};
+  std::memcpy(b.data() + 0x100, dyn, sizeof dyn);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("a kernel built for another arch or triton is stale; one for this machine fits; absent facts keep it") {
+  CHECK(judge_kernel(target("80"), a100()).state == Judgement::fits);
+  Judgement j = judge_kernel(target("90"), a100());
+  CHECK(j.state == Judgement::stale);
+  CHECK(j.reason == "built for gpu.arch sm_90 here sm_80");
+  CHECK(judge_kernel(target("80", "3.3.1"), a100()).reason == "built for triton.version 3.6.0 here 3.3.1");
+  Fingerprint no_gpu;
+  no_gpu.absent(manifest::field::gpu_arch, "nvml: not found");
+  no_gpu.set(manifest::field::triton_version, "3.6.0", "x");
+  CHECK(judge_kernel(target("90"), no_gpu).state == Judgement::unjudged);
+}
+
+TEST_CASE("kernel json: the target and version, or nothing for anything else") {
+  auto t = manifest::parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})");
+  REQUIRE(t);
+  CHECK(manifest::arch_name(*t) == "sm_90");
+  CHECK(manifest::parse_kernel_json(R"({"target": {"backend": "hip", "arch": "gfx942", "warp_size": 64}, "triton_version": "3.6.0"})")->arch == "gfx942");
+  CHECK_FALSE(manifest::parse_kernel_json(R"({"child_paths": {}})"));
+  CHECK_FALSE(manifest::parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": -1}, "triton_version": "3.6.0"})"));
+  CHECK_FALSE(manifest::parse_kernel_json(R"({"target": 1, "target": 2})"));
+  CHECK_FALSE(manifest::parse_kernel_json(std::string(100, '[')));
+}
+
+TEST_CASE("CUDA major of a wheel path") {
+  CHECK(wheel_cuda_major("/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13") == 13);
+  CHECK(wheel_cuda_major("/sp/nvidia/cublas_cu12/lib/libcublas.so.12") == 12);
+  CHECK(wheel_cuda_major("/sp/nvidia/x/cu128/lib") == 12);
+  CHECK_FALSE(wheel_cuda_major("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+  CHECK_FALSE(wheel_cuda_major("/sp/nvidia/cudnn/lib/libcudnn.so.9"));
+  CHECK(cuda_major(a100()) == 12);
+}
+
+TEST_CASE("search paths: $ORIGIN expanded, empty items dropped") {
+  CHECK(split_search_path("$ORIGIN/../lib::${ORIGIN}:/x", "/c/m") == std::vector<std::string>{"/c/m/../lib", "/c/m", "/x"});
+  CHECK(split_search_path("", "/o").empty());
+}
+
+TEST_CASE("a library: resolved, resolved nowhere, resolved only through another CUDA major's wheel") {
+  std::set<std::string> files = {"/lib/libc.so.6", "/c/m/../lib/libcudart.so.13", "/sp/nvidia/cu13/lib/libcudart.so.13"};
+  LibrarySearch s{{"/lib"}, 12, [&](const std::string& p) { return files.count(p) > 0; }};
+  ElfDynamic dyn{{"libc.so.6", "libcudart.so.13"}, "$ORIGIN/../lib", std::nullopt};
+  CHECK(judge_library(dyn, "/c/m/ext.so", s).state == Judgement::fits);
+  files.erase("/c/m/../lib/libcudart.so.13");
+  CHECK(judge_library(dyn, "/c/m/ext.so", s).reason == "needs 'libcudart.so.13', which resolves nowhere here");
+  dyn.runpath = "/sp/nvidia/cu13/lib";
+  Judgement j = judge_library(dyn, "/c/m/ext.so", s);
+  CHECK(j.state == Judgement::stale);
+  CHECK(j.reason.find("found only in a CUDA 13 wheel") != std::string::npos);
+  s.cuda_major = 13;
+  CHECK(judge_library(dyn, "/c/m/ext.so", s).state == Judgement::fits);
+  // RPATH is used only without RUNPATH
+  ElfDynamic rp{{"libcudart.so.13"}, std::nullopt, "/sp/nvidia/cu13/lib"};
+  CHECK(judge_library(rp, "/x.so", s).state == Judgement::fits);
+}
+
+TEST_CASE("debris: lock files, dead writers' temporary and staging folders") {
+  auto dead = [](long) { return false; };
+  auto live = [](long) { return true; };
+  CHECK(judge_debris("entry.lock", false, dead).state == Judgement::stale);
+  CHECK(judge_debris(".lock", false, dead).state == Judgement::fits);
+  CHECK(judge_debris("x.lock", true, dead).state == Judgement::fits);
+  CHECK(judge_debris("tmp.pid_123_abc", true, dead).state == Judgement::stale);
+  CHECK(judge_debris("tmp.pid_123_abc", true, live).state == Judgement::fits);
+  CHECK(judge_debris(".triton.ccpack-staging.77", true, dead).state == Judgement::stale);
+  CHECK(judge_debris(".triton.ccpack-staging.77", true, live).state == Judgement::fits);
+  CHECK(judge_debris("kernel.json", false, dead).state == Judgement::fits);
+}
+
+TEST_CASE("ELF reader: needed and runpath from a well-formed file") {
+  std::string why;
+  auto d = parse_elf_dynamic(tiny_elf(), why);
+  REQUIRE(d);
+  CHECK(d->needed == std::vector<std::string>{"libc.so.6", "libcudart.so.13"});
+  CHECK(d->runpath == "$ORIGIN/../lib");
+  CHECK_FALSE(d->rpath);
+}
+
+TEST_CASE("ELF reader: hostile files give a reason, never a crash") {
+  std::string why;
+  CHECK_FALSE(parse_elf_dynamic(std::string("not an elf"), why));
+  CHECK(why == "not an ELF file");
+  CHECK_FALSE(parse_elf_dynamic(std::string("\x7f" "ELF\x02\x01"), why));
+  CHECK(why == "shorter than an ELF64 header");
+  std::string good = tiny_elf();
+  for (std::size_t n : {std::size_t{4}, std::size_t{63}, std::size_t{64}, std::size_t{130}, std::size_t{0x120}, std::size_t{0x205}}) {
+    CHECK_FALSE(parse_elf_dynamic(std::string_view(good).substr(0, n), why));
+  }
+  CHECK_FALSE(parse_elf_dynamic(tiny_elf(0xffffffffffff0000ull), why));
+  CHECK(why == "dynamic string table out of the file");
+  std::string b = good;
+  put<std::uint64_t>(b, 32, ~0ull - 8);  // e_phoff near the end of the address space
+  CHECK_FALSE(parse_elf_dynamic(b, why));
+  b = good;
+  b[4] = 1;  // ELF32
+  CHECK_FALSE(parse_elf_dynamic(b, why));
+  CHECK(why == "not a little-endian ELF64 file");
+  b = good;
+  put<std::int64_t>(b, 0x100 + 8, 0x7fffffff);  // DT_NEEDED index past the table
+  CHECK_FALSE(parse_elf_dynamic(b, why));
+  // every single-byte change of the headers: no crash (ASan watches the reads)
+  for (std::size_t i = 0; i < 0x160; ++i) {
+    std::string m = good;
+    m[i] = static_cast<char>(m[i] ^ 0xff);
+    (void)parse_elf_dynamic(m, why);
+  }
+}

@@ -1,0 +1,26 @@
+// `ccpack inspect --card`: a Markdown model card of an archive, built only from what the archive records (its
+// manifest and fingerprint), never from hand-typed values or from this machine. Where the cache's own kernels
+// (fingerprint.triton_targets) and the fingerprint's fields disagree, or the kernels name several targets, the
+// card says so; a GPU is named only by the fingerprint's gpu.name, and only when it holds one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "manifest/fingerprint.hpp"
+#include "manifest/manifest.hpp"
+
+namespace ccpack::tools {
+
+struct CardInput {
+  std::string archive_name;
+  std::string manifest_sha256;
+  std::uint64_t archive_bytes = 0;
+  const manifest::Manifest* manifest = nullptr;
+  const manifest::Fingerprint* fingerprint = nullptr;
+};
+
+// Pure: the same input gives the same bytes.
+[[nodiscard]] std::string model_card(const CardInput& in);
+
+}  // namespace ccpack::tools

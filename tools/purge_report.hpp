@@ -1,0 +1,15 @@
+// The report of a purge, shared by `ccpack purge` and `restore --on-mismatch=purge` (defined in cmd_purge.cpp).
+#pragma once
+
+#include "tools/cli.hpp"
+#include "unpack/purge.hpp"
+
+namespace ccpack::tools {
+
+// {"removed": [{component, path, rule, reason, folder, files, bytes}], "removed_files", "removed_bytes",
+//  "kept_files", "unjudged", "unjudged_examples": [{path, reason}], "truncated"}
+[[nodiscard]] ojson purge_json(const unpack::PurgeReport& r);
+// One line per removed entry and a summary, through the Reporter ("would remove" with dry_run).
+void say_purge(const Reporter& out, const unpack::PurgeReport& r, bool dry_run);
+
+}  // namespace ccpack::tools
