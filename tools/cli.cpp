@@ -35,7 +35,8 @@ void add_cache_dirs(CLI::App* cmd, manifest::CacheDirOptions& dirs, std::vector<
                   std::string("Triton cache folder to ") + verb +
                       " (default: $TRITON_CACHE_DIR, else <$TRITON_HOME or ~>/.triton/cache)");
   cmd->add_option("--add", extras,
-                  std::string("Extra folder to ") + verb + ", as NAME=DIR (repeatable), e.g. ext=~/.cache/torch_extensions");
+                  std::string("Extra folder to ") + verb + ", as NAME=DIR (repeatable), e.g. ext=~/.cache/torch_extensions")
+      ->allow_extra_args(false);  // one NAME=DIR per --add, so `--add x=DIR ARCHIVE` keeps ARCHIVE positional
 }
 
 void resolve_extras(manifest::CacheDirOptions& dirs, const std::vector<std::string>& extras) {

@@ -158,7 +158,7 @@ mkdir -p "$T/ext/build/x" && printf 'so' >"$T/ext/build/x/mod.so" && mkdir -p "$
 expect 0 "" -- "$CCPACK" create -q -o "$T/extra.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --add torch_ext="$T/ext"
 expect 0 "torch_ext: skipped: no folder given: pass --add torch_ext=DIR" -- "$CCPACK" restore "$T/extra.ccpack" --inductor-dir "$T/x1/ind"
 [ ! -e "$T/x1/torch_ext" ] && ok || bad "skipped component was written"
-expect 0 "torch_ext: restored" -- "$CCPACK" restore "$T/extra.ccpack" --inductor-dir "$T/x2/ind" --add torch_ext="$T/x2/ext"
+expect 0 "torch_ext: restored" -- "$CCPACK" restore --inductor-dir "$T/x2/ind" --add torch_ext="$T/x2/ext" "$T/extra.ccpack"
 same_tree "$T/x2/ext" "$T/ext"
 [ -d "$T/x2/ext/empty" ] && ok || bad "empty folder not restored"
 # A cache folder that is a symlink to a folder: restored where it points, the link kept.
