@@ -107,6 +107,9 @@ std::optional<std::string> assigned(std::string_view text, std::string_view name
 }  // namespace
 
 void parse_torch_version_py(std::string_view text, Fingerprint& fp) {
+  // torch.__version__ is this line: it carries the local tag (2.11.0+cu130) that a wheel's dist-info may lack
+  // (seen on the H200 machine: dist-info 2.11.0, torch.__version__ 2.11.0+cu130), so it wins over dist-info.
+  if (auto v = assigned(text, "__version__"); v && *v != "none") fp.set(field::torch_version, *v, "torch/version.py");
   for (auto [f, name] : {std::pair{field::torch_cuda, std::string_view("cuda")}, std::pair{field::torch_hip, std::string_view("hip")}}) {
     if (auto v = assigned(text, name)) {
       fp.set(f, *v, "torch/version.py");

@@ -81,7 +81,7 @@ DIRS=(--inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache
 expect 0 "" -- "$CCPACK" fingerprint --json
 F="$T/out"
 json_is "$F" "j['ok'] and j['schema']==1"
-json_is "$F" "j['fields']['torch.version']=={'value':'2.7.1+cu126','source':'python:dist-info (torch)'}"
+json_is "$F" "j['fields']['torch.version']=={'value':'2.7.1+cu126','source':'torch/version.py'}"
 json_is "$F" "j['fields']['torch.cuda']['value']=='12.6' and j['fields']['torch.hip']['value']=='none'"
 json_is "$F" "j['fields']['triton.version']['value']=='3.6.0' and j['fields']['ptxas.version']['value']=='12.8.93'"
 json_is "$F" "j['fields']['wheels.cuda']['value']=='nvidia-cublas-cu12==12.6.4.1'"

@@ -27,6 +27,13 @@ TEST_CASE("torch/version.py is read as text") {
       fp);
   CHECK(value(fp, field::torch_cuda) == "12.6");
   CHECK(value(fp, field::torch_hip) == "none");
+  CHECK(value(fp, field::torch_version) == "2.7.1+cu126");
+  // A wheel whose dist-info lacks the local tag (seen on the H200 machine): torch.__version__ wins.
+  Fingerprint tagged;
+  tagged.set(field::torch_version, "2.11.0", "python:dist-info (torch)");
+  probe::parse_torch_version_py("__version__ = '2.11.0+cu130'\ncuda = '13.0'\n", tagged);
+  CHECK(value(tagged, field::torch_version) == "2.11.0+cu130");
+  CHECK(tagged.get(field::torch_version)->source == "torch/version.py");
   Fingerprint odd;
   probe::parse_torch_version_py("cuda = compute()\n", odd);
   CHECK(value(odd, field::torch_cuda) == "<absent: torch/version.py has no readable 'cuda' line>");
