@@ -10,25 +10,8 @@ CCPACK=$(realpath "$1")
 DATA=$(realpath "$2")
 STUB=$(realpath "$3")
 SAMPLE="$DATA/sample-cache"
-T=$(mktemp -d "${TMPDIR:-/tmp}/ccpack-fp.XXXXXX")
-pass=0
-fail=0
-trap 'if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "kept $T"; fi' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect CODE PATTERN -- command...: exit code must be CODE and stderr must match PATTERN (grep -E).
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "$* -> exit $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
-  if [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$T/err"; then bad "$* -> stderr '$(cat "$T/err")' lacks /$pattern/"; return; fi
-  if [ "$code" -ne 0 ] && [ "$(grep -c 'ccpack: error:' "$T/err")" -ne 1 ]; then bad "$* -> not exactly one error line"; return; fi
-  ok
-}
+SUITE=fp  # the shared harness: $T, ok, bad, expect
+. "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 # The real interpreter (not a shim), for the fake environments and for reading JSON.
 PY=$(python3 -c 'import sys; print(sys.executable)')
