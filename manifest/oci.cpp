@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/error.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack::manifest::oci {
 namespace {
@@ -12,20 +13,6 @@ namespace {
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-std::string escaped(std::string_view text, std::size_t max = 120) {
-  std::string out;
-  for (unsigned char ch : text.substr(0, max)) {
-    if (ch >= 0x20 && ch < 0x7f && ch != '\\' && ch != '\'') {
-      out.push_back(static_cast<char>(ch));
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
-      out += buf;
-    }
-  }
-  if (text.size() > max) out += "...";
-  return out;
-}
 
 [[noreturn]] void bad(std::string_view what, const std::string& field, const std::string& why) {
   throw IntegrityError(std::string(what) + ": field '" + field + "' " + why);
@@ -65,9 +52,9 @@ Annotations parse_annotations(const json& obj, std::string_view what, const std:
   if (!it->is_object()) bad(what, where + "annotations", "is not an object");
   if (it->size() > kMaxAnnotations) bad(what, where + "annotations", "has more than " + std::to_string(kMaxAnnotations) + " entries");
   for (const auto& [key, value] : it->items()) {
-    if (!value.is_string()) bad(what, where + "annotations." + escaped(key), "is not a string");
+    if (!value.is_string()) bad(what, where + "annotations." + escaped(key, 120), "is not a string");
     if (key.size() > kMaxAnnotationBytes || value.get_ref<const std::string&>().size() > kMaxAnnotationBytes) {
-      bad(what, where + "annotations." + escaped(key), "is longer than " + std::to_string(kMaxAnnotationBytes) + " bytes");
+      bad(what, where + "annotations." + escaped(key, 120), "is longer than " + std::to_string(kMaxAnnotationBytes) + " bytes");
     }
     out.emplace(key, value.get<std::string>());
   }
@@ -79,7 +66,7 @@ Descriptor parse_descriptor(const json& obj, std::string_view what, const std::s
   Descriptor d;
   d.media_type = get_string(obj, "mediaType", what, where, true);
   d.digest = get_string(obj, "digest", what, where, true);
-  if (!parse_digest(d.digest)) bad(what, where + "digest", "is not a sha256 digest: '" + escaped(d.digest) + "'");
+  if (!parse_digest(d.digest)) bad(what, where + "digest", "is not a sha256 digest: '" + escaped(d.digest, 120) + "'");
   auto size = obj.find("size");
   if (size == obj.end()) bad(what, where + "size", "is missing");
   if (!size->is_number_unsigned()) bad(what, where + "size", "is not a non-negative integer");
@@ -93,7 +80,7 @@ void check_schema(const json& doc, std::string_view what, std::string_view media
   auto v = doc.find("schemaVersion");
   if (v == doc.end() || !v->is_number_unsigned() || v->get<std::uint64_t>() != 2) bad(what, "schemaVersion", "is not 2");
   std::string mt = get_string(doc, "mediaType", what, "", false);
-  if (!mt.empty() && mt != media_type) bad(what, "mediaType", "is '" + escaped(mt) + "', expected " + std::string(media_type));
+  if (!mt.empty() && mt != media_type) bad(what, "mediaType", "is '" + escaped(mt, 120) + "', expected " + std::string(media_type));
 }
 
 ojson descriptor_json(const Descriptor& d) {
@@ -276,7 +263,7 @@ std::optional<std::string> first_mismatch(const Selection& machine, const Select
     auto a = archive.find(field);
     std::string mv = m == machine.end() ? std::string(kAbsent) : m->second;
     std::string av = a == archive.end() ? std::string(kAbsent) : a->second;
-    if (mv != av) return field + " is '" + escaped(av) + "' in the archive, '" + escaped(mv) + "' here";
+    if (mv != av) return field + " is '" + escaped(av, 120) + "' in the archive, '" + escaped(mv, 120) + "' here";
   }
   return std::nullopt;
 }
@@ -287,7 +274,7 @@ std::string describe(const Selection& selection) {
     auto it = selection.find(std::string(f));
     if (it == selection.end() || it->second == kAbsent) continue;
     if (!out.empty()) out += ' ';
-    out += std::string(f) + "=" + escaped(it->second);
+    out += std::string(f) + "=" + escaped(it->second, 120);
   }
   return out.empty() ? "(no fingerprint)" : out;
 }
@@ -305,7 +292,7 @@ Reference parse_reference(std::string_view text) {
   std::string_view rest = text;
   if (rest.starts_with("oci://")) rest.remove_prefix(6);
   auto fail = [&](const std::string& why) -> Reference {
-    throw UsageError("registry reference '" + escaped(text) + "' " + why + " (expected [oci://]host[:port]/repository[:tag][@sha256:...])");
+    throw UsageError("registry reference '" + escaped(text, 120) + "' " + why + " (expected [oci://]host[:port]/repository[:tag][@sha256:...])");
   };
   Reference r;
   std::size_t at = rest.find('@');

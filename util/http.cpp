@@ -3,6 +3,8 @@
 // decided per hop; retries wrap the whole redirect chain.
 #include "util/http.hpp"
 
+#include "util/escape.hpp"
+
 #include <curl/curl.h>
 #include <unistd.h>
 
@@ -424,19 +426,6 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
 
 bool is_transient_status(long status) { return status == 408 || status == 429 || (status >= 500 && status != 501 && status != 505); }
 
-std::string escape_for_message(std::string_view text, std::size_t max) {
-  std::string out;
-  for (unsigned char ch : text.substr(0, max)) {
-    if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
-      out.push_back(static_cast<char>(ch));
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
-      out += buf;
-    }
-  }
-  if (text.size() > max) out += "...";
-  return out;
-}
+std::string escape_for_message(std::string_view text, std::size_t max) { return escaped(text, max); }
 
 }  // namespace ccpack::http

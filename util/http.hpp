@@ -144,6 +144,7 @@ class Client {
 // Whether a status is worth retrying: 408, 429 and 5xx (but not 501/505, which never change).
 [[nodiscard]] bool is_transient_status(long status);
 // Printable form of untrusted text for a one-line message: control and non-ASCII bytes escaped, capped.
+// util/escape.hpp's escaped(), cut at `max` bytes: registry and URL text in one-line messages.
 [[nodiscard]] std::string escape_for_message(std::string_view text, std::size_t max = 200);
 
 }  // namespace ccpack::http

@@ -102,7 +102,7 @@ TEST_CASE("origins decide where Authorization may go") {
   CHECK(resolve_url("http://h:1/v2/r/blobs/uploads/", "/v2/r/blobs/uploads/u?_state=x") == "http://h:1/v2/r/blobs/uploads/u?_state=x");
   CHECK(resolve_url("http://h:1/a/b", "http://other:2/c") == "http://other:2/c");
   CHECK(display_url("https://s3/bucket/blob?X-Amz-Signature=secret") == "https://s3/bucket/blob");
-  CHECK(escape_for_message("a\nb\x01") == "a\\x0ab\\x01");
+  CHECK(escape_for_message("a\nb\x01") == "a\\nb\\x01");
 }
 
 TEST_CASE("retry rules") {
