@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "manifest/tar.hpp"
 #include "util/big_buffer.hpp"
@@ -264,14 +265,12 @@ class Decoder {
     if (next_entry_ >= m_.entries.size()) throw IntegrityError(where + ": entry '" + escaped(b.path) + "' is not in the manifest");
     std::size_t index = next_entry_++;
     const Entry& e = m_.entries[index];
-    EntryType type = b.typeflag == '5'                           ? EntryType::dir
-                     : b.typeflag == '2'                         ? EntryType::symlink
-                     : (b.typeflag == '0' || b.typeflag == '\0') ? EntryType::file
-                                                                 : static_cast<EntryType>(255);
-    if (static_cast<int>(type) == 255) {
+    std::optional<EntryType> typed = manifest::entry_type_of(b.typeflag);
+    if (!typed) {
       throw IntegrityError(where + ": entry '" + escaped(b.path) + "' has tar type '" + escaped(std::string(1, b.typeflag)) +
                            "', which ccpack never writes");
     }
+    EntryType type = *typed;
     std::string path = b.path;
     if (type == EntryType::dir && !path.empty() && path.back() == '/') path.pop_back();
     if (path != e.path || type != e.type || (b.mode & 07777) != e.mode || (type == EntryType::file && b.size != e.size) ||
