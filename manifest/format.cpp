@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -12,13 +13,15 @@
 namespace ccpack::manifest {
 namespace {
 
-constexpr std::size_t kFixedBytes = 8 + 8 + 4 + 4 + 8 + 32 + 4;  // up to and including the manifest length
+using L = HeaderLayout;
 
+constexpr std::size_t kFixedBytes = L::manifest;  // up to and including the manifest length
+
+void put_le_at(std::string& out, std::size_t at, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out[at + static_cast<std::size_t>(i)] = static_cast<char>(v >> (8 * i));
+}
 void put_u32(std::string& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-void put_u64(std::string& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
 }
 std::uint64_t get_le(const char* p, int bytes) {
   std::uint64_t v = 0;
@@ -26,93 +29,126 @@ std::uint64_t get_le(const char* p, int bytes) {
   return v;
 }
 
+// The fixed part of the header frame as read from the file, and what read_header learns from it step by step.
+struct HeaderReader {
+  HeaderReader(int file, std::string quoted) : fd(file), name(std::move(quoted)) {}
+
+  int fd;
+  std::string name;  // the quoted path, for messages
+  std::uint64_t file_size = 0;
+  char fixed[kFixedBytes] = {};
+  std::uint64_t frame_size = 0;
+  std::uint64_t manifest_size = 0;
+  ArchiveHeader h;
+
+  // Magic first, on what is there: a short file that starts like ccpack is truncated, anything else is foreign.
+  void read_fixed() {
+    std::size_t got = pread_full(fd, fixed, sizeof fixed, 0, name);
+    char expected[L::version] = {};
+    std::memcpy(expected + L::skippable_magic, "\x5e\x2a\x4d\x18", 4);
+    std::memcpy(expected + L::frame_size, fixed + L::frame_size, 4);  // any frame size matches here
+    std::memcpy(expected + L::magic, kMagic, sizeof kMagic);
+    if (std::memcmp(fixed, expected, std::min<std::size_t>(got, sizeof expected)) != 0 || got == 0) {
+      throw IntegrityError(name + " is not a ccpack archive (bad magic)");
+    }
+    if (got != sizeof fixed) throw IntegrityError(name + " is truncated: too short for a ccpack header");
+  }
+
+  // Version, flags and the sizes; the frame must at least hold the manifest and the signature length.
+  void decode_fixed_fields() {
+    frame_size = get_le(fixed + L::frame_size, 4);
+    h.version = static_cast<std::uint32_t>(get_le(fixed + L::version, 4));
+    if (h.version != kFormatVersion) {
+      throw IntegrityError(name + ": archive format version " + std::to_string(h.version) +
+                           " is not supported (this ccpack reads " + std::to_string(kFormatVersion) + ")");
+    }
+    if (get_le(fixed + L::flags, 4) != 0) throw IntegrityError(name + ": header flags are set that this ccpack does not know");
+    h.payload_size = get_le(fixed + L::payload_size, 8);
+    manifest_size = get_le(fixed + L::manifest_size, 4);
+    if (manifest_size > kMaxManifestBytes)
+      throw IntegrityError(name + ": manifest size " + std::to_string(manifest_size) + " exceeds the limit");
+    h.header_size = L::magic + frame_size;
+    if (frame_size < kFixedBytes - L::magic + manifest_size + 4 || h.header_size > file_size) {
+      throw IntegrityError(name + " is truncated: the header frame is incomplete");
+    }
+  }
+
+  void read_manifest() {
+    h.manifest.resize(manifest_size);
+    if (pread_full(fd, h.manifest.data(), manifest_size, kFixedBytes, name) != manifest_size) {
+      throw IntegrityError(name + " is truncated inside the manifest");
+    }
+    Digest d = Sha256::of(h.manifest);
+    if (std::memcmp(d.data(), fixed + L::manifest_sha256, d.size()) != 0)
+      throw IntegrityError(name + ": manifest SHA-256 mismatch (corrupt header)");
+  }
+
+  // The signature block must end exactly where the header frame does.
+  void read_signatures() {
+    char len4[4];
+    if (pread_full(fd, len4, 4, static_cast<off_t>(kFixedBytes + manifest_size), name) != 4) {
+      throw IntegrityError(name + " is truncated inside the header");
+    }
+    auto sig_size = get_le(len4, 4);
+    if (sig_size > kMaxSignatureBytes || kFixedBytes - L::magic + manifest_size + 4 + sig_size != frame_size) {
+      throw IntegrityError(name + ": signature block size does not match the header frame size");
+    }
+    h.signatures.resize(sig_size);
+    if (pread_full(fd, h.signatures.data(), sig_size, static_cast<off_t>(kFixedBytes + manifest_size + 4), name) !=
+        sig_size) {
+      throw IntegrityError(name + " is truncated inside the signature block");
+    }
+  }
+
+  // Header plus payload must be the whole file: catches truncation and appended bytes before any decompression.
+  void check_file_size() const {
+    // header_size <= file_size here, so this difference cannot wrap; header_size + payload_size could.
+    if (h.payload_size > UINT64_MAX - h.header_size) {
+      throw IntegrityError(name + ": header field 'payload_size' is " + std::to_string(h.payload_size) +
+                           ": the header and payload sizes overflow 64 bits");
+    }
+    if (h.header_size + h.payload_size != file_size) {
+      if (h.header_size + h.payload_size > file_size) {
+        throw IntegrityError(name + " is truncated: " + std::to_string(file_size) + " bytes, expected " +
+                             std::to_string(h.header_size + h.payload_size));
+      }
+      throw IntegrityError(name + " has " + std::to_string(file_size - h.header_size - h.payload_size) +
+                           " unexpected bytes after the payload");
+    }
+  }
+};
+
 }  // namespace
 
 std::string encode_header(const ArchiveHeader& header) {
-  std::string body;
-  body.reserve(8 + kFixedBytes + header.manifest.size() + 4 + header.signatures.size());
-  put_u32(body, kSkippableMagic);
-  put_u32(body, 0);  // frame size, set below
-  body.append(kMagic, sizeof kMagic);
-  put_u32(body, header.version);
-  put_u32(body, 0);
-  put_u64(body, header.payload_size);
+  std::string body(kFixedBytes, '\0');
+  body.reserve(kFixedBytes + header.manifest.size() + 4 + header.signatures.size());
+  put_le_at(body, L::skippable_magic, kSkippableMagic, 4);
+  std::memcpy(body.data() + L::magic, kMagic, sizeof kMagic);
+  put_le_at(body, L::version, header.version, 4);
+  put_le_at(body, L::flags, 0, 4);
+  put_le_at(body, L::payload_size, header.payload_size, 8);
   Digest d = Sha256::of(header.manifest);
-  body.append(reinterpret_cast<const char*>(d.data()), d.size());
-  put_u32(body, static_cast<std::uint32_t>(header.manifest.size()));
+  std::memcpy(body.data() + L::manifest_sha256, d.data(), d.size());
+  put_le_at(body, L::manifest_size, header.manifest.size(), 4);
   body += header.manifest;
   put_u32(body, static_cast<std::uint32_t>(header.signatures.size()));
   body += header.signatures;
-  auto frame_size = static_cast<std::uint32_t>(body.size() - 8);
-  for (int i = 0; i < 4; ++i) body[4 + i] = static_cast<char>(frame_size >> (8 * i));
+  put_le_at(body, L::frame_size, body.size() - L::magic, 4);  // bytes that follow the frame size field's end
   return body;
 }
 
 ArchiveHeader read_header(int fd, const std::filesystem::path& path) {
-  const std::string name = quoted_path(path);
+  HeaderReader r(fd, quoted_path(path));
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw_errno("cannot stat " + name);
-  auto file_size = static_cast<std::uint64_t>(st.st_size);
-  char fixed[kFixedBytes] = {};
-  std::size_t got = pread_full(fd, fixed, sizeof fixed, 0, name);
-  // Magic first, on what is there: a short file that starts like ccpack is truncated, anything else is foreign.
-  char expected[16] = {};
-  std::memcpy(expected, "\x5e\x2a\x4d\x18", 4);
-  std::memcpy(expected + 4, fixed + 4, 4);
-  std::memcpy(expected + 8, kMagic, sizeof kMagic);
-  if (std::memcmp(fixed, expected, std::min<std::size_t>(got, sizeof expected)) != 0 || got == 0) {
-    throw IntegrityError(name + " is not a ccpack archive (bad magic)");
-  }
-  if (got != sizeof fixed) throw IntegrityError(name + " is truncated: too short for a ccpack header");
-  ArchiveHeader h;
-  auto frame_size = get_le(fixed + 4, 4);
-  h.version = static_cast<std::uint32_t>(get_le(fixed + 16, 4));
-  if (h.version != kFormatVersion) {
-    throw IntegrityError(name + ": archive format version " + std::to_string(h.version) +
-                         " is not supported (this ccpack reads " + std::to_string(kFormatVersion) + ")");
-  }
-  if (get_le(fixed + 20, 4) != 0) throw IntegrityError(name + ": header flags are set that this ccpack does not know");
-  h.payload_size = get_le(fixed + 24, 8);
-  auto manifest_size = get_le(fixed + 64, 4);
-  if (manifest_size > kMaxManifestBytes)
-    throw IntegrityError(name + ": manifest size " + std::to_string(manifest_size) + " exceeds the limit");
-  h.header_size = 8 + frame_size;
-  if (frame_size < kFixedBytes - 8 + manifest_size + 4 || h.header_size > file_size) {
-    throw IntegrityError(name + " is truncated: the header frame is incomplete");
-  }
-  h.manifest.resize(manifest_size);
-  if (pread_full(fd, h.manifest.data(), manifest_size, kFixedBytes, name) != manifest_size) {
-    throw IntegrityError(name + " is truncated inside the manifest");
-  }
-  Digest d = Sha256::of(h.manifest);
-  if (std::memcmp(d.data(), fixed + 32, d.size()) != 0)
-    throw IntegrityError(name + ": manifest SHA-256 mismatch (corrupt header)");
-  char len4[4];
-  if (pread_full(fd, len4, 4, static_cast<off_t>(kFixedBytes + manifest_size), name) != 4) {
-    throw IntegrityError(name + " is truncated inside the header");
-  }
-  auto sig_size = get_le(len4, 4);
-  if (sig_size > kMaxSignatureBytes || kFixedBytes - 8 + manifest_size + 4 + sig_size != frame_size) {
-    throw IntegrityError(name + ": signature block size does not match the header frame size");
-  }
-  h.signatures.resize(sig_size);
-  if (pread_full(fd, h.signatures.data(), sig_size, static_cast<off_t>(kFixedBytes + manifest_size + 4), name) != sig_size) {
-    throw IntegrityError(name + " is truncated inside the signature block");
-  }
-  // header_size <= file_size here, so this difference cannot wrap; header_size + payload_size could.
-  if (h.payload_size > UINT64_MAX - h.header_size) {
-    throw IntegrityError(name + ": header field 'payload_size' is " + std::to_string(h.payload_size) +
-                         ": the header and payload sizes overflow 64 bits");
-  }
-  if (h.header_size + h.payload_size != file_size) {
-    if (h.header_size + h.payload_size > file_size) {
-      throw IntegrityError(name + " is truncated: " + std::to_string(file_size) + " bytes, expected " +
-                           std::to_string(h.header_size + h.payload_size));
-    }
-    throw IntegrityError(name + " has " + std::to_string(file_size - h.header_size - h.payload_size) +
-                         " unexpected bytes after the payload");
-  }
-  return h;
+  if (::fstat(fd, &st) != 0) throw_errno("cannot stat " + r.name);
+  r.file_size = static_cast<std::uint64_t>(st.st_size);
+  r.read_fixed();
+  r.decode_fixed_fields();
+  r.read_manifest();
+  r.read_signatures();
+  r.check_file_size();
+  return std::move(r.h);
 }
 
 }  // namespace ccpack::manifest

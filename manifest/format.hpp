@@ -16,6 +16,7 @@
 // The header is read without touching the payload, so restore can refuse an archive before decompressing.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -29,6 +30,25 @@ inline constexpr std::uint32_t kMaxManifestBytes = 512u << 20;
 inline constexpr std::uint32_t kMaxSignatureBytes = 1u << 20;
 // Frames are decoded with at most this window (zstd's default decoder limit, so stock `zstd -d` works).
 inline constexpr int kMaxWindowLog = 27;
+
+// Byte offsets of the header frame's fixed fields, from the start of the file (the grammar above, laid out).
+// encode_header, read_header and the fuzz target all use this one table.
+struct HeaderLayout {
+  static constexpr std::size_t skippable_magic = 0;
+  static constexpr std::size_t frame_size = 4;
+  static constexpr std::size_t magic = 8;
+  static constexpr std::size_t version = 16;
+  static constexpr std::size_t flags = 20;
+  static constexpr std::size_t payload_size = 24;
+  static constexpr std::size_t manifest_sha256 = 32;
+  static constexpr std::size_t manifest_size = 64;
+  static constexpr std::size_t manifest = 68;  // the manifest bytes; everything before them is fixed
+};
+static_assert(HeaderLayout::magic - HeaderLayout::frame_size == 4 && HeaderLayout::version - HeaderLayout::magic == 8 &&
+              HeaderLayout::flags - HeaderLayout::version == 4 && HeaderLayout::payload_size - HeaderLayout::flags == 4 &&
+              HeaderLayout::manifest_sha256 - HeaderLayout::payload_size == 8 &&
+              HeaderLayout::manifest_size - HeaderLayout::manifest_sha256 == 32 &&
+              HeaderLayout::manifest - HeaderLayout::manifest_size == 4);
 
 struct ArchiveHeader {
   std::uint32_t version = kFormatVersion;

@@ -309,8 +309,14 @@ Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Frame>
   return m;
 }
 
-void Manifest::validate(const Limits& limits) const {
-  std::unordered_set<std::string_view> names;
+namespace {
+
+using ComponentNames = std::unordered_set<std::string_view>;
+
+// Components: valid, unique names whose kind matches (inductor and triton are built in, every other is extra).
+// Returns the names, which every entry path must start with.
+ComponentNames validate_components(const std::vector<Component>& components) {
+  ComponentNames names;
   for (std::size_t i = 0; i < components.size(); ++i) {
     const Component& c = components[i];
     std::string where = "components[" + std::to_string(i) + "].name";
@@ -320,11 +326,33 @@ void Manifest::validate(const Limits& limits) const {
       bad(where, q(c.name) + " does not match its kind");
     }
   }
+  return names;
+}
 
-  // Entries: safe, unique, parents first, totals bounded.
+using LinkNodes = std::vector<std::pair<std::size_t, std::uint32_t>>;  // entry index, tree node
+
+// Links last, once every entry they may resolve through is known.
+void validate_links(const std::vector<Entry>& entries, EntryTree& tree, const LinkNodes& links) {
+  for (auto [i, node] : links) {
+    const Entry& e = entries[i];
+    std::string where = "entries[" + std::to_string(i) + "].target";
+    switch (tree.resolve_link(node)) {
+      case EntryTree::LinkVerdict::inside:
+        break;
+      case EntryTree::LinkVerdict::escapes:
+        bad(where, "of symlink " + q(e.path) + " resolves outside " + q(component_of(e.path)) + ": " + q(e.link_target));
+      case EntryTree::LinkVerdict::loops:
+        bad(where, "of symlink " + q(e.path) + " follows more than " + std::to_string(kMaxLinkHops) +
+                       " symlinks (a loop): " + q(e.link_target));
+    }
+  }
+}
+
+// Entries: safe, unique, parents first, totals bounded; symlinks resolving inside their component.
+void validate_entries(const std::vector<Entry>& entries, const ComponentNames& names, const Limits& limits) {
   if (entries.size() > limits.max_entries) bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
   EntryTree tree(entries.size());
-  std::vector<std::pair<std::size_t, std::uint32_t>> links;  // entry index, tree node
+  LinkNodes links;
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
@@ -349,22 +377,11 @@ void Manifest::validate(const Limits& limits) const {
     }
     if (e.type == EntryType::symlink) links.emplace_back(i, added.node);
   }
-  // Links last, once every entry they may resolve through is known.
-  for (auto [i, node] : links) {
-    const Entry& e = entries[i];
-    std::string where = "entries[" + std::to_string(i) + "].target";
-    switch (tree.resolve_link(node)) {
-      case EntryTree::LinkVerdict::inside:
-        break;
-      case EntryTree::LinkVerdict::escapes:
-        bad(where, "of symlink " + q(e.path) + " resolves outside " + q(component_of(e.path)) + ": " + q(e.link_target));
-      case EntryTree::LinkVerdict::loops:
-        bad(where, "of symlink " + q(e.path) + " follows more than " + std::to_string(kMaxLinkHops) +
-                       " symlinks (a loop): " + q(e.link_target));
-    }
-  }
+  validate_links(entries, tree, links);
+}
 
-  // Frames: contiguous, covering all entries in order, raw sizes adding up to the tar size, no sum wrapping.
+// Frames: contiguous, covering all entries in order, raw sizes adding up to the tar size, no sum wrapping.
+void validate_frames(const std::vector<Frame>& frames, const std::vector<Entry>& entries, std::uint64_t tar_size) {
   std::uint64_t offset = 0;
   std::uint64_t next_entry = 0;
   std::uint64_t raw = 0;
@@ -384,6 +401,14 @@ void Manifest::validate(const Limits& limits) const {
   }
   if (next_entry != entries.size()) bad("frames", "do not cover all entries");
   if (raw != tar_size) bad("tar_size", "does not equal the frames' raw sizes");
+}
+
+}  // namespace
+
+void Manifest::validate(const Limits& limits) const {
+  ComponentNames names = validate_components(components);
+  validate_entries(entries, names, limits);
+  validate_frames(frames, entries, tar_size);
 }
 
 }  // namespace ccpack::manifest

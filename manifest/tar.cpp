@@ -133,6 +133,37 @@ std::string_view to_string(EntryType type) {
   return "?";
 }
 
+namespace {
+
+// The typeflag the writer stores for each entry type; entry_type_of below is its inverse.
+char typeflag_of(EntryType type) {
+  switch (type) {
+    case EntryType::file:
+      return '0';
+    case EntryType::dir:
+      return '5';
+    case EntryType::symlink:
+      return '2';
+  }
+  return '\0';  // unreachable for a valid EntryType
+}
+
+}  // namespace
+
+std::optional<EntryType> entry_type_of(char typeflag) {
+  switch (typeflag) {
+    case '0':
+    case '\0':  // the pre-POSIX (v7) regular file
+      return EntryType::file;
+    case '5':
+      return EntryType::dir;
+    case '2':
+      return EntryType::symlink;
+    default:
+      return std::nullopt;
+  }
+}
+
 void append_tar_header(std::string& out, const TarHeader& header) {
   std::string stored = header.path;
   if (header.type == EntryType::dir) stored += '/';
@@ -168,17 +199,7 @@ void append_tar_header(std::string& out, const TarHeader& header) {
   prefix.copy(raw.prefix, prefix.size());
   put_octal(raw.mode, sizeof raw.mode, header.mode & 07777);
   put_octal(raw.size, sizeof raw.size, size_fits ? header.size : 0);
-  switch (header.type) {
-    case EntryType::file:
-      raw.typeflag = '0';
-      break;
-    case EntryType::dir:
-      raw.typeflag = '5';
-      break;
-    case EntryType::symlink:
-      raw.typeflag = '2';
-      break;
-  }
+  raw.typeflag = typeflag_of(header.type);
   if (link_fits) header.link_target.copy(raw.linkname, header.link_target.size());
   finish_block(raw, out);
 }

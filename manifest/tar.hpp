@@ -24,6 +24,10 @@ enum class EntryType : std::uint8_t { file, dir, symlink };
 
 [[nodiscard]] std::string_view to_string(EntryType type);
 
+// The entry type of a ustar typeflag: '0' and '\0' a regular file, '5' a folder, '2' a symlink; nullopt for every
+// other type (ccpack never writes them). The inverse of the typeflag append_tar_header writes.
+[[nodiscard]] std::optional<EntryType> entry_type_of(char typeflag);
+
 struct TarHeader {
   std::string path;  // without a trailing '/', also for folders
   EntryType type = EntryType::file;

@@ -198,6 +198,229 @@ void copy_range(int from, int to, std::uint64_t size, const fs::path& output) {
   }
 }
 
+// The payload is compressed into a scratch file first, since the header (which records the payload size and the
+// frames) comes before it. Next to the output when the filesystem allows an unnamed file there, else in /tmp.
+UniqueFd open_scratch(const fs::path& output) {
+  fs::path out_dir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
+  UniqueFd scratch(::open(out_dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+  if (!scratch.valid()) {
+    char tmpl[] = "/tmp/ccpack-payload.XXXXXX";
+    scratch.reset(::mkstemp(tmpl));
+    if (!scratch.valid()) throw_errno("cannot create a scratch file");
+    ::unlink(tmpl);
+  }
+  return scratch;
+}
+
+// The manifest's entries in the source's order; sizes and hashes are filled in by the pipeline as files are read.
+// Returns the bytes the source listed, for the progress total.
+std::uint64_t plan_manifest(manifest::Manifest& m, const std::vector<SourceEntry>& src, const PackOptions& options) {
+  m.created_by = std::string("ccpack ") + kVersion;
+  m.compression = {"zstd", options.level, options.window_log};
+  m.fingerprint_json = options.fingerprint_json;
+  m.entries.resize(src.size());
+  std::uint64_t total_bytes = 0;
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    m.entries[i].path = src[i].path;
+    m.entries[i].type = src[i].type;
+    m.entries[i].mode = src[i].mode;
+    m.entries[i].link_target = src[i].link_target;
+    total_bytes += src[i].size;
+  }
+  return total_bytes;
+}
+
+// The three pipeline stages (see the top of this file) and the state they share; one member function per stage.
+// Members are destroyed ring, pool, writer: the batch buffers go back to the pool before it goes.
+class PackPipeline {
+ public:
+  PackPipeline(EntrySource& source, manifest::Manifest& m, Progress& progress, int scratch_fd, const PackOptions& options,
+               unsigned jobs)
+      : source_(source),
+        src_(source.entries()),
+        m_(m),
+        progress_(progress),
+        options_(options),
+        writer_(scratch_fd, options, jobs),
+        pool_(kBatchBytes + kPieceBytes + (1 << 20)),
+        ring_(2 * static_cast<std::size_t>(jobs) + 2) {}
+
+  // Runs the pipeline over every entry and ends the last frame; returns the payload size.
+  std::uint64_t run() {
+    oneapi::tbb::parallel_pipeline(
+        ring_.size(),
+        oneapi::tbb::make_filter<void, Batch*>(oneapi::tbb::filter_mode::serial_in_order,
+                                               [this](oneapi::tbb::flow_control& fc) { return plan_batch(fc); }) &
+            oneapi::tbb::make_filter<Batch*, Batch*>(oneapi::tbb::filter_mode::parallel,
+                                                     [this](Batch* b) { return read_batch(b); }) &
+            oneapi::tbb::make_filter<Batch*, void>(oneapi::tbb::filter_mode::serial_in_order,
+                                                   [this](Batch* b) { compress_batch(b); }));
+    return finish_frames();
+  }
+
+ private:
+  // Stage 1: the next batch, a piece of a large file or small entries up to kBatchBytes; null at the end.
+  Batch* plan_batch(oneapi::tbb::flow_control& fc) {
+    if (next_ >= src_.size()) {
+      fc.stop();
+      return nullptr;
+    }
+    Batch* b = &ring_.next();
+    *b = Batch{};
+    b->first = next_;
+    const SourceEntry& e = src_[next_];
+    if (e.type == EntryType::file && e.size > kPieceBytes) {
+      b->piece = true;
+      b->count = 1;
+      b->offset = next_offset_;
+      b->length = std::min(kPieceBytes, e.size - next_offset_);
+      next_offset_ += b->length;
+      if (next_offset_ == e.size) {
+        next_offset_ = 0;
+        ++next_;
+      }
+      b->buffer = pool_.take(tar_bytes_bound(e) - e.size + b->length);
+      return b;
+    }
+    std::uint64_t bytes = 0;
+    std::size_t bound = 0;
+    while (next_ < src_.size() && bytes < kBatchBytes) {
+      const SourceEntry& x = src_[next_];
+      if (x.type == EntryType::file && x.size > kPieceBytes) break;
+      bytes += x.size + manifest::kTarBlock;
+      bound += tar_bytes_bound(x);
+      ++next_;
+      ++b->count;
+    }
+    b->buffer = pool_.take(bound);
+    return b;
+  }
+
+  // Stage 2 (parallel): the batch's tar bytes, read by the source.
+  Batch* read_batch(Batch* b) {
+    if (b->piece) {
+      read_piece(*b);
+      return b;
+    }
+    std::string header;
+    for (std::size_t i = b->first; i < b->first + b->count; ++i) {
+      const SourceEntry& e = src_[i];
+      if (e.type == EntryType::file) {
+        BatchSlot slot(*b, e);
+        m_.entries[i].sha256 = source_.read_file(i, slot);
+        m_.entries[i].size = e.size;  // the source may have found it changed since it listed it
+      } else {
+        header.clear();
+        manifest::append_tar_header(header, header_of(e, 0));
+        b->append(header, e.source);
+      }
+    }
+    return b;
+  }
+
+  // A piece of a large file: its tar header before the first piece, its padding after the last.
+  void read_piece(Batch& b) {
+    const SourceEntry& e = src_[b.first];
+    if (b.offset == 0) {
+      std::string header;
+      manifest::append_tar_header(header, header_of(e, e.size));
+      b.append(header, e.source);
+    }
+    b.data_at = b.used;
+    bool last = b.offset + b.length == e.size;
+    std::size_t padding = last ? manifest::tar_padding(e.size) : 0;
+    char* data = b.grow(b.length + padding, e.source);
+    std::memset(data + b.length, 0, padding);
+    source_.read_piece(b.first, b.offset, b.length, data);
+  }
+
+  // Stage 3 (serial, in order): frame boundaries, large-file hashes, progress, and the bytes into zstd.
+  void compress_batch(Batch* b) {
+    bool starts_entry = !b->piece || b->offset == 0;
+    if (starts_entry && writer_.raw_in_frame() >= options_.frame_limit) end_frame(b->first);
+    auto frame_index = static_cast<std::uint32_t>(m_.frames.size());
+    for (std::size_t i = b->first; i < b->first + b->count; ++i) m_.entries[i].frame = frame_index;
+    if (b->piece) {
+      piece_hash_.update(b->buffer->data() + b->data_at, b->length);
+      const SourceEntry& e = src_[b->first];
+      if (b->offset + b->length == e.size) {
+        Digest digest = piece_hash_.finish();
+        source_.check_pieces(b->first, digest);
+        m_.entries[b->first].size = e.size;
+        m_.entries[b->first].sha256 = digest;
+      }
+      progress_.advance(b->length);
+    } else {
+      std::uint64_t n = 0;
+      for (std::size_t i = b->first; i < b->first + b->count; ++i) n += src_[i].size;
+      progress_.advance(n);
+    }
+    writer_.feed(b->buffer->data(), b->used);
+  }
+
+  // Ends the current frame before entry `next_first` and records it in the manifest.
+  void end_frame(std::size_t next_first) {
+    manifest::Frame f = writer_.end_frame();
+    f.first_entry = frame_first_entry_;
+    f.entry_count = next_first - frame_first_entry_;
+    frame_first_entry_ = next_first;
+    m_.frames.push_back(f);
+  }
+
+  // End of archive: two zero blocks, in the last frame.
+  std::uint64_t finish_frames() {
+    static const char zeros[2 * manifest::kTarBlock] = {};
+    writer_.feed(zeros, sizeof zeros);
+    end_frame(src_.size());
+    return writer_.written();
+  }
+
+  EntrySource& source_;
+  std::vector<SourceEntry>& src_;
+  manifest::Manifest& m_;
+  Progress& progress_;
+  const PackOptions& options_;
+  FrameWriter writer_;
+  BufferPool pool_;
+  std::size_t next_ = 0;
+  std::uint64_t next_offset_ = 0;  // within a large file being cut into pieces
+  Sha256 piece_hash_;
+  std::uint64_t frame_first_entry_ = 0;
+  TokenRing<Batch> ring_;
+};
+
+// What is known only after the payload: the derived fingerprint, the tar size and the per-component totals.
+void complete_manifest(manifest::Manifest& m, EntrySource& source, const PackOptions& options) {
+  if (options.fingerprint_json == "{}") {
+    if (std::optional<std::string> derived = source.derived_fingerprint()) m.fingerprint_json = *derived;
+  }
+  for (const manifest::Frame& f : m.frames) m.tar_size += f.raw_size;
+  for (manifest::Component c : source.components()) {
+    for (const SourceEntry& e : source.entries()) {
+      if (manifest::component_of(e.path) == c.name && e.type == EntryType::file) {
+        ++c.files;
+        c.bytes += e.size;
+      }
+    }
+    m.components.push_back(std::move(c));
+  }
+  m.validate();
+}
+
+// The header (manifest, signatures) then the payload copied from the scratch file; returns the archive size.
+std::uint64_t write_archive(AtomicFile& out_file, int scratch_fd, const manifest::Manifest& m, std::uint64_t payload_size,
+                            const PackOptions& options, const fs::path& output) {
+  manifest::ArchiveHeader header;
+  header.manifest = m.to_json();
+  header.payload_size = payload_size;
+  if (options.sign) header.signatures = options.sign(header.manifest);
+  std::string head = manifest::encode_header(header);
+  out_file.write(head.data(), head.size());
+  copy_range(scratch_fd, out_file.fd(), payload_size, output);
+  out_file.commit(true);
+  return head.size() + payload_size;
+}
+
 }  // namespace
 
 PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs::path& output, const PackOptions& options) {
@@ -211,185 +434,24 @@ PackResult create_archive(EntrySource& source, const fs::path& output, const Pac
   }
   // Open the output first: a bad output path is reported before any work is done.
   AtomicFile out_file(output);
-  fs::path out_dir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
-  UniqueFd scratch(::open(out_dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
-  if (!scratch.valid()) {
-    char tmpl[] = "/tmp/ccpack-payload.XXXXXX";
-    scratch.reset(::mkstemp(tmpl));
-    if (!scratch.valid()) throw_errno("cannot create a scratch file");
-    ::unlink(tmpl);
-  }
+  UniqueFd scratch = open_scratch(output);
 
   source.open();
-  std::vector<SourceEntry>& src = source.entries();
-
   PackResult result;
   manifest::Manifest& m = result.manifest;
-  m.created_by = std::string("ccpack ") + kVersion;
-  m.compression = {"zstd", options.level, options.window_log};
-  m.fingerprint_json = options.fingerprint_json;
-  m.entries.resize(src.size());
-  std::uint64_t total_bytes = 0;
-  for (std::size_t i = 0; i < src.size(); ++i) {
-    m.entries[i].path = src[i].path;
-    m.entries[i].type = src[i].type;
-    m.entries[i].mode = src[i].mode;
-    m.entries[i].link_target = src[i].link_target;
-    total_bytes += src[i].size;
-  }
+  std::uint64_t total_bytes = plan_manifest(m, source.entries(), options);
 
   unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
   Progress progress("create", total_bytes, options.progress);
   std::uint64_t payload_size = 0;
   {  // The compressor and the batch buffers are freed before the manifest is serialised: peaks do not add up.
-    FrameWriter writer(scratch.get(), options, jobs);
-
-    BufferPool pool(kBatchBytes + kPieceBytes + (1 << 20));
-    std::size_t next = 0;
-    std::uint64_t next_offset = 0;  // within a large file being cut into pieces
-    Sha256 piece_hash;
-    std::uint64_t frame_first_entry = 0;
-
-    TokenRing<Batch> ring(2 * static_cast<std::size_t>(jobs) + 2);  // after the pool: buffers go back to it
-
-    auto input = [&](oneapi::tbb::flow_control& fc) -> Batch* {
-      if (next >= src.size()) {
-        fc.stop();
-        return nullptr;
-      }
-      Batch* b = &ring.next();
-      *b = Batch{};
-      b->first = next;
-      const SourceEntry& e = src[next];
-      if (e.type == EntryType::file && e.size > kPieceBytes) {
-        b->piece = true;
-        b->count = 1;
-        b->offset = next_offset;
-        b->length = std::min(kPieceBytes, e.size - next_offset);
-        next_offset += b->length;
-        if (next_offset == e.size) {
-          next_offset = 0;
-          ++next;
-        }
-        b->buffer = pool.take(tar_bytes_bound(e) - e.size + b->length);
-        return b;
-      }
-      std::uint64_t bytes = 0;
-      std::size_t bound = 0;
-      while (next < src.size() && bytes < kBatchBytes) {
-        const SourceEntry& x = src[next];
-        if (x.type == EntryType::file && x.size > kPieceBytes) break;
-        bytes += x.size + manifest::kTarBlock;
-        bound += tar_bytes_bound(x);
-        ++next;
-        ++b->count;
-      }
-      b->buffer = pool.take(bound);
-      return b;
-    };
-
-    auto read = [&](Batch* b) -> Batch* {
-      if (b->piece) {
-        const SourceEntry& e = src[b->first];
-        if (b->offset == 0) {
-          std::string header;
-          manifest::append_tar_header(header, header_of(e, e.size));
-          b->append(header, e.source);
-        }
-        b->data_at = b->used;
-        bool last = b->offset + b->length == e.size;
-        std::size_t padding = last ? manifest::tar_padding(e.size) : 0;
-        char* data = b->grow(b->length + padding, e.source);
-        std::memset(data + b->length, 0, padding);
-        source.read_piece(b->first, b->offset, b->length, data);
-        return b;
-      }
-      std::string header;
-      for (std::size_t i = b->first; i < b->first + b->count; ++i) {
-        const SourceEntry& e = src[i];
-        if (e.type == EntryType::file) {
-          BatchSlot slot(*b, e);
-          m.entries[i].sha256 = source.read_file(i, slot);
-          m.entries[i].size = e.size;  // the source may have found it changed since it listed it
-        } else {
-          header.clear();
-          manifest::append_tar_header(header, header_of(e, 0));
-          b->append(header, e.source);
-        }
-      }
-      return b;
-    };
-
-    auto compress = [&](Batch* b) {
-      bool starts_entry = !b->piece || b->offset == 0;
-      if (starts_entry && writer.raw_in_frame() >= options.frame_limit) {
-        manifest::Frame f = writer.end_frame();
-        f.first_entry = frame_first_entry;
-        f.entry_count = b->first - frame_first_entry;
-        frame_first_entry = b->first;
-        m.frames.push_back(f);
-      }
-      auto frame_index = static_cast<std::uint32_t>(m.frames.size());
-      for (std::size_t i = b->first; i < b->first + b->count; ++i) m.entries[i].frame = frame_index;
-      if (b->piece) {
-        piece_hash.update(b->buffer->data() + b->data_at, b->length);
-        const SourceEntry& e = src[b->first];
-        if (b->offset + b->length == e.size) {
-          Digest digest = piece_hash.finish();
-          source.check_pieces(b->first, digest);
-          m.entries[b->first].size = e.size;
-          m.entries[b->first].sha256 = digest;
-        }
-        progress.advance(b->length);
-      } else {
-        std::uint64_t n = 0;
-        for (std::size_t i = b->first; i < b->first + b->count; ++i) n += src[i].size;
-        progress.advance(n);
-      }
-      writer.feed(b->buffer->data(), b->used);
-    };
-
-    oneapi::tbb::parallel_pipeline(
-        ring.size(), oneapi::tbb::make_filter<void, Batch*>(oneapi::tbb::filter_mode::serial_in_order, input) &
-                         oneapi::tbb::make_filter<Batch*, Batch*>(oneapi::tbb::filter_mode::parallel, read) &
-                         oneapi::tbb::make_filter<Batch*, void>(oneapi::tbb::filter_mode::serial_in_order, compress));
-
-    // End of archive: two zero blocks, in the last frame.
-    static const char zeros[2 * manifest::kTarBlock] = {};
-    writer.feed(zeros, sizeof zeros);
-    manifest::Frame last = writer.end_frame();
-    last.first_entry = frame_first_entry;
-    last.entry_count = src.size() - frame_first_entry;
-    m.frames.push_back(last);
-    payload_size = writer.written();
+    PackPipeline pipeline(source, m, progress, scratch.get(), options, jobs);
+    payload_size = pipeline.run();
   }
   progress.finish();
 
-  if (options.fingerprint_json == "{}") {
-    if (std::optional<std::string> derived = source.derived_fingerprint()) m.fingerprint_json = *derived;
-  }
-  for (const manifest::Frame& f : m.frames) m.tar_size += f.raw_size;
-  for (manifest::Component c : source.components()) {
-    for (const SourceEntry& e : src) {
-      if (manifest::component_of(e.path) == c.name && e.type == EntryType::file) {
-        ++c.files;
-        c.bytes += e.size;
-      }
-    }
-    m.components.push_back(std::move(c));
-  }
-  m.validate();
-
-  manifest::ArchiveHeader header;
-  header.manifest = m.to_json();
-  header.payload_size = payload_size;
-  if (options.sign) header.signatures = options.sign(header.manifest);
-  std::string head = manifest::encode_header(header);
-  out_file.write(head.data(), head.size());
-  copy_range(scratch.get(), out_file.fd(), payload_size, output);
-  out_file.commit(true);
-
-  result.archive_size = head.size() + payload_size;
+  complete_manifest(m, source, options);
+  result.archive_size = write_archive(out_file, scratch.get(), m, payload_size, options, output);
   result.skipped = source.skipped();
   return result;
 }

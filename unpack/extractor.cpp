@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "manifest/tar.hpp"
 #include "util/big_buffer.hpp"
@@ -198,24 +199,9 @@ class Decoder {
           break;
         }
         case Phase::data: {
-          std::size_t take = std::min<std::uint64_t>(avail, data_left_);
-          const Entry& e = m_.entries[current_];
-          Piece p;
-          p.entry = static_cast<std::uint32_t>(current_);
-          p.at = pos;
-          p.length = take;
-          p.file_offset = e.size - data_left_;
-          p.last = take == data_left_;
-          p.large = large_;
-          c.pieces.push_back(std::move(p));
+          std::size_t take = take_data(c, pos, avail);
           pos += take;
           tar_offset_ += take;
-          data_left_ -= take;
-          if (data_left_ == 0) {
-            large_.reset();
-            pad_left_ = manifest::tar_padding(e.size);
-            phase_ = pad_left_ > 0 ? Phase::padding : Phase::header;
-          }
           break;
         }
         case Phase::padding: {
@@ -232,52 +218,93 @@ class Decoder {
     }
   }
 
+  // File data in the chunk: one piece of the current file, written by the later stages straight from the chunk.
+  std::size_t take_data(Chunk& c, std::size_t pos, std::size_t avail) {
+    std::size_t take = std::min<std::uint64_t>(avail, data_left_);
+    const Entry& e = m_.entries[current_];
+    Piece p;
+    p.entry = static_cast<std::uint32_t>(current_);
+    p.at = pos;
+    p.length = take;
+    p.file_offset = e.size - data_left_;
+    p.last = take == data_left_;
+    p.large = large_;
+    c.pieces.push_back(std::move(p));
+    data_left_ -= take;
+    if (data_left_ == 0) {
+      large_.reset();
+      pad_left_ = manifest::tar_padding(e.size);
+      phase_ = pad_left_ > 0 ? Phase::padding : Phase::header;
+    }
+    return take;
+  }
+
+  // A whole 512-byte block: an end-of-archive block, a pax header, or the header of the next manifest entry.
   void on_block(Chunk& c, std::size_t pos) {
     std::string where = quoted_path(a_.path) + ": tar offset " + std::to_string(tar_offset_ - kTarBlock);
-    if (phase_ == Phase::end) {
-      if (!manifest::is_zero_block(block_.data())) throw IntegrityError(where + ": expected the second end-of-archive block");
-      block_.clear();
-      phase_ = Phase::done;
-      return;
-    }
-    if (manifest::is_zero_block(block_.data())) {
-      if (pending_pax_) throw IntegrityError(where + ": pax header without an entry");
-      block_.clear();
-      phase_ = Phase::end;
-      return;
-    }
+    if (on_end_block(where)) return;
     manifest::UstarBlock b = manifest::decode_ustar_block(block_.data(), where);
     block_.clear();
     if (b.typeflag == 'x') {
-      if (pending_pax_) throw IntegrityError(where + ": two pax headers in a row");
-      if (b.size > 1 << 20) throw IntegrityError(where + ": pax header too large");
-      pax_.clear();
-      pax_need_ = b.size + manifest::tar_padding(b.size);
-      pax_size_ = b.size;
-      phase_ = Phase::pax;
+      start_pax(b, where);
       return;
     }
     if (pending_pax_) {
       manifest::apply_pax_records(std::string_view(pax_).substr(0, pax_size_), b, where);
       pending_pax_ = false;
     }
+    std::size_t index = match_entry(b, where);
+    start_entry(c, pos, index);
+  }
+
+  // The two zero blocks that end the stream; false when the block is not one (and none was due).
+  bool on_end_block(const std::string& where) {
+    if (phase_ == Phase::end) {
+      if (!manifest::is_zero_block(block_.data())) throw IntegrityError(where + ": expected the second end-of-archive block");
+      block_.clear();
+      phase_ = Phase::done;
+      return true;
+    }
+    if (!manifest::is_zero_block(block_.data())) return false;
+    if (pending_pax_) throw IntegrityError(where + ": pax header without an entry");
+    block_.clear();
+    phase_ = Phase::end;
+    return true;
+  }
+
+  // A pax 'x' header: its records are collected, then applied to the header that follows.
+  void start_pax(const manifest::UstarBlock& b, const std::string& where) {
+    if (pending_pax_) throw IntegrityError(where + ": two pax headers in a row");
+    if (b.size > 1 << 20) throw IntegrityError(where + ": pax header too large");
+    pax_.clear();
+    pax_need_ = b.size + manifest::tar_padding(b.size);
+    pax_size_ = b.size;
+    phase_ = Phase::pax;
+  }
+
+  // Checks an entry header against the next manifest entry (path, type, mode, size, link); returns its index.
+  std::size_t match_entry(const manifest::UstarBlock& b, const std::string& where) {
     if (next_entry_ >= m_.entries.size()) throw IntegrityError(where + ": entry '" + escaped(b.path) + "' is not in the manifest");
     std::size_t index = next_entry_++;
     const Entry& e = m_.entries[index];
-    EntryType type = b.typeflag == '5'                           ? EntryType::dir
-                     : b.typeflag == '2'                         ? EntryType::symlink
-                     : (b.typeflag == '0' || b.typeflag == '\0') ? EntryType::file
-                                                                 : static_cast<EntryType>(255);
-    if (static_cast<int>(type) == 255) {
+    std::optional<EntryType> typed = manifest::entry_type_of(b.typeflag);
+    if (!typed) {
       throw IntegrityError(where + ": entry '" + escaped(b.path) + "' has tar type '" + escaped(std::string(1, b.typeflag)) +
                            "', which ccpack never writes");
     }
+    EntryType type = *typed;
     std::string path = b.path;
     if (type == EntryType::dir && !path.empty() && path.back() == '/') path.pop_back();
     if (path != e.path || type != e.type || (b.mode & 07777) != e.mode || (type == EntryType::file && b.size != e.size) ||
         (type != EntryType::file && b.size != 0) || (type == EntryType::symlink && b.link_target != e.link_target)) {
       throw IntegrityError(where + ": tar header '" + escaped(b.path) + "' does not match manifest " + entry_name(e, index));
     }
+    return index;
+  }
+
+  // Routes a matched entry: folders to the chunk (stage 1b), symlinks to the end, files to the data phase.
+  void start_entry(Chunk& c, std::size_t pos, std::size_t index) {
+    const Entry& e = m_.entries[index];
     switch (e.type) {
       case EntryType::dir:
         folders_.push_back(index);
@@ -329,39 +356,133 @@ class Decoder {
   std::vector<std::size_t> folders_;
 };
 
-}  // namespace
-
-ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& targets, const ExtractOptions& options) {
-  const manifest::Manifest& m = archive.manifest;
-  std::vector<int> roots(m.components.size(), -1);
-  for (const StagingTarget& t : targets) {
-    for (std::size_t i = 0; i < m.components.size(); ++i) {
-      if (m.components[i].name == t.component) roots[i] = t.root_fd;
+// The staging root of each component (-1: not restored, only verified), looked up by an entry's path.
+class Roots {
+ public:
+  Roots(const manifest::Manifest& m, const std::vector<StagingTarget>& targets) : m_(m), roots_(m.components.size(), -1) {
+    for (const StagingTarget& t : targets) {
+      for (std::size_t i = 0; i < m.components.size(); ++i) {
+        if (m.components[i].name == t.component) roots_[i] = t.root_fd;
+      }
     }
   }
-  auto root_of = [&](const Entry& e) {
+
+  [[nodiscard]] int of(const Entry& e) const {
     std::string_view comp = manifest::component_of(e.path);
-    for (std::size_t i = 0; i < m.components.size(); ++i) {
-      if (m.components[i].name == comp) return roots[i];
+    for (std::size_t i = 0; i < m_.components.size(); ++i) {
+      if (m_.components[i].name == comp) return roots_[i];
     }
     return -1;
-  };
+  }
 
+ private:
+  const manifest::Manifest& m_;
+  std::vector<int> roots_;
+};
+
+// The file count and bytes the manifest lists, before anything is read.
+ExtractStats count_files(const manifest::Manifest& m) {
   ExtractStats stats;
-  std::uint64_t total = 0;
   for (const Entry& e : m.entries) {
     if (e.type == EntryType::file) {
       ++stats.files;
-      total += e.size;
+      stats.bytes += e.size;
     }
   }
-  stats.bytes = total;
+  return stats;
+}
 
-  unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
-  Progress progress(targets.empty() ? "verify" : "restore", total, options.progress);
-  Decoder decoder(archive, progress);
-  std::atomic<std::uint64_t> written{0};
+// Stages 1b, 2 and 3 of the pipeline (see the top of this file); stage 1 is Decoder::next.
+class Writer {
+ public:
+  Writer(const manifest::Manifest& m, const Roots& roots) : m_(m), roots_(roots) {}
 
+  // Stage 1b: the chunk's folders, and its files that span chunks opened before any of their pieces is written.
+  Chunk* make_folders(Chunk* c) const {
+    for (std::uint32_t index : c->folders) {
+      const Entry& e = m_.entries[index];
+      int root = roots_.of(e);
+      std::string rel(manifest::relative_of(e.path));
+      if (root < 0 || rel.empty()) continue;
+      if (::mkdirat(root, rel.c_str(), needs_final_chmod(e) ? 0700 : e.mode) != 0) throw_errno("cannot create folder " + quoted(e));
+    }
+    for (const Piece& p : c->pieces) {
+      if (!p.large || p.file_offset != 0) continue;
+      const Entry& e = m_.entries[p.entry];
+      int root = roots_.of(e);
+      if (root >= 0) p.large->fd = create_file(root, e);
+    }
+    return c;
+  }
+
+  // Stage 2 (parallel): whole small files are hashed, checked and written; pieces of large files are pwritten.
+  Chunk* write(Chunk* c) {
+    std::uint64_t local_written = 0;
+    for (const Piece& p : c->pieces) {
+      const Entry& e = m_.entries[p.entry];
+      const char* data = c->data() + p.at;
+      if (p.large) {
+        if (p.large->fd.valid()) pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), quoted(e));
+        continue;
+      }
+      check_digest(Sha256::of(data, p.length), e, p.entry);
+      int root = roots_.of(e);
+      if (root < 0) continue;
+      UniqueFd fd = create_file(root, e);
+      write_all(fd.get(), data, p.length, quoted(e));
+      ++local_written;
+    }
+    written_ += local_written;
+    return c;
+  }
+
+  // Stage 3 (serial, in order): large files are hashed in order, checked and closed at their last piece.
+  void finish_large(Chunk* c) {
+    for (const Piece& p : c->pieces) {
+      if (!p.large) continue;
+      p.large->hash.update(c->data() + p.at, p.length);
+      if (p.last) {
+        check_digest(p.large->hash.finish(), m_.entries[p.entry], p.entry);
+        if (p.large->fd.valid()) {
+          if (::close(p.large->fd.release()) != 0) throw_errno("cannot write " + quoted(m_.entries[p.entry]));
+          ++written_;
+        }
+      }
+    }
+  }
+
+  [[nodiscard]] std::uint64_t written() const { return written_; }
+
+ private:
+  const manifest::Manifest& m_;
+  const Roots& roots_;
+  std::atomic<std::uint64_t> written_{0};
+};
+
+// Symlinks last, after every file, so no write can pass through a link.
+void create_symlinks(const manifest::Manifest& m, const Roots& roots, const std::vector<std::size_t>& symlinks) {
+  for (std::size_t index : symlinks) {
+    const Entry& e = m.entries[index];
+    int root = roots.of(e);
+    std::string rel(manifest::relative_of(e.path));
+    if (root >= 0 && ::symlinkat(e.link_target.c_str(), root, rel.c_str()) != 0) throw_errno("cannot create symlink " + quoted(e));
+  }
+}
+
+// The remaining folder modes last, deepest first, so folders without owner write access could be filled.
+void apply_folder_modes(const manifest::Manifest& m, const Roots& roots, const std::vector<std::size_t>& folders) {
+  for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
+    const Entry& e = m.entries[*it];
+    int root = roots.of(e);
+    std::string rel(manifest::relative_of(e.path));
+    if (root < 0 || (!rel.empty() && !needs_final_chmod(e))) continue;
+    int rc = rel.empty() ? ::fchmod(root, e.mode) : ::fchmodat(root, rel.c_str(), e.mode, 0);
+    if (rc != 0) throw_errno("cannot set the mode of " + quoted(e));
+  }
+}
+
+// Runs the pipeline over the whole stream, then the links and folder modes that must come after every file.
+void run_pipeline(Decoder& decoder, Writer& writer, const manifest::Manifest& m, const Roots& roots, unsigned jobs) {
   TokenRing<Chunk> ring(2 * static_cast<std::size_t>(jobs) + 2);
   auto read = [&](oneapi::tbb::flow_control& fc) -> Chunk* {
     Chunk* c = &ring.next();
@@ -369,91 +490,42 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
     fc.stop();
     return nullptr;
   };
+  oneapi::tbb::parallel_pipeline(
+      ring.size(),
+      oneapi::tbb::make_filter<void, Chunk*>(oneapi::tbb::filter_mode::serial_in_order, read) &
+          oneapi::tbb::make_filter<Chunk*, Chunk*>(oneapi::tbb::filter_mode::serial_in_order,
+                                                   [&](Chunk* c) { return writer.make_folders(c); }) &
+          oneapi::tbb::make_filter<Chunk*, Chunk*>(oneapi::tbb::filter_mode::parallel, [&](Chunk* c) { return writer.write(c); }) &
+          oneapi::tbb::make_filter<Chunk*, void>(oneapi::tbb::filter_mode::serial_in_order,
+                                                 [&](Chunk* c) { writer.finish_large(c); }));
+  decoder.finish();
+  create_symlinks(m, roots, decoder.symlinks());
+  apply_folder_modes(m, roots, decoder.folders());
+}
 
-  auto make_folders = [&](Chunk* c) -> Chunk* {
-    for (std::uint32_t index : c->folders) {
-      const Entry& e = m.entries[index];
-      int root = root_of(e);
-      std::string rel(manifest::relative_of(e.path));
-      if (root < 0 || rel.empty()) continue;
-      if (::mkdirat(root, rel.c_str(), needs_final_chmod(e) ? 0700 : e.mode) != 0) throw_errno("cannot create folder " + quoted(e));
-    }
-    // Files that span chunks are opened here, after their folder exists and before any of their pieces is written.
-    for (const Piece& p : c->pieces) {
-      if (!p.large || p.file_offset != 0) continue;
-      const Entry& e = m.entries[p.entry];
-      int root = root_of(e);
-      if (root >= 0) p.large->fd = create_file(root, e);
-    }
-    return c;
-  };
+}  // namespace
 
-  auto write = [&](Chunk* c) -> Chunk* {
-    std::uint64_t local_written = 0;
-    for (const Piece& p : c->pieces) {
-      const Entry& e = m.entries[p.entry];
-      const char* data = c->data() + p.at;
-      if (p.large) {
-        if (p.large->fd.valid()) pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), quoted(e));
-        continue;
-      }
-      check_digest(Sha256::of(data, p.length), e, p.entry);
-      int root = root_of(e);
-      if (root < 0) continue;
-      UniqueFd fd = create_file(root, e);
-      write_all(fd.get(), data, p.length, quoted(e));
-      ++local_written;
-    }
-    written += local_written;
-    return c;
-  };
+ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& targets, const ExtractOptions& options) {
+  const manifest::Manifest& m = archive.manifest;
+  Roots roots(m, targets);
+  ExtractStats stats = count_files(m);
 
-  auto finish_large = [&](Chunk* c) {
-    for (const Piece& p : c->pieces) {
-      if (!p.large) continue;
-      p.large->hash.update(c->data() + p.at, p.length);
-      if (p.last) {
-        check_digest(p.large->hash.finish(), m.entries[p.entry], p.entry);
-        if (p.large->fd.valid()) {
-          if (::close(p.large->fd.release()) != 0) throw_errno("cannot write " + quoted(m.entries[p.entry]));
-          ++written;
-        }
-      }
-    }
-  };
+  unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
+  Progress progress(targets.empty() ? "verify" : "restore", stats.bytes, options.progress);
+  Decoder decoder(archive, progress);
+  Writer writer(m, roots);
 
+  // umask 0 while restoring, so files and folders get exactly the manifest's modes.
   mode_t old_mask = ::umask(0);
   try {
-    oneapi::tbb::parallel_pipeline(
-        ring.size(), oneapi::tbb::make_filter<void, Chunk*>(oneapi::tbb::filter_mode::serial_in_order, read) &
-                         oneapi::tbb::make_filter<Chunk*, Chunk*>(oneapi::tbb::filter_mode::serial_in_order, make_folders) &
-                         oneapi::tbb::make_filter<Chunk*, Chunk*>(oneapi::tbb::filter_mode::parallel, write) &
-                         oneapi::tbb::make_filter<Chunk*, void>(oneapi::tbb::filter_mode::serial_in_order, finish_large));
-    decoder.finish();
-
-    for (std::size_t index : decoder.symlinks()) {
-      const Entry& e = m.entries[index];
-      int root = root_of(e);
-      std::string rel(manifest::relative_of(e.path));
-      if (root >= 0 && ::symlinkat(e.link_target.c_str(), root, rel.c_str()) != 0) throw_errno("cannot create symlink " + quoted(e));
-    }
-    // The remaining folder modes last, deepest first, so folders without owner write access could be filled.
-    const auto& folders = decoder.folders();
-    for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
-      const Entry& e = m.entries[*it];
-      int root = root_of(e);
-      std::string rel(manifest::relative_of(e.path));
-      if (root < 0 || (!rel.empty() && !needs_final_chmod(e))) continue;
-      int rc = rel.empty() ? ::fchmod(root, e.mode) : ::fchmodat(root, rel.c_str(), e.mode, 0);
-      if (rc != 0) throw_errno("cannot set the mode of " + quoted(e));
-    }
+    run_pipeline(decoder, writer, m, roots, jobs);
   } catch (...) {
     ::umask(old_mask);
     throw;
   }
   ::umask(old_mask);
   progress.finish();
-  stats.written_files = written;
+  stats.written_files = writer.written();
   return stats;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fuzz/jail_check.hpp"
+#include "manifest/format.hpp"
 #include "manifest/locations.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/extractor.hpp"
@@ -29,12 +30,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Fix up the header's manifest digest where the lengths allow, so mutations reach the manifest and tar parsers
     // instead of stopping at the first hash check.
     std::string bytes(reinterpret_cast<const char*>(data), size);
-    if (bytes.size() >= 68) {
+    using L = ccpack::manifest::HeaderLayout;
+    if (bytes.size() >= L::manifest) {
       std::uint32_t m = 0;
-      for (int i = 3; i >= 0; --i) m = m << 8 | static_cast<unsigned char>(bytes[64 + i]);
-      if (68ULL + m <= bytes.size()) {
-        ccpack::Digest d = ccpack::Sha256::of(bytes.data() + 68, m);
-        bytes.replace(32, 32, reinterpret_cast<const char*>(d.data()), 32);
+      for (int i = 3; i >= 0; --i) m = m << 8 | static_cast<unsigned char>(bytes[L::manifest_size + static_cast<std::size_t>(i)]);
+      if (std::uint64_t{L::manifest} + m <= bytes.size()) {
+        ccpack::Digest d = ccpack::Sha256::of(bytes.data() + L::manifest, m);
+        bytes.replace(L::manifest_sha256, 32, reinterpret_cast<const char*>(d.data()), 32);
       }
     }
     std::ofstream out(archive, std::ios::binary);
