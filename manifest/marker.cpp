@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "manifest/json_guard.hpp"
 #include "manifest/names.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -12,8 +13,6 @@ namespace ccpack::manifest {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-constexpr int kMaxDepth = 64;
-
 bool is_hex_digest(const std::string& s) {
   return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
@@ -32,15 +31,11 @@ std::string Marker::to_json() const {
 
 std::optional<Marker> Marker::parse(std::string_view text) {
   if (text.size() > kMaxMarkerBytes) return std::nullopt;
-  ojson j;
   try {
-    // Bounded depth: a marker is local state, but a hostile or broken one must not crash a pod's entrypoint.
-    bool too_deep = false;
-    j = ojson::parse(text, [&](int depth, ojson::parse_event_t, ojson&) {
-      if (depth > kMaxDepth) too_deep = true;
-      return !too_deep;
-    });
-    if (too_deep || !j.is_object()) return std::nullopt;
+    // Bounded depth, no repeated keys: a marker is local state, but a hostile or broken one must not crash a
+    // pod's entrypoint.
+    ojson j = parse_untrusted<ojson>(text, "restore marker");
+    if (!j.is_object()) return std::nullopt;
     Marker m;
     m.version = j.value("marker", 1);
     if (m.version != kMarkerVersion) return std::nullopt;
@@ -53,6 +48,8 @@ std::optional<Marker> Marker::parse(std::string_view text) {
     if (!is_hex_digest(m.archive_manifest_sha256)) return std::nullopt;
     return m;
   } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  } catch (const IntegrityError&) {
     return std::nullopt;
   }
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "manifest/json_guard.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -61,15 +62,6 @@ bool rewrite(ojson& doc, const std::string& folder, const std::string& to, const
   return true;
 }
 
-ojson parse_bounded(const std::string& text) {
-  bool too_deep = false;
-  ojson doc = ojson::parse(text, [&](int depth, ojson::parse_event_t, ojson&) {
-    if (depth > kMaxDepth) too_deep = true;
-    return !too_deep;
-  });
-  if (too_deep) throw nlohmann::json::out_of_range::create(406, "nested too deeply", nullptr);
-  return doc;
-}
 
 }  // namespace
 
@@ -95,8 +87,8 @@ RelocationStats relocate_group_files(const manifest::Manifest& manifest, std::si
     std::string text = read_at(staging_fd, name, e.size);
     ojson doc;
     try {
-      doc = parse_bounded(text);
-    } catch (const nlohmann::json::exception&) {
+      doc = manifest::parse_untrusted<ojson>(text, "Triton group file", nullptr, kMaxDepth);
+    } catch (const IntegrityError&) {
       ++stats.files_unparsed;
       continue;
     }
