@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "tools/comparison.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack::tools {
 namespace {
@@ -16,12 +17,15 @@ struct FingerprintOptions {
 int run(FingerprintOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
-  manifest::Fingerprint fp = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs));
+  std::string memo;
+  manifest::Fingerprint fp = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs), &memo);
   if (out.json()) {
     out.report(ojson::parse(fp.to_json()));
     return 0;
   }
   std::fputs(fp.to_table().c_str(), stdout);
+  auto file = manifest::probe::ProbeMemo::default_file();
+  std::printf("python probe memo: %s%s\n", memo.c_str(), file ? (" (" + escaped(file->string(), 200) + ")").c_str() : "");
   return 0;
 }
 
@@ -33,7 +37,9 @@ void add_fingerprint(CLI::App& app, Commands& commands) {
   add_python_option(f, o->python);
   add_cache_dirs(f, o->dirs, o->extras, "record");
   add_common(f, o->common);
-  f->footer("Each field is a value or 'absent' with the reason; nothing is guessed. See docs/FINGERPRINT.md.");
+  f->footer("Each field is a value or 'absent' with the reason; nothing is guessed. The python probe's answer is "
+            "memoised while the interpreter and its start-up files are unchanged ($CCPACK_PROBE_CACHE=off disables "
+            "it). See docs/FINGERPRINT.md.");
   commands.push_back({f, &o->common, [o] { return run(*o); }});
 }
 

@@ -29,11 +29,12 @@ void check_ignored(const std::vector<std::string>& ignored) {
   }
 }
 
-manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs) {
+manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs,
+                                  std::string* memo_status) {
   manifest::probe::ProbeOptions options;
   options.python = python;
   options.dirs = dirs;
-  return manifest::probe::probe_machine(options);
+  return manifest::probe::probe_machine(options, memo_status);
 }
 
 manifest::Fingerprint archive_fingerprint(const unpack::Archive& archive) {

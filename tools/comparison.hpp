@@ -20,7 +20,9 @@ void add_ignore_option(CLI::App* cmd, std::vector<std::string>& ignored);
 // Throws UsageError for a name that is not a fingerprint field.
 void check_ignored(const std::vector<std::string>& ignored);
 
-[[nodiscard]] manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs);
+// This machine's fingerprint; `memo_status`, when given, says whether the python probe's memo was used.
+[[nodiscard]] manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs,
+                                                std::string* memo_status = nullptr);
 
 // The archive's fingerprint; IntegrityError naming the archive and the field when it is malformed.
 [[nodiscard]] manifest::Fingerprint archive_fingerprint(const unpack::Archive& archive);

@@ -99,7 +99,7 @@ void probe_env(Fingerprint& fp, const std::vector<CacheDir>& dirs) {
   }
 }
 
-Fingerprint probe_machine(const ProbeOptions& options) {
+Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status) {
   // The GPU probe runs on its own thread; NVML calls cannot be interrupted, so past the deadline the thread is
   // left to finish (or not) on its own copy of the state, and the fields say it timed out.
   auto gpu = std::make_shared<Fingerprint>();
@@ -114,8 +114,11 @@ Fingerprint probe_machine(const ProbeOptions& options) {
   Fingerprint fp;
   probe_host(fp);
   probe_env(fp, options.dirs);
-  std::string triton_site = probe_python(fp, python_of(options), options.limits);
-  probe_ptxas(fp, triton_site, options.limits);
+  ProbeMemo memo(options.memo_file);
+  std::string triton_site = probe_python(fp, python_of(options), options.limits, memo);
+  probe_ptxas(fp, triton_site, options.limits, memo);
+  memo.save();
+  if (memo_status) *memo_status = memo.python_status;
 
   if (gpu_done.wait_for(options.limits.timeout + std::chrono::milliseconds(500)) == std::future_status::ready) {
     worker.join();

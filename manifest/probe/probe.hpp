@@ -5,22 +5,26 @@
 // process group killed on timeout) and the GPU probe runs on a thread that is abandoned past its deadline.
 //   host     cpu.arch, os (uname), glibc (gnu_get_libc_version)
 //   env      env.* (the cache-key TORCHINDUCTOR_* / TRITON_* settings, ...), world_size, paths.*
-//   python   one interpreter call (--python, else $CCPACK_PYTHON, else python3 on PATH): version, SOABI, the
-//            site-packages folders, and the versions of torch, triton, ck4inductor and the CUDA wheels read from
-//            the .dist-info folder names on sys.path; torch/version.py read as text for torch.cuda / torch.hip
-//   ptxas    $TRITON_PTXAS_PATH or Triton's bundled triton/backends/nvidia/bin/ptxas, `--version`
+//   python   one interpreter call (--python, else $CCPACK_PYTHON, else python3 on PATH), or none when the probe
+//            memo (memo.hpp) vouches for its last answer: version, SOABI, sys.path; then, read here on every
+//            probe, the site-packages folders and the versions of torch, triton, ck4inductor and the CUDA wheels
+//            from the .dist-info folder names on sys.path, and torch/version.py as text for torch.cuda / torch.hip
+//   ptxas    $TRITON_PTXAS_PATH or Triton's bundled triton/backends/nvidia/bin/ptxas, `--version` (memoised too)
 //   gpu      NVML by dlopen ($CCPACK_NVML_LIBRARY, else libnvidia-ml.so.1), else `nvidia-smi`, else AMD's
 //            /sys/class/kfd topology ($CCPACK_SYSFS_ROOT in front of /sys, for tests)
 // The python and gpu probes run concurrently. Parsers of probe output are exposed for the unit tests.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
 #include "manifest/locations.hpp"
+#include "manifest/probe/memo.hpp"
 #include "util/subprocess.hpp"
 
 namespace ccpack::manifest::probe {
@@ -29,10 +33,11 @@ struct ProbeOptions {
   std::string python;               // empty: $CCPACK_PYTHON, else "python3"
   std::vector<CacheDir> dirs;       // the cache folders, for paths.*
   RunLimits limits;                 // for each program run
+  std::optional<std::filesystem::path> memo_file = ProbeMemo::default_file();  // nullopt: no memo
 };
 
-// The whole fingerprint of this machine.
-[[nodiscard]] Fingerprint probe_machine(const ProbeOptions& options);
+// The whole fingerprint of this machine; `memo_status` (when given) says how the python probe used the memo.
+[[nodiscard]] Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status = nullptr);
 
 // The interpreter the options name: --python, else $CCPACK_PYTHON, else python3.
 [[nodiscard]] std::string python_of(const ProbeOptions& options);
@@ -40,13 +45,24 @@ struct ProbeOptions {
 void probe_host(Fingerprint& fp);
 void probe_env(Fingerprint& fp, const std::vector<CacheDir>& dirs);
 // Returns the sys.path folder holding triton (empty when unknown), for the ptxas probe.
-std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits);
-void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimits& limits);
+std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits, ProbeMemo& memo);
+void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimits& limits, ProbeMemo& memo);
+
+// What the listing of sys.path found (dists.cpp).
+struct Discovery {
+  std::map<std::string, std::pair<std::string, std::string>, std::less<>> dists;  // name -> version, folder
+  std::vector<std::string> site;                 // python.site_packages, sorted
+  std::optional<std::string> torch_version_py;   // its text, when torch was found and the file read
+  std::vector<StartupFile> startup;              // *.pth, sitecustomize, usercustomize, in sys.path order
+};
+[[nodiscard]] Discovery discover(const std::vector<std::string>& sys_path);
 void probe_gpu(Fingerprint& fp, const RunLimits& limits);
 
 // --- parsers (pure; unit-tested) ---
-// The JSON the python probe prints; returns the triton site folder. Untrusted: bounded, malformed -> absent.
-std::string parse_python_report(std::string_view json, Fingerprint& fp);
+// The JSON the python probe's script prints; nullopt when it is not a JSON object. Untrusted: bounded.
+[[nodiscard]] std::optional<InterpreterReport> parse_interpreter_report(std::string_view json);
+// The python fields from the interpreter's report and the listing; returns the folder holding triton.
+std::string fill_python_fields(const InterpreterReport& interp, const Discovery& found, Fingerprint& fp);
 // `cuda = '12.6'`, `hip: Optional[str] = None` lines of torch/version.py -> torch.cuda, torch.hip.
 void parse_torch_version_py(std::string_view text, Fingerprint& fp);
 // "Cuda compilation tools, release 12.8, V12.8.93" -> "12.8.93"; empty when not found.

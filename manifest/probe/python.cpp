@@ -1,18 +1,24 @@
-// The Python probe (one interpreter call) and Triton's ptxas.
+// The Python probe (one interpreter call, or none when the probe memo vouches for it) and Triton's ptxas.
 //
 // The interpreter runs a short script that imports nothing beyond what Python's start-up has loaded already (not
 // even json, whose `re` import costs more than the rest; it writes JSON itself, every string \u-escaped outside
-// printable ASCII, and reads the ABI tag from the import system's extension suffixes (`_imp`, loaded at start-up),
-// falling back to sysconfig's SOABI where that is not a '.cpython-*.so' suffix). It walks sys.path as the pod's
-// Python sees it (PYTHONPATH and site-packages included, so no -I / -S / -E: those would hide exactly
-// the packages the pod imports; only the script's own '' entry, the current folder, is dropped) and reads
-// distribution names and versions from the .dist-info / .egg-info folder names, the first on sys.path winning as
-// it does for an import. python.site_packages lists the sys.path folders named site-packages or dist-packages and
-// those holding a recorded distribution. torch/version.py comes back as text (at most 64 KiB) and is parsed here:
-// torch is never imported, which would take seconds and initialise CUDA.
+// printable ASCII). It reports what only the interpreter knows: its version, the ABI tag (from the import system's
+// extension suffixes, `_imp`, falling back to sysconfig's SOABI where that is not a '.cpython-*.so' suffix),
+// sys.executable, sys.path as the pod's Python sees it (PYTHONPATH, .pth files and site-packages included, so no
+// -I / -S / -E: those would hide exactly the packages the pod imports; only the script's own '' entry, the
+// current folder, is dropped) and the site folders `site` would add if they existed.
+//
+// Everything else is read here, in C++, on every probe (discover): each sys.path folder is listed and the
+// distribution names and versions come from its .dist-info / .egg-info folder names, the first on sys.path
+// winning as it does for an import (names sorted within a folder, so the result never depends on readdir order);
+// torch/version.py is read as text (at most 64 KiB): torch is never imported, which would take seconds and
+// initialise CUDA. python.site_packages lists the sys.path folders named site-packages or dist-packages and those
+// holding a recorded distribution. The listing also collects the start-up files (*.pth, sitecustomize.py,
+// usercustomize.py) that the probe memo (memo.hpp) checks before it reuses an interpreter's report.
+#include <filesystem>
 #include <nlohmann/json.hpp>
-#include <set>
 
+#include "manifest/json_guard.hpp"
 #include "manifest/probe/probe.hpp"
 #include "util/escape.hpp"
 
@@ -21,42 +27,30 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kScript = R"PY(import sys, os, _imp
+constexpr const char* kScript = R"PY(import sys, _imp
 X = _imp.extension_suffixes()
-p = [x for x in sys.path[1:] if x]
-want = lambda n: n in ('torch', 'triton', 'pytorch_triton', 'pytorch_triton_rocm', 'ck4inductor') or \
-    (n.startswith(('nvidia_', 'cuda_')) and n not in ('nvidia_ml_py', 'nvidia_ml_py3')) or n[-5:-1] == '_cu1'
-d = {}
-for e in p:
-    try:
-        names = os.listdir(e)
-    except OSError:
-        continue
-    for f in names:
-        if f.endswith(('.dist-info', '.egg-info')):
-            n, _, v = f.rsplit('.', 1)[0].partition('-')
-            n = n.lower().replace('-', '_').replace('.', '_')
-            if want(n) and n not in d:
-                d[n] = [v.split('-')[0], e]
-t = None
-if 'torch' in d:
-    try:
-        with open(os.path.join(d['torch'][1], 'torch', 'version.py'), 'rb') as f:
-            t = f.read(65536).decode('utf-8', 'replace')
-    except OSError:
-        pass
 a = X[0][1:-3] if X and X[0].startswith('.cpython-') and X[0].endswith('.so') else None
 if a is None:
     import sysconfig
     a = sysconfig.get_config_var('SOABI')
-s = sorted({x for x in p if x.rstrip('/').endswith(('site-packages', 'dist-packages'))} | {e for v, e in d.values()})
+try:
+    import site
+    s = list(site.getsitepackages()) + [site.getusersitepackages()]
+except Exception:
+    s = []
 q = lambda x: 'null' if x is None else '"' + ''.join(c if ' ' <= c < '\x7f' and c not in '"\\' else '\\u%04x' % ord(c) if ord(c) < 0x10000 else '?' for c in str(x)) + '"'
-sys.stdout.write('{"version": %s, "abi": %s, "site": [%s], "dists": {%s}, "torch_version_py": %s}\n' % (
-    q('%d.%d.%d' % sys.version_info[:3]), q(a), ', '.join(map(q, s)),
-    ', '.join('%s: [%s, %s]' % (q(k), q(v[0]), q(v[1])) for k, v in d.items()), q(t)))
+sys.stdout.write('{"version": %s, "abi": %s, "executable": %s, "path": [%s], "site": [%s]}\n' % (
+    q('%d.%d.%d' % sys.version_info[:3]), q(a), q(sys.executable), ', '.join(map(q, [x for x in sys.path[1:] if x])),
+    ', '.join(map(q, s))))
 )PY";
 
 constexpr std::size_t kMaxText = 4096;
+constexpr std::size_t kMaxSysPath = 256;
+
+bool is_cuda_wheel(const std::string& name) {
+  return name.starts_with("nvidia_") || name.starts_with("cuda_") || name.ends_with("_cu11") || name.ends_with("_cu12") ||
+         name.ends_with("_cu13") || name.ends_with("_cu14");
+}
 
 void absent_python_fields(Fingerprint& fp, const std::string& why) {
   for (std::string_view f : {field::python_version, field::python_abi, field::python_site_packages, field::torch_version,
@@ -119,37 +113,49 @@ void parse_torch_version_py(std::string_view text, Fingerprint& fp) {
   }
 }
 
-std::string parse_python_report(std::string_view text, Fingerprint& fp) {
-  json r = json::parse(text.begin(), text.end(), nullptr, false);
-  if (r.is_discarded() || !r.is_object()) {
-    absent_python_fields(fp, "python: the probe printed no JSON");
-    return {};
+std::optional<InterpreterReport> parse_interpreter_report(std::string_view text) {
+  json r;
+  try {
+    r = parse_untrusted<json>(text, "python probe report");
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
-  const std::string src = "python:dist-info";
-  auto version = text_of(r, "version");
-  version ? fp.set(field::python_version, *version, "python sys.version_info") : fp.absent(field::python_version, "python: no version");
-  auto abi = text_of(r, "abi");
-  abi ? fp.set(field::python_abi, *abi, "python sysconfig SOABI") : fp.absent(field::python_abi, "python: sysconfig has no SOABI");
-  std::string sites;
-  if (auto it = r.find("site"); it != r.end() && it->is_array() && it->size() <= 64) {
+  if (!r.is_object()) return std::nullopt;
+  InterpreterReport out;
+  out.version = text_of(r, "version").value_or("");
+  out.abi = text_of(r, "abi").value_or("");
+  out.executable = text_of(r, "executable").value_or("");
+  auto strings = [&](const char* key, std::vector<std::string>& into) {
+    auto it = r.find(key);
+    if (it == r.end() || !it->is_array() || it->size() > kMaxSysPath) return;
     for (const json& s : *it) {
-      if (s.is_string() && s.get<std::string>().size() <= kMaxText) sites += (sites.empty() ? "" : ", ") + s.get<std::string>();
+      if (s.is_string() && !s.get<std::string>().empty() && s.get<std::string>().size() <= kMaxText) into.push_back(s.get<std::string>());
     }
+  };
+  strings("path", out.path);
+  strings("site", out.site_candidates);
+  return out;
+}
+
+std::string fill_python_fields(const InterpreterReport& interp, const Discovery& found, Fingerprint& fp) {
+  const std::string src = "python:dist-info";
+  if (!interp.version.empty()) {
+    fp.set(field::python_version, interp.version, "python sys.version_info");
+  } else {
+    fp.absent(field::python_version, "python: no version");
   }
+  if (!interp.abi.empty()) {
+    fp.set(field::python_abi, interp.abi, "python sysconfig SOABI");
+  } else {
+    fp.absent(field::python_abi, "python: sysconfig has no SOABI");
+  }
+  std::string sites;
+  for (const std::string& s : found.site) sites += (sites.empty() ? "" : ", ") + s;
   fp.set(field::python_site_packages, sites, "python sys.path");
 
-  std::map<std::string, std::pair<std::string, std::string>> dists;  // name -> version, folder
-  if (auto it = r.find("dists"); it != r.end() && it->is_object() && it->size() <= 1024) {
-    for (const auto& [name, v] : it->items()) {
-      if (name.size() <= 128 && v.is_array() && v.size() == 2 && v[0].is_string() && v[1].is_string() &&
-          v[0].get<std::string>().size() <= 128 && v[1].get<std::string>().size() <= kMaxText) {
-        dists[name] = {v[0].get<std::string>(), v[1].get<std::string>()};
-      }
-    }
-  }
   auto version_of = [&](std::string_view f, std::initializer_list<const char*> names) -> std::string {
     for (const char* n : names) {
-      if (auto it = dists.find(n); it != dists.end()) {
+      if (auto it = found.dists.find(n); it != found.dists.end()) {
         fp.set(f, it->second.first, src + " (" + dashed(n) + ")");
         return it->second.second;
       }
@@ -161,26 +167,34 @@ std::string parse_python_report(std::string_view text, Fingerprint& fp) {
   std::string triton_site = version_of(field::triton_version, {"triton", "pytorch_triton", "pytorch_triton_rocm"});
   version_of(field::ck4inductor_version, {"ck4inductor"});
   std::string wheels;
-  for (const auto& [name, v] : dists) {
-    if (name.starts_with("nvidia_") || name.starts_with("cuda_") || name.ends_with("_cu11") || name.ends_with("_cu12") ||
-        name.ends_with("_cu13") || name.ends_with("_cu14")) {
-      wheels += (wheels.empty() ? "" : ", ") + dashed(name) + "==" + v.first;
-    }
+  for (const auto& [name, v] : found.dists) {
+    if (is_cuda_wheel(name)) wheels += (wheels.empty() ? "" : ", ") + dashed(name) + "==" + v.first;
   }
   fp.set(field::wheels_cuda, wheels, src);
 
-  auto tv = r.find("torch_version_py");
-  if (tv != r.end() && tv->is_string()) {
-    parse_torch_version_py(tv->get<std::string>(), fp);
+  if (found.torch_version_py) {
+    parse_torch_version_py(*found.torch_version_py, fp);
   } else {
-    std::string why = dists.count("torch") ? "python: torch/version.py not readable" : "python: no torch distribution on sys.path";
+    std::string why = found.dists.count("torch") ? "python: torch/version.py not readable" : "python: no torch distribution on sys.path";
     fp.absent(field::torch_cuda, why);
     fp.absent(field::torch_hip, why);
   }
   return triton_site;
 }
 
-std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits) {
+std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits, ProbeMemo& memo) {
+  std::string why;
+  std::optional<json> key = memo.interpreter_key(python, why);
+  if (key) {
+    if (std::optional<InterpreterReport> known = memo.python(*key)) {
+      Discovery found = discover(known->path);
+      if (memo.startup_unchanged(*key, found.startup)) {
+        memo.python_status = "hit";
+        return fill_python_fields(*known, found, fp);
+      }
+    }
+  }
+  memo.python_status = key ? "miss" : why == "off" ? why : "not memoised: " + why;
   RunLimits bounded = limits;
   bounded.max_output = 256 << 10;
   RunResult r = run_program({python, "-B", "-c", kScript}, bounded);
@@ -188,7 +202,22 @@ std::string probe_python(Fingerprint& fp, const std::string& python, const RunLi
     absent_python_fields(fp, "python '" + escaped(python, 200) + "': " + r.why(bounded));
     return {};
   }
-  return parse_python_report(r.out, fp);
+  std::optional<InterpreterReport> interp = parse_interpreter_report(r.out);
+  if (!interp) {
+    absent_python_fields(fp, "python: the probe printed no JSON");
+    return {};
+  }
+  Discovery found = discover(interp->path);
+  // Memoised only when the program that ran is the file the key identifies (sys.executable resolves to it) and
+  // it told where its site folders are.
+  std::error_code ec;
+  if (key && !interp->site_candidates.empty() && !interp->executable.empty() &&
+      std::filesystem::canonical(interp->executable, ec).string() == (*key)["real"].get<std::string>()) {
+    memo.put_python(*key, *interp, found.startup);
+  } else if (key) {
+    memo.python_status = "not memoised: sys.executable is not the program run, or site folders unknown";
+  }
+  return fill_python_fields(*interp, found, fp);
 }
 
 std::string parse_ptxas_version(std::string_view out) {
@@ -200,7 +229,7 @@ std::string parse_ptxas_version(std::string_view out) {
   return std::string(v);
 }
 
-void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimits& limits) {
+void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimits& limits, ProbeMemo& memo) {
   std::string ptxas;
   std::string from;
   if (const char* env = std::getenv("TRITON_PTXAS_PATH"); env && *env) {
@@ -213,12 +242,17 @@ void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimit
     fp.absent(field::ptxas_version, "ptxas: no TRITON_PTXAS_PATH and no triton distribution");
     return;
   }
+  if (std::optional<std::string> known = memo.ptxas(ptxas)) {
+    fp.set(field::ptxas_version, *known, "ptxas --version (" + from + ")");
+    return;
+  }
   RunLimits bounded = limits;
   bounded.max_output = 64 << 10;
   RunResult r = run_program({ptxas, "--version"}, bounded);
   std::string v = r.ok() ? parse_ptxas_version(r.out) : "";
   if (!v.empty()) {
     fp.set(field::ptxas_version, v, "ptxas --version (" + from + ")");
+    memo.put_ptxas(ptxas, v);
   } else {
     fp.absent(field::ptxas_version, "ptxas '" + escaped(ptxas, 200) + "': " + (r.ok() ? "no version in its output" : r.why(bounded)));
   }

@@ -211,5 +211,46 @@ expect 0 "with warnings" -- "$CCPACK" check "$DATA/golden-v1.ccpack" --inductor-
 grep -Eq '^gpu.arch +not recorded +sm_90 +warn +warn' "$T/out" && ok || bad "golden check table: $(cat "$T/out")"
 expect 0 "records no fingerprint" -- "$CCPACK" restore "$DATA/golden-v1.ccpack" --inductor-dir "$T/g/ind" --triton-dir "$T/g/tri"
 
+# --- the probe memo: the interpreter's report reused only while its inputs are unchanged ---------------------------
+# The real interpreter (an ELF file, so it can be memoised), the base environment through PYTHONPATH.
+memo() { CCPACK_PROBE_CACHE="$T/memo.json" PYTHONPATH="$BASE" "$CCPACK" fingerprint --python "$PY" "$@"; }
+said() { grep -q "^python probe memo: $1" "$T/out" && ok || bad "expected memo $1: $(grep 'probe memo' "$T/out")"; }
+expect 0 "" -- memo; said miss
+[ "$(stat -c %a "$T/memo.json")" = 600 ] && ok || bad "memo file mode $(stat -c %a "$T/memo.json")"
+expect 0 "" -- memo; said hit
+expect 0 "" -- memo --json; cp "$T/out" "$T/fp-hit.json"
+CCPACK_PROBE_CACHE=off PYTHONPATH="$BASE" expect 0 "" -- "$CCPACK" fingerprint --json --python "$PY"
+json_is "$T/out" "j['fields']==json.load(open('$T/fp-hit.json'))['fields'] and j['fields']['torch.version']['value']=='2.7.1+cu126'"
+CCPACK_PROBE_CACHE=off PYTHONPATH="$BASE" expect 0 "" -- "$CCPACK" fingerprint --python "$PY"; said off
+# Distributions are read on every probe: a new wheel shows on a hit.
+dist "$BASE" nvidia_cudnn_cu13-9.13.0.50
+expect 0 "" -- memo; said hit
+grep -q "nvidia-cudnn-cu13==9.13.0.50" "$T/out" && ok || bad "a wheel installed after the memo was not seen"
+rm -rf "$BASE/nvidia_cudnn_cu13-9.13.0.50.dist-info"
+# A site folder that appears changes sys.path: a miss, and what it holds is seen.
+USITE=$(PYTHONPATH="$BASE" "$PY" -c 'import site; print(site.getusersitepackages())')
+case $USITE in "$T"/*) ;; *) bad "user site '$USITE' is not under the test's HOME" ;; esac
+dist "$USITE" ck4inductor-0.1.0
+expect 0 "" -- memo; said miss
+grep -Eq "^ck4inductor.version +0.1.0" "$T/out" && ok || bad "ck4inductor in the new user site not seen: $(grep ck4 "$T/out")"
+expect 0 "" -- memo; said hit
+# A .pth file added to a site folder extends sys.path: a miss, and the folder it names is listed.
+EXTRA="$T/site/extra"; dist "$EXTRA" nvidia_nccl_cu13-2.27.3
+echo "$EXTRA" >"$USITE/extra.pth"
+expect 0 "" -- memo; said miss
+grep -q "nvidia-nccl-cu13==2.27.3" "$T/out" && ok || bad "the folder a new .pth names was not listed"
+# ... and one edited in place too (same name, new content).
+sleep 0.01; echo "$T/site/none" >"$USITE/extra.pth"
+expect 0 "" -- memo; said miss
+grep -q "nvidia-nccl-cu13" "$T/out" && bad "an edited .pth was not noticed" || ok
+rm -rf "$USITE"
+# Another PYTHONPATH is another key; a wrapper script is never memoised; a corrupt memo is an empty one.
+CCPACK_PROBE_CACHE="$T/memo.json" PYTHONPATH="$CU128:$BASE" expect 0 "" -- "$CCPACK" fingerprint --python "$PY"; said miss
+grep -Eq "^torch.version +2.7.1\+cu128" "$T/out" && ok || bad "PYTHONPATH change: $(grep '^torch.version' "$T/out")"
+CCPACK_PROBE_CACHE="$T/memo.json" expect 0 "" -- "$CCPACK" fingerprint --python "$T/bin/py-base"; said "not memoised: not an ELF executable"
+printf '{"schema": 1, "python": [[[[' >"$T/memo.json"
+expect 0 "" -- memo; said miss
+expect 0 "" -- memo; said hit
+
 echo "fingerprint: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -8,6 +8,8 @@
 
 using namespace ccpack;
 using namespace ccpack::manifest;
+using ccpack::test::ScratchDir;
+using ccpack::test::write_file;
 
 namespace {
 
@@ -40,23 +42,52 @@ TEST_CASE("torch/version.py is read as text") {
 }
 
 TEST_CASE("the python probe's report") {
+  auto interp = probe::parse_interpreter_report(
+      R"J({"version":"3.12.3","abi":"cpython-312-x86_64-linux-gnu","executable":"/v/bin/python3",)J"
+      R"J("path":["/v/lib/python312.zip","/v/site-packages"],"site":["/v/site-packages","/home/u/.local/site-packages"]})J");
+  REQUIRE(interp);
+  CHECK(interp->path == std::vector<std::string>{"/v/lib/python312.zip", "/v/site-packages"});
+  CHECK(interp->site_candidates.size() == 2);
+  probe::Discovery found;
+  found.dists = {{"torch", {"2.11.0+cu130", "/v/site-packages"}},
+                 {"triton", {"3.6.0", "/v/site-packages"}},
+                 {"nvidia_cudnn_cu13", {"9.13.0.50", "/v/site-packages"}},
+                 {"nvidia_cublas", {"13.0.0.19", "/v/site-packages"}}};
+  found.site = {"/v/site-packages"};
+  found.torch_version_py = "cuda = '13.0'\nhip = None\n";
   Fingerprint fp;
-  std::string site = probe::parse_python_report(
-      R"J({"version":"3.12.3","abi":"cpython-312-x86_64-linux-gnu","site":["/v/site-packages"],)J"
-      R"J("dists":{"torch":["2.11.0+cu130","/v/site-packages"],"triton":["3.6.0","/v/site-packages"],)J"
-      R"J("nvidia_cudnn_cu13":["9.13.0.50","/v/site-packages"],"nvidia_cublas":["13.0.0.19","/v/site-packages"]},)J"
-      R"J("torch_version_py":"cuda = '13.0'\nhip = None\n"})J",
-      fp);
-  CHECK(site == "/v/site-packages");
+  CHECK(probe::fill_python_fields(*interp, found, fp) == "/v/site-packages");
   CHECK(value(fp, field::python_abi) == "cpython-312-x86_64-linux-gnu");
   CHECK(value(fp, field::torch_version) == "2.11.0+cu130");
   CHECK(value(fp, field::torch_cuda) == "13.0");
   CHECK(value(fp, field::triton_version) == "3.6.0");
   CHECK(value(fp, field::wheels_cuda) == "nvidia-cublas==13.0.0.19, nvidia-cudnn-cu13==9.13.0.50");
   CHECK(value(fp, field::ck4inductor_version) == "<absent: python: no ck4inductor distribution on sys.path>");
-  Fingerprint junk;
-  CHECK(probe::parse_python_report("Traceback (most recent call last):", junk).empty());
-  CHECK(value(junk, field::torch_version) == "<absent: python: the probe printed no JSON>");
+  CHECK_FALSE(probe::parse_interpreter_report("Traceback (most recent call last):"));
+  CHECK_FALSE(probe::parse_interpreter_report(R"J({"path": [], "path": []})J"));  // a repeated key
+}
+
+TEST_CASE("the listing of sys.path: first folder wins, names normalised, start-up files collected") {
+  ScratchDir t;
+  auto dist = [&](const std::string& dir, const std::string& name) { std::filesystem::create_directories(t.path() / dir / name); };
+  dist("a", "Torch-2.7.1+cu126.dist-info");
+  dist("a", "nvidia_cublas_cu12-12.6.4.1.dist-info");
+  dist("a", "nvidia_ml_py-12.0.dist-info");          // NVML's bindings: not a CUDA wheel
+  dist("a", "numpy-2.0.dist-info");                  // not recorded
+  dist("b", "torch-9.9.dist-info");                  // shadowed by a/
+  dist("b", "pytorch_triton-3.1.0-py3.12.egg-info"); // .egg-info, its -pyX.Y suffix dropped
+  std::filesystem::create_directories(t.path() / "a/torch");
+  write_file(t.path() / "a/torch/version.py", "__version__ = '2.7.1+cu126'\ncuda = '12.6'\n");
+  write_file(t.path() / "b/zz.pth", "/elsewhere\n");
+  probe::Discovery d = probe::discover({(t.path() / "a").string(), (t.path() / "b").string(), (t.path() / "missing").string()});
+  CHECK(d.dists.size() == 3);
+  CHECK(d.dists["torch"] == std::pair<std::string, std::string>{"2.7.1+cu126", (t.path() / "a").string()});
+  CHECK(d.dists["pytorch_triton"].first == "3.1.0");
+  CHECK(d.dists.count("nvidia_cublas_cu12") == 1);
+  CHECK(d.torch_version_py == std::optional<std::string>("__version__ = '2.7.1+cu126'\ncuda = '12.6'\n"));
+  REQUIRE(d.startup.size() == 1);
+  CHECK(d.startup[0].path == (t.path() / "b/zz.pth").string());
+  CHECK(d.site == std::vector<std::string>{(t.path() / "a").string(), (t.path() / "b").string()});
 }
 
 TEST_CASE("ptxas, nvidia-smi and KFD outputs") {

@@ -1,0 +1,269 @@
+// The probe memo (see memo.hpp): keys built from stat(), a bounded JSON file, written atomically.
+#include "manifest/probe/memo.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+#include "manifest/json_guard.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+extern char** environ;
+
+namespace ccpack::manifest::probe {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr int kMemoSchema = 1;
+
+json id_json(const std::optional<FileId>& id) {
+  if (!id) return nullptr;
+  return json::array({id->dev, id->ino, id->size, id->mtime_ns});
+}
+
+std::optional<FileId> id_from(const json& j) {
+  if (!j.is_array() || j.size() != 4 || !j[0].is_number_unsigned() || !j[1].is_number_unsigned() ||
+      !j[2].is_number_unsigned() || !j[3].is_number_integer()) {
+    return std::nullopt;
+  }
+  return FileId{j[0].get<std::uint64_t>(), j[1].get<std::uint64_t>(), j[2].get<std::uint64_t>(), j[3].get<std::int64_t>()};
+}
+
+// argv[0] as exec would find it: a name without '/' is searched on PATH.
+std::optional<std::string> resolve_program(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    std::string_view dir = dirs.substr(0, dirs.find(':'));
+    std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (dir.size() == dirs.size()) return std::nullopt;
+    dirs.remove_prefix(dir.size() + 1);
+  }
+}
+
+bool is_elf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+// The real path and identity of an ELF program, or nullopt with `why`.
+std::optional<std::pair<std::string, FileId>> elf_identity(const std::string& program, std::string& why) {
+  auto resolved = resolve_program(program);
+  std::error_code ec;
+  fs::path real = resolved ? fs::canonical(*resolved, ec) : fs::path();
+  std::optional<FileId> id = resolved && !ec ? file_id(real.string()) : std::nullopt;
+  if (!id) {
+    why = "not found";
+    return std::nullopt;
+  }
+  if (!is_elf(real.string())) {
+    why = "not an ELF executable (a wrapper may choose another program each run)";
+    return std::nullopt;
+  }
+  return std::pair{real.string(), *id};
+}
+
+json environment_key() {
+  json env = json::object();
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    std::string_view name = kv.substr(0, kv.find('='));
+    if (name.starts_with("PYTHON") || name == "HOME") env[std::string(name)] = std::string(kv.substr(name.size() + 1));
+  }
+  return env;
+}
+
+bool has_relative_pythonpath() {
+  const char* pp = std::getenv("PYTHONPATH");
+  std::string_view rest = pp ? pp : "";
+  while (!rest.empty()) {
+    std::string_view entry = rest.substr(0, rest.find(':'));
+    if (!entry.empty() && entry.front() != '/') return true;
+    rest.remove_prefix(std::min(rest.size(), entry.size() + 1));
+  }
+  return false;
+}
+
+json exists_list(const std::vector<std::string>& dirs) {
+  json out = json::array();
+  for (const std::string& d : dirs) {
+    struct stat st {};
+    out.push_back(::stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
+  }
+  return out;
+}
+
+json startup_json(const std::vector<StartupFile>& files) {
+  json out = json::array();
+  for (const StartupFile& f : files) out.push_back({f.path, id_json(f.id)});
+  return out;
+}
+
+json report_json(const InterpreterReport& r) {
+  return {{"version", r.version}, {"abi", r.abi}, {"executable", r.executable}, {"path", r.path}, {"site", r.site_candidates}};
+}
+
+std::optional<InterpreterReport> report_from(const json& j) {
+  try {
+    InterpreterReport r;
+    r.version = j.at("version").get<std::string>();
+    r.abi = j.at("abi").get<std::string>();
+    r.executable = j.at("executable").get<std::string>();
+    r.path = j.at("path").get<std::vector<std::string>>();
+    r.site_candidates = j.at("site").get<std::vector<std::string>>();
+    return r;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+const json* find_by(const json& list, const char* field, const json& value) {
+  for (const json& e : list) {
+    if (e.is_object() && e.contains(field) && e[field] == value) return &e;
+  }
+  return nullptr;
+}
+
+// Puts `entry` first, dropping an older one with the same `field` and the oldest past the bound.
+void put_first(json& list, const char* field, json entry) {
+  json kept = json::array({std::move(entry)});
+  for (json& e : list) {
+    if (kept.size() >= kMaxMemoEntries) break;
+    if (e.is_object() && e.contains(field) && e[field] != kept[0][field]) kept.push_back(std::move(e));
+  }
+  list = std::move(kept);
+}
+
+}  // namespace
+
+std::optional<FileId> file_id(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+                static_cast<std::uint64_t>(st.st_size),
+                static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+}
+
+std::optional<fs::path> ProbeMemo::default_file() {
+  if (const char* v = std::getenv("CCPACK_PROBE_CACHE"); v != nullptr) {
+    std::string_view s(v);
+    if (s.empty() || s == "off" || s == "0") return std::nullopt;
+    return fs::path(s);
+  }
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return fs::path(xdg) / "ccpack/probe-memo.json";
+  if (const char* home = std::getenv("HOME"); home && *home == '/') return fs::path(home) / ".cache/ccpack/probe-memo.json";
+  return std::nullopt;
+}
+
+ProbeMemo::ProbeMemo(std::optional<fs::path> file) : file_(std::move(file)) {
+  if (!file_) return;
+  std::ifstream in(*file_, std::ios::binary);
+  if (!in) return;
+  std::string text;
+  text.resize(kMaxMemoBytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxMemoBytes) return;
+  try {
+    json j = parse_untrusted<json>(text, "probe memo");
+    if (j.value("schema", 0) != kMemoSchema) return;
+    if (j.contains("python") && j["python"].is_array()) python_ = std::move(j["python"]);
+    if (j.contains("ptxas") && j["ptxas"].is_array()) ptxas_ = std::move(j["ptxas"]);
+  } catch (const std::exception&) {
+    python_ = json::array();
+    ptxas_ = json::array();
+  }
+}
+
+std::optional<json> ProbeMemo::interpreter_key(const std::string& python, std::string& why) const {
+  if (!file_) {
+    why = "off";
+    return std::nullopt;
+  }
+  auto identity = elf_identity(python, why);
+  if (!identity) return std::nullopt;
+  std::string exe = *resolve_program(python);
+  fs::path dir = fs::absolute(exe).parent_path();
+  json key = {{"schema", kMemoSchema},
+              {"program", python},
+              {"real", identity->first},
+              {"id", id_json(identity->second)},
+              {"pyvenv", json::array({id_json(file_id((dir / "pyvenv.cfg").string())),
+                                      id_json(file_id((dir.parent_path() / "pyvenv.cfg").string()))})},
+              {"env", environment_key()}};
+  if (has_relative_pythonpath()) {
+    std::error_code ec;
+    key["cwd"] = fs::current_path(ec).string();
+  }
+  return key;
+}
+
+std::optional<InterpreterReport> ProbeMemo::python(const json& key) const {
+  const json* e = find_by(python_, "key", key);
+  if (e == nullptr || !e->contains("report") || !e->contains("exists")) return std::nullopt;
+  auto report = report_from((*e)["report"]);
+  if (!report || exists_list(report->site_candidates) != (*e)["exists"]) return std::nullopt;
+  return report;
+}
+
+bool ProbeMemo::startup_unchanged(const json& key, const std::vector<StartupFile>& now) const {
+  const json* e = find_by(python_, "key", key);
+  return e != nullptr && e->contains("startup") && (*e)["startup"] == startup_json(now);
+}
+
+void ProbeMemo::put_python(const json& key, const InterpreterReport& report, const std::vector<StartupFile>& startup) {
+  if (!file_) return;
+  put_first(python_, "key",
+            {{"key", key}, {"report", report_json(report)}, {"exists", exists_list(report.site_candidates)},
+             {"startup", startup_json(startup)}});
+  dirty_ = true;
+}
+
+std::optional<std::string> ProbeMemo::ptxas(const std::string& path) const {
+  std::string why;
+  auto identity = file_ ? elf_identity(path, why) : std::nullopt;
+  if (!identity) return std::nullopt;
+  const json* e = find_by(ptxas_, "path", path);
+  if (e == nullptr || !e->contains("id") || id_from((*e)["id"]) != identity->second || !(*e).contains("version") ||
+      !(*e)["version"].is_string()) {
+    return std::nullopt;
+  }
+  return (*e)["version"].get<std::string>();
+}
+
+void ProbeMemo::put_ptxas(const std::string& path, const std::string& version) {
+  std::string why;
+  auto identity = file_ ? elf_identity(path, why) : std::nullopt;
+  if (!identity) return;
+  put_first(ptxas_, "path", {{"path", path}, {"id", id_json(identity->second)}, {"version", version}});
+  dirty_ = true;
+}
+
+void ProbeMemo::save() const {
+  if (!file_ || !dirty_) return;
+  try {
+    std::error_code ec;
+    fs::create_directories(file_->parent_path(), ec);
+    std::string text = json{{"schema", kMemoSchema}, {"python", python_}, {"ptxas", ptxas_}}.dump();
+    if (text.size() > kMaxMemoBytes) return;
+    AtomicFile out(*file_, 0600);
+    out.write(text.data(), text.size());
+    out.commit(false);
+  } catch (const std::exception&) {
+    // Only a cache: the next probe runs the programs again.
+  }
+}
+
+}  // namespace ccpack::manifest::probe

@@ -1,0 +1,90 @@
+// The probe memo: what an interpreter and ptxas said last time, reused while the files they read are unchanged.
+//
+// Why: on a GPU host with torch installed, starting Python to read sys.path costs ~100 ms, most of a no-op
+// restore, and the answer changes only when the interpreter, its environment or its start-up files change. The
+// memo keeps the interpreter's own report (version, ABI, sys.path: python.hpp) and ptxas's version, and reuses
+// them only when every input that could change them is unchanged, checked with stat() (like ccache's direct mode):
+//   - the program: only an ELF executable is memoised (a shell wrapper or a version-manager shim may choose
+//     another interpreter each run), identified by its real path, device, inode, size and mtime;
+//   - the interpreter's environment: every PYTHON* variable, HOME, the pyvenv.cfg files beside and above it, and
+//     the current folder when PYTHONPATH holds a relative entry;
+//   - which of the site folders `site` would add exist (a new site-packages changes sys.path);
+//   - the start-up files in the sys.path folders (*.pth, sitecustomize.py, usercustomize.py): the same set with
+//     the same stat. The distributions and torch/version.py are read again on every probe, never memoised.
+// A missing, unreadable, oversized or malformed memo is an empty one; a failure to write it is ignored (it is
+// only a cache). The file is $CCPACK_PROBE_CACHE, "off" disables it; else $XDG_CACHE_HOME/ccpack/probe-memo.json,
+// else ~/.cache/ccpack/probe-memo.json; written atomically, mode 0600, at most kMaxMemoEntries of each kind.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ccpack::manifest::probe {
+
+inline constexpr std::size_t kMaxMemoEntries = 16;
+inline constexpr std::size_t kMaxMemoBytes = 1 << 20;
+
+// What identifies a file's content without reading it.
+struct FileId {
+  std::uint64_t dev = 0, ino = 0, size = 0;
+  std::int64_t mtime_ns = 0;
+  bool operator==(const FileId&) const = default;
+};
+// stat() (links followed); nullopt when it does not exist or cannot be read.
+[[nodiscard]] std::optional<FileId> file_id(const std::string& path);
+
+struct StartupFile {
+  std::string path;
+  FileId id;
+  bool operator==(const StartupFile&) const = default;
+};
+
+// What only the interpreter can say (the python probe's script prints it).
+struct InterpreterReport {
+  std::string version, abi, executable;
+  std::vector<std::string> path;             // sys.path without the script's '' entry
+  std::vector<std::string> site_candidates;  // the site folders `site` adds when they exist (with the user's)
+  bool operator==(const InterpreterReport&) const = default;
+};
+
+class ProbeMemo {
+ public:
+  // The memo file the environment names (see above); nullopt when disabled or there is no home.
+  [[nodiscard]] static std::optional<std::filesystem::path> default_file();
+
+  // Loads `file` (nullopt: a memo that is never read nor written).
+  explicit ProbeMemo(std::optional<std::filesystem::path> file);
+
+  // The key of an interpreter, or nullopt with `why` set when its report cannot be memoised.
+  [[nodiscard]] std::optional<nlohmann::json> interpreter_key(const std::string& python, std::string& why) const;
+  // The memoised report for `key`, when the site folders that exist are still the same ones.
+  [[nodiscard]] std::optional<InterpreterReport> python(const nlohmann::json& key) const;
+  // True when the start-up files found now are those recorded with `key`.
+  [[nodiscard]] bool startup_unchanged(const nlohmann::json& key, const std::vector<StartupFile>& now) const;
+  void put_python(const nlohmann::json& key, const InterpreterReport& report, const std::vector<StartupFile>& startup);
+
+  // ptxas's version for the program at `path`, when it is the same ELF file as when it was recorded.
+  [[nodiscard]] std::optional<std::string> ptxas(const std::string& path) const;
+  void put_ptxas(const std::string& path, const std::string& version);
+
+  // Writes the memo when something was put; errors are ignored.
+  void save() const;
+
+  [[nodiscard]] bool enabled() const { return file_.has_value(); }
+  [[nodiscard]] const std::optional<std::filesystem::path>& file() const { return file_; }
+
+  // How the last python probe went, for `ccpack fingerprint --json`: "hit", "miss", "off" or "not memoised: ...".
+  std::string python_status = "off";
+
+ private:
+  std::optional<std::filesystem::path> file_;
+  nlohmann::json python_ = nlohmann::json::array();  // [{key, report, exists, startup}], most recent first
+  nlohmann::json ptxas_ = nlohmann::json::array();   // [{path, id, version}]
+  bool dirty_ = false;
+};
+
+}  // namespace ccpack::manifest::probe
