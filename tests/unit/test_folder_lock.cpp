@@ -93,7 +93,7 @@ TEST_CASE("purge waits for the holder, then judges what the holder left") {
   CHECK(r.removed[0].path == t / "pod/tri/late.lock");
 }
 
-TEST_CASE("restore --on-mismatch=purge purges inside its own lock; a refused component purges nothing") {
+TEST_CASE("restore --on-mismatch=purge purges inside its own lock, and a refused component purges nothing") {
   test::ScratchDir t;
   test::write_file(t / "src/ind/fx/a.py", "new inductor\n");
   test::write_file(t / "src/tri/K1/k.json", "{}");
