@@ -1,6 +1,10 @@
 // `ccpack purge`: remove the artifacts of this machine's cache folders that can no longer hit here (the rules are
 // in unpack/purge_rules.hpp, the walk and removal in unpack/purge.hpp, the reasoning in docs/PURGE.md). It needs no
-// archive: the local fingerprint is probed, and each folder, kernel and library is judged against it. Exit 0.
+// archive: the local fingerprint is probed, and each folder, kernel and library is judged against it, under the
+// lock restore takes (unpack/folder_lock.hpp), waited for up to --lock-timeout. Exit 0 (1: an entry could not be
+// removed, or the lock was not had in time).
+#include <chrono>
+
 #include "tools/purge_report.hpp"
 #include "tools/comparison.hpp"
 #include "util/escape.hpp"
@@ -11,12 +15,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// How long a purge waits for a restore (or another purge) of the same folders to finish: longer than a restore of
+// a large cache takes, short enough that a stuck holder fails the entrypoint visibly.
+constexpr unsigned kDefaultLockTimeoutS = 300;
+
 struct PurgeOptions {
   CommonOptions common;
   manifest::CacheDirOptions dirs;
   std::vector<std::string> extras;
   std::string python;
   bool dry_run = false;
+  unsigned lock_timeout_s = kDefaultLockTimeoutS;
 };
 
 int run(PurgeOptions& o) {
@@ -24,7 +33,12 @@ int run(PurgeOptions& o) {
   resolve_extras(o.dirs, o.extras);
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
   manifest::Fingerprint local = probe_local(o.python, dirs);
-  unpack::PurgeReport r = unpack::purge(dirs, local, unpack::PurgeOptions{o.dry_run});
+  unpack::PurgeOptions po{o.dry_run, {}};
+  po.lock.timeout = std::chrono::seconds(o.lock_timeout_s);
+  po.lock.on_wait = [&](const fs::path& folder) {
+    if (o.lock_timeout_s > 0) out.say(lock_wait_message(folder, "up to " + std::to_string(o.lock_timeout_s) + " s, --lock-timeout"));
+  };
+  unpack::PurgeReport r = unpack::purge(dirs, local, po);
   if (out.json()) {
     ojson folders = ojson::array();
     for (const manifest::CacheDir& d : dirs) folders.push_back({{"name", d.name}, {"dir", d.dir.string()}, {"origin", d.origin}});
@@ -77,18 +91,28 @@ void say_purge(const Reporter& out, const unpack::PurgeReport& r, bool dry_run) 
   if (r.truncated) out.warn("stopped after " + std::to_string(unpack::kMaxPurgeEntries) + " entries: the rest was not looked at");
 }
 
+std::string lock_wait_message(const fs::path& folder, const std::string& how_long) {
+  return "waiting for the lock of " + quoted_path(folder) + ": another ccpack restore or purge of its cache folders holds it (" +
+         how_long + ")";
+}
+
 void add_purge(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<PurgeOptions>();
   CLI::App* p = app.add_subcommand("purge", "Remove cache artifacts that can no longer be used on this machine");
   add_cache_dirs(p, o->dirs, o->extras, "purge");
   add_python_option(p, o->python);
   p->add_flag("--dry-run", o->dry_run, "Say what would be removed and why; remove nothing");
+  p->add_option("--lock-timeout", o->lock_timeout_s,
+                "Seconds to wait while a restore or another purge of the same folders runs, then fail with exit 1 "
+                "(default 300; 0: fail at once)")
+      ->check(CLI::Range(0u, 86400u));
   add_common(p, o->common);
   p->footer(
       "Removed, each entry on its own and atomically: a folder restored by ccpack whose marker's fingerprint is stale "
       "here; Triton kernel folders built for another GPU arch, warp size or Triton version; compiled .so files whose "
       "needed libraries no longer resolve, or resolve only from another CUDA major's wheel; lock files, tmp.pid_* "
-      "folders and ccpack staging folders. What cannot be judged is kept and counted. See docs/PURGE.md.");
+      "folders and ccpack staging folders. What cannot be judged is kept and counted. It holds the lock restore takes "
+      "(the parent folder of each cache folder) for the whole run. See docs/PURGE.md.");
   commands.push_back({p, &o->common, [o] { return run(*o); }});
 }
 

@@ -119,19 +119,6 @@ std::vector<std::pair<unpack::Fit, std::string>> fits_for_purge(const unpack::Ar
   return fits;
 }
 
-// --on-mismatch=purge: runs the purge rules on the folders of the components the plan says to purge.
-unpack::PurgeReport purge_stale(const unpack::RestoreReport& r, const std::vector<manifest::CacheDir>& dirs,
-                                const manifest::Fingerprint& local) {
-  std::vector<manifest::CacheDir> stale;
-  for (const auto& c : r.components) {
-    if (c.action != unpack::Action::purge) continue;
-    for (const manifest::CacheDir& d : dirs) {
-      if (d.name == c.name) stale.push_back(d);
-    }
-  }
-  return unpack::purge(stale, local, unpack::PurgeOptions{});
-}
-
 // One warning per field that differs (all of them still restored: only warnings, or --on-mismatch=force).
 void warn_differences(const Reporter& out, const manifest::Comparison& c, bool forced) {
   if (!c.archive_recorded) {
@@ -218,6 +205,7 @@ int run(RestoreOptions& o) {
   ro.progress = out.progress();
   ro.durable = o.durable;
   ro.relocate = !o.no_relocate;
+  ro.on_lock_wait = [&out](const fs::path& folder) { out.say(lock_wait_message(folder, "as long as it takes")); };
   if (is_registry_reference(o.archive.string())) return run_from_registry(o, out, ro);
   std::vector<manifest::CacheDir> dirs;
   if (!o.at_build_paths) dirs = manifest::resolve_cache_dirs(o.dirs);
@@ -242,11 +230,13 @@ int run(RestoreOptions& o) {
                        " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
   }
   warn_differences(out, fit, fit.blocks() && !purging);
-  if (purging) ro.fits = fits_for_purge(a, fit);
+  if (purging) {
+    ro.fits = fits_for_purge(a, fit);
+    ro.purge_for = local;  // purged by the install, inside its locks
+  }
   unpack::RestoreReport r = unpack::restore(a, dirs, ro);
-  unpack::PurgeReport purged = purging ? purge_stale(r, dirs, local) : unpack::PurgeReport{};
   if (o.print_env) print_env(r);
-  report(o, out, r, trust, &fit, purging ? &purged : nullptr);
+  report(o, out, r, trust, &fit, purging ? &r.purged : nullptr);
   return 0;
 }
 

@@ -1,20 +1,20 @@
 // Locking, planning, staging and the atomic swap behind `ccpack restore`.
 //
 // For a target folder T (say ~/.triton/cache) everything happens in T's parent P, on T's filesystem:
-//   P itself                    flock()ed (on a descriptor of the folder) for the whole restore: concurrent
-//                               restores (eight ranks on a pod) queue here; the later ones see the marker and
-//                               return at once. Locking the folder leaves no lock file behind.
+//   P itself                    locked (folder_lock.hpp) for the whole restore: concurrent restores (eight ranks
+//                               on a pod) and purges queue here; the later restores see the marker and return
+//                               at once.
 //   P/.T.ccpack-staging.<pid>   the new content, extracted and checked, with T's marker (manifest/marker.hpp);
 //                               swapped with T as one set with the other components' (swap_set.hpp).
 // The phases, in order: resolve each component's target, lock the parents, remove debris of killed runs (every
 // run that takes the lock, the no-op too), read what the targets hold, plan (plan.hpp, no I/O), stage and check,
-// swap all or nothing, remove the old content. Nothing is written outside T but the staging folder beside it.
+// swap all or nothing, remove the old content, and (--on-mismatch=purge) purge the folders of the components planned
+// `purge`. Nothing is written outside T but the staging folder beside it.
 #include "unpack/installer.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +25,8 @@
 #include "manifest/marker.hpp"
 #include "manifest/names.hpp"
 #include "unpack/extractor.hpp"
+#include "unpack/folder_lock.hpp"
+#include "unpack/purge.hpp"
 #include "unpack/swap_set.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -43,15 +45,6 @@ struct Slot {
   fs::path staging;
   UniqueFd staging_fd;
 };
-
-UniqueFd take_lock(const fs::path& folder) {
-  UniqueFd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.valid()) throw_errno("cannot open folder " + quoted_path(folder));
-  while (::flock(fd.get(), LOCK_EX) != 0) {
-    if (errno != EINTR) throw_errno("cannot lock folder " + quoted_path(folder));
-  }
-  return fd;
-}
 
 // Staging folders of `base` left by a killed run: new content never swapped in, or old content never removed.
 void remove_debris(const fs::path& parent, const std::string& base) {
@@ -110,13 +103,9 @@ std::vector<Slot> resolve_targets(const manifest::Manifest& m, const std::vector
     report.components.back().dir = it->dir;
     Slot s;
     s.component = i;
-    s.target = it->dir;
-    // A cache folder that is a symlink to a folder (say onto a persistent volume) is restored where it points:
-    // the link stays, and the swap happens on the folder's own filesystem.
-    struct stat st {};
-    if (::lstat(s.target.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(s.target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      s.target = fs::canonical(s.target);
-    }
+    // A cache folder that is a symlink to a folder is restored where it points: the link stays, and the swap
+    // happens on the folder's own filesystem.
+    s.target = resolve_cache_folder(it->dir);
     s.parent = s.target.parent_path();
     s.base = s.target.filename().string();
     if (s.base.empty() || s.parent.empty()) throw Error("cannot restore into " + quoted_path(it->dir) + ": not a folder below another");
@@ -139,22 +128,17 @@ void require_disjoint(std::vector<Slot>& slots, const manifest::Manifest& m) {
   }
 }
 
-// Locks each parent folder once, in path order, so two restores with overlapping folders cannot deadlock
-// (flock locks belong to the open file, so locking one folder twice from this process would).
-std::vector<UniqueFd> lock_parents(const std::vector<Slot>& slots) {
+// Locks each parent folder (folder_lock.hpp), creating the missing ones.
+std::vector<UniqueFd> lock_parents(const std::vector<Slot>& slots, const RestoreOptions& options) {
   std::vector<fs::path> parents;
   parents.reserve(slots.size());
-  for (const Slot& s : slots) parents.push_back(s.parent);
-  std::sort(parents.begin(), parents.end());
-  parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
-  std::vector<UniqueFd> locks;
-  for (const fs::path& parent : parents) {
+  for (const Slot& s : slots) {
     std::error_code ec;
-    fs::create_directories(parent, ec);
-    if (ec) throw Error("cannot create folder " + quoted_path(parent) + ": " + ec.message());
-    locks.push_back(take_lock(parent));
+    fs::create_directories(s.parent, ec);
+    if (ec) throw Error("cannot create folder " + quoted_path(s.parent) + ": " + ec.message());
+    parents.push_back(s.parent);
   }
-  return locks;
+  return lock_folders(std::move(parents), LockWait{std::nullopt, options.on_lock_wait});
 }
 
 // Phase: what each target holds now, and the policy's verdicts, as the plan's facts.
@@ -197,34 +181,9 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const RestoreOption
   }
 }
 
-}  // namespace
-
-bool RestoreReport::noop() const {
-  return std::none_of(components.begin(), components.end(), [](const ComponentOutcome& c) { return c.action == Action::restore; });
-}
-
-std::string read_marker_digest(const fs::path& dir) {
-  auto marker = manifest::Marker::read(dir);
-  return marker ? marker->archive_manifest_sha256 : std::string();
-}
-
-RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs, const RestoreOptions& options) {
-  const manifest::Manifest& m = archive.manifest;
-  RestoreReport report;
-  std::vector<Slot> slots = resolve_targets(m, dirs, report);
-  require_disjoint(slots, m);
-  std::vector<UniqueFd> locks = lock_parents(slots);
-  for (const Slot& s : slots) {
-    remove_debris(s.parent, s.base);
-    require_folder_or_absent(s.target);  // before any work, so nothing is swapped in and then undone
-  }
-  RestorePlan plan = plan_restore(m, to_hex(archive.manifest_digest), read_facts(m, slots, options));
-  for (const PlannedComponent& p : plan.components) {
-    report.components[p.component].action = p.action;
-    report.components[p.component].reason = p.reason;
-  }
-  if (!plan.writes()) return report;
-
+// Phases: stage the components to restore, then swap them in as one set; on failure nothing has changed.
+void install(const Archive& archive, std::vector<Slot>& slots, const RestorePlan& plan, const RestoreOptions& options,
+             RestoreReport& report) {
   std::vector<Slot*> todo;
   for (Slot& s : slots) {
     if (plan.components[s.component].action == Action::restore) todo.push_back(&s);
@@ -244,6 +203,52 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
     }
     throw;
   }
+}
+
+// Phase (--on-mismatch=purge): the purge rules on the folders of the components planned `purge`, judged for
+// options.purge_for. The caller holds the parents' locks, so the purge takes none of its own.
+void purge_planned(const manifest::Manifest& m, const RestorePlan& plan, const std::vector<manifest::CacheDir>& dirs,
+                   const RestoreOptions& options, RestoreReport& report) {
+  if (!options.purge_for) return;
+  std::vector<manifest::CacheDir> stale;
+  for (const PlannedComponent& p : plan.components) {
+    if (p.action != Action::purge) continue;
+    auto it = std::find_if(dirs.begin(), dirs.end(), [&](const manifest::CacheDir& d) { return d.name == m.components[p.component].name; });
+    if (it != dirs.end()) stale.push_back(*it);
+  }
+  if (options.fault) (void)options.fault("purge", stale.size());
+  report.purged = purge_locked(stale, *options.purge_for, PurgeOptions{});
+}
+
+}  // namespace
+
+bool RestoreReport::noop() const {
+  return std::none_of(components.begin(), components.end(), [](const ComponentOutcome& c) { return c.action == Action::restore; });
+}
+
+std::string read_marker_digest(const fs::path& dir) {
+  auto marker = manifest::Marker::read(dir);
+  return marker ? marker->archive_manifest_sha256 : std::string();
+}
+
+RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs, const RestoreOptions& options) {
+  const manifest::Manifest& m = archive.manifest;
+  RestoreReport report;
+  std::vector<Slot> slots = resolve_targets(m, dirs, report);
+  require_disjoint(slots, m);
+  std::vector<UniqueFd> locks = lock_parents(slots, options);
+  for (const Slot& s : slots) {
+    remove_debris(s.parent, s.base);
+    require_folder_or_absent(s.target);  // before any work, so nothing is swapped in and then undone
+  }
+  RestorePlan plan = plan_restore(m, to_hex(archive.manifest_digest), read_facts(m, slots, options));
+  for (const PlannedComponent& p : plan.components) {
+    report.components[p.component].action = p.action;
+    report.components[p.component].reason = p.reason;
+  }
+  if (plan.refused()) return report;  // all or nothing: no component written, no folder purged
+  if (plan.writes()) install(archive, slots, plan, options, report);
+  purge_planned(m, plan, dirs, options, report);  // still under the locks: no other restore or purge runs here
   return report;
 }
 

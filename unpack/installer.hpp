@@ -4,19 +4,22 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "manifest/fingerprint.hpp"
 #include "manifest/locations.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/plan.hpp"
+#include "unpack/purge.hpp"
 #include "unpack/relocate.hpp"
 
 namespace ccpack::unpack {
 
 // Test seam: called at named points of the install ("swap" before the k-th folder's swap, "rename-flags" where
-// renameat2 would be tried). It may throw (a failure at that point) or end the process (a kill); returning true
+// renameat2 would be tried, "purge" before the purge of --on-mismatch=purge with the number of folders). It may throw (a failure at that point) or end the process (a kill); returning true
 // at "rename-flags" simulates a filesystem without renameat2's flags.
 using FaultHook = std::function<bool(std::string_view point, std::size_t index)>;
 
@@ -27,6 +30,11 @@ struct RestoreOptions {
   bool relocate = true;  // rewrite Triton's group files for the folders restored into (relocate.hpp)
   // The fingerprint policy's verdict per manifest component; empty: every component fits.
   std::vector<std::pair<Fit, std::string>> fits;
+  // --on-mismatch=purge: the components planned `purge` have their folders purged (purge.hpp) for this machine's
+  // fingerprint, inside the restore's locks; nullopt: nothing is purged.
+  std::optional<manifest::Fingerprint> purge_for;
+  // Called when another restore or purge holds a folder's parent, before waiting for it (as long as it takes).
+  std::function<void(const std::filesystem::path& folder)> on_lock_wait;
   FaultHook fault;
 };
 
@@ -43,13 +51,16 @@ struct ComponentOutcome {
 
 struct RestoreReport {
   std::vector<ComponentOutcome> components;
+  PurgeReport purged;  // what the purge of the components planned `purge` removed (RestoreOptions::purge_for)
   [[nodiscard]] bool noop() const;
 };
 
 // Restores every component of `archive` that has a folder in `dirs`. Each target folder is replaced as a whole:
 // built in a hidden staging folder beside it, checked, then swapped in. The swaps are all-or-nothing as a set:
-// when one fails, those already made are swapped back. Concurrent restores of the same folders serialise on a
-// lock of each parent folder; the later ones find the marker and do nothing. Every run that takes the lock
+// when one fails, those already made are swapped back. Concurrent restores and purges of the same folders
+// serialise on a lock of each parent folder (folder_lock.hpp); the later restores find the marker and do nothing.
+// When a component is refused nothing is written or purged; otherwise the components planned `purge` are purged
+// after the swap, still under the locks. Every run that takes the lock
 // removes staging debris left by a killed run. Throws IntegrityError / Error; on error no target has changed.
 [[nodiscard]] RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs,
                                     const RestoreOptions& options);

@@ -280,6 +280,17 @@ std::vector<std::string> library_search_dirs(const manifest::Fingerprint& local)
 }
 
 PurgeReport purge(const std::vector<manifest::CacheDir>& dirs, const manifest::Fingerprint& local, const PurgeOptions& options) {
+  std::vector<fs::path> parents;
+  for (const manifest::CacheDir& d : dirs) {
+    fs::path parent = resolve_cache_folder(d.dir).parent_path();
+    std::error_code ec;
+    if (fs::is_directory(parent, ec)) parents.push_back(std::move(parent));  // no folder, nothing to purge or lock
+  }
+  std::vector<UniqueFd> locks = lock_folders(std::move(parents), options.lock);
+  return purge_locked(dirs, local, options);
+}
+
+PurgeReport purge_locked(const std::vector<manifest::CacheDir>& dirs, const manifest::Fingerprint& local, const PurgeOptions& options) {
   PurgeReport report;
   for (const manifest::CacheDir& d : dirs) Walker(d, local, options, report).run();
   return report;

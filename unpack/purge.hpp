@@ -9,6 +9,8 @@
 // Each stale entry is removed on its own and atomically: a folder is renamed aside to a ccpack staging name
 // (manifest/names.hpp) and then deleted, so a reader sees it whole or not at all and a killed purge leaves only
 // debris the next run removes; a file is unlinked. With `dry_run` nothing is touched and the report is the same.
+// The whole walk runs under the lock restore takes (folder_lock.hpp), so a purge never sees a restore's half-swapped
+// folders nor removes its staging folder; a restore's own purge runs inside the restore's lock.
 // An entry a rule cannot judge (a .so that is not ELF, a kernel folder without a readable .json, a fact absent
 // on this machine) is kept and counted.
 //
@@ -26,6 +28,7 @@
 
 #include "manifest/fingerprint.hpp"
 #include "manifest/locations.hpp"
+#include "unpack/folder_lock.hpp"
 #include "unpack/purge_rules.hpp"
 
 namespace ccpack::unpack {
@@ -35,6 +38,8 @@ inline constexpr int kMaxPurgeDepth = 48;
 
 struct PurgeOptions {
   bool dry_run = false;
+  // How `purge` waits for the folders' lock (folder_lock.hpp) when a restore or another purge holds it.
+  LockWait lock;
 };
 
 struct PurgedEntry {
@@ -64,8 +69,13 @@ struct PurgeReport {
 // site-packages folders.
 [[nodiscard]] std::vector<std::string> library_search_dirs(const manifest::Fingerprint& local);
 
-// Purges `dirs` (each with its component name and kind) for this machine's fingerprint `local`.
+// Purges `dirs` (each with its component name and kind) for this machine's fingerprint `local`, holding the lock
+// restore takes (folder_lock.hpp: the parent of each folder that exists) for the whole walk, the dry run too.
+// Throws Error when the lock is not had within options.lock.timeout: nothing is removed then.
 [[nodiscard]] PurgeReport purge(const std::vector<manifest::CacheDir>& dirs, const manifest::Fingerprint& local,
                                 const PurgeOptions& options);
+// The same for a caller that already holds those locks (restore --on-mismatch=purge, installer.hpp).
+[[nodiscard]] PurgeReport purge_locked(const std::vector<manifest::CacheDir>& dirs, const manifest::Fingerprint& local,
+                                       const PurgeOptions& options);
 
 }  // namespace ccpack::unpack

@@ -72,10 +72,53 @@ exists "$T/ok/tri/.ccpack-marker.json"
 # a folder restored for sm_90 (its marker) judged on the sm_80 machine: its whole content goes
 expect 0 "removed '$T/ok/tri' \[marker\]: restored for another machine: .*gpu.arch" -- "$CCPACK" purge --inductor-dir "$T/ok/ind" --triton-dir "$T/ok/tri"
 [ -d "$T/ok/tri" ] && [ -z "$(ls -A "$T/ok/tri")" ] && ok || bad "marker purge did not leave an empty folder: $(ls -A "$T/ok/tri")"
-# refused components still refuse the whole restore under purge (an older driver here)
-STUB_NVML_CC=9.0 STUB_NVML_DRIVER=570.86.10 expect 3 "gpu.driver" -- "$CCPACK" restore "$A" --on-mismatch=purge --inductor-dir "$T/rf/ind" --triton-dir "$T/rf/tri"
+# refused components still refuse the whole restore under purge (an older driver here): exit 3, nothing written,
+# and nothing purged, not even what the sm_80 machine would purge (a kernel for sm_90, a lock file, tmp.pid_ debris)
+STUB_NVML_DRIVER=570.86.10 expect 3 "gpu.driver" -- "$CCPACK" restore "$A" --on-mismatch=purge --inductor-dir "$T/rf/ind" --triton-dir "$T/rf/tri"
 gone "$T/rf"
+R="$T/rf2"; mkdir -p "$R/ind/fxgraph" "$R/tri/tmp.pid_999999999_x"
+cp -r "$SAMPLE/triton_cache/$K90" "$R/tri/$K90"; : >"$R/ind/fxgraph/entry.lock"
+listing() { (cd "$1" && find . -printf '%p %y %s\n' | LC_ALL=C sort); }
+before=$(listing "$R")
+STUB_NVML_DRIVER=570.86.10 expect 3 "gpu.driver" -- "$CCPACK" restore --json "$A" --on-mismatch=purge --inductor-dir "$R/ind" --triton-dir "$R/tri"
+json_is "$T/out" "not j['ok'] and j['exit_code']==3 and 'purge' not in j and [(c['name'],c['verdict']) for c in j['fingerprint']['components']]==[('inductor','refuse'),('triton','refuse')]"
+json_is "$T/out" "sorted((f['field'],f['verdicts']['triton']) for f in j['fingerprint']['fields'] if f['verdicts']['triton'] in ('stale','refuse'))==[('cache.targets','stale'),('gpu.arch','stale'),('gpu.driver','refuse')]"
+[ "$(listing "$R")" = "$before" ] && ok || bad "the refused restore changed $R: $(diff <(echo "$before") <(listing "$R"))"
 unset STUB_NVML_CC STUB_NVML_NAME
+
+# --- restore --on-mismatch=purge on the H200 with one Inductor setting changed: the inductor component is stale
+# (env.inductor), triton still fits, ext has no folder. The report says each one, and exactly what was removed.
+mkdir -p "$T/extsrc/m" && echo e >"$T/extsrc/m/e.txt"
+X="$T/three.ccpack"
+expect 0 "" -- "$CCPACK" create -q -o "$X" "${DIRS[@]}" --add ext="$T/extsrc"
+Q="$T/q"; mkdir -p "$Q/ind/fxgraph" "$Q/ind/triton/0"
+echo x >"$Q/ind/fxgraph/entry"; : >"$Q/ind/fxgraph/entry.lock"
+cp -r "$SAMPLE/triton_cache/$K90" "$Q/ind/triton/0/$K90"; kernel_for 80 "$SAMPLE/triton_cache/$K80" "$Q/ind/triton/0/$K80"
+cp -r "$Q" "$T/q-json"
+export TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON
+expect 0 "" -- "$CCPACK" restore "$X" --on-mismatch=purge --inductor-dir "$Q/ind" --triton-dir "$Q/tri"
+grep -v "^ccpack: warning: " "$T/err" >"$T/report"
+cat >"$T/want" <<WANT
+ccpack: inductor: purged '$Q/ind': stale here (env.inductor): not restored; the local stale artifacts of its folder are purged
+ccpack: triton: restored '$Q/tri' (89 files, 0.4 MB)
+ccpack: triton: built in '$SAMPLE/triton_cache', restored into '$Q/tri'; 77 Triton group paths rewritten. Inductor may re-run autotuning in other folders (measured on one model: first step 58 s against 20 s in the build folders); \`restore --at-build-paths --print-env\` restores exactly where it was built
+ccpack: ext: skipped: no folder given: pass --add ext=DIR to restore it
+ccpack: removed '$Q/ind/fxgraph/entry.lock' [debris]: a lock file
+ccpack: removed '$Q/ind/triton/0/$K80' [triton-kernel]: built for gpu.arch sm_80 here sm_90
+ccpack: removed 2 entries (9 files, 0.0 MB); kept 9 files; 0 entries could not be judged and were kept
+WANT
+diff "$T/want" "$T/report" >/dev/null && ok || bad "restore --on-mismatch=purge report: $(diff "$T/want" "$T/report")"
+[ "$(grep -c "^ccpack: warning: fingerprint field env.inductor differs" "$T/err")" -eq 1 ] && ok || bad "env.inductor warning: $(cat "$T/err")"
+gone "$Q/ind/fxgraph/entry.lock"; gone "$Q/ind/triton/0/$K80"; exists "$Q/ind/fxgraph/entry"; exists "$Q/ind/triton/0/$K90"
+gone "$Q/ind/.ccpack-marker.json"; exists "$Q/tri/.ccpack-marker.json"; exists "$Q/tri/$K90"
+Q="$T/q-json"
+expect 0 "" -- "$CCPACK" restore --json "$X" --on-mismatch=purge --inductor-dir "$Q/ind" --triton-dir "$Q/tri"
+json_is "$T/out" "[(c['name'],c['status'],c['dir']) for c in j['components']]==[('inductor','purged','$Q/ind'),('triton','restored','$Q/tri'),('ext','skipped','')]"
+json_is "$T/out" "[c['reason'] for c in j['components']]==['stale here (env.inductor): not restored; the local stale artifacts of its folder are purged','','no folder given: pass --add ext=DIR to restore it']"
+json_is "$T/out" "[(r['component'],r['rule'],r['path'],r['reason'],r['folder'],r['files']) for r in j['purge']['removed']]==[('inductor','debris','$Q/ind/fxgraph/entry.lock','a lock file',False,1),('inductor','triton-kernel','$Q/ind/triton/0/$K80','built for gpu.arch sm_80 here sm_90',True,8)]"
+json_is "$T/out" "j['purge']['removed_files']==9 and j['purge']['unjudged']==0 and j['purge']['kept_files']==9 and not j['purge']['truncated']"
+json_is "$T/out" "[(f['field'],f['verdicts']) for f in j['fingerprint']['fields'] if f['field']=='env.inductor']==[('env.inductor',{'inductor':'stale','triton':'match'})]"
+unset TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS
 
 # --- contamination: a .so built against a CUDA 13 wheel's library ------------------------------------------------
 C="$T/c"; W13="$BASE/nvidia/cu13/lib"; mkdir -p "$W13" "$C/src" "$C/ext/mod_a" "$C/ext/mod_b" "$C/ext/mod_c"
@@ -112,6 +155,46 @@ mkdir -p "$T/s/triton_cache/tmp.pid_999999999_x" "$T/s/triton_cache/tmp.pid_$$_y
 expect 0 "" -- "$CCPACK" purge --json --inductor-dir "$T/s/inductor_cache" --triton-dir "$T/s/triton_cache"
 json_is "$T/out" "sorted((r['rule'],r['path']) for r in j['removed'])==[('debris','$T/s/.triton_cache.ccpack-staging.999999999'),('debris','$T/s/triton_cache/tmp.pid_999999999_x')]"
 exists "$T/s/triton_cache/tmp.pid_$$_y"
+
+# --- the lock restore takes (flock on the parent of each cache folder): purge gives up at once with
+# --lock-timeout 0, or waits and then judges what the holder left; restore --on-mismatch=purge waits the same way.
+# hold_lock FOLDER: another process holds FOLDER's lock as a restore does, until $T/release exists (at most 60 s);
+# returns once it is held.
+hold_lock() {
+  rm -f "$T/held" "$T/release"
+  flock -x "$1" sh -c ': >"$0/held"; i=0; while [ ! -e "$0/release" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' "$T" &
+  HOLDER=$!
+  local i=0
+  while [ ! -e "$T/held" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+  [ -e "$T/held" ] || bad "flock did not take $1"
+}
+release_lock() { : >"$T/release"; wait "$HOLDER"; }
+# saw FILE TEXT: true once FILE holds TEXT (looked for during at most 60 s).
+saw() { local i=0; while ! grep -qF -- "$2" "$1" 2>/dev/null; do [ $i -lt 600 ] || return 1; sleep 0.1; i=$((i+1)); done; }
+L="$T/lk"; mkdir -p "$L/ind" "$L/tri"; : >"$L/tri/x.lock"
+hold_lock "$L"
+expect 1 "^ccpack: error: cannot lock folder '$L': another ccpack restore or purge of its cache folders still holds it after 0 s$" -- \
+  "$CCPACK" purge --lock-timeout 0 --inductor-dir "$L/ind" --triton-dir "$L/tri"
+exists "$L/tri/x.lock"
+"$CCPACK" purge --inductor-dir "$L/ind" --triton-dir "$L/tri" 2>"$T/perr" & P=$!
+saw "$T/perr" "ccpack: waiting for the lock of '$L': another ccpack restore or purge of its cache folders holds it (up to 300 s, --lock-timeout)" &&
+  ok || bad "purge did not wait for the lock: $(cat "$T/perr")"
+: >"$L/tri/late.lock"  # written by the holder, before it lets go: a purge that did not wait never sees it
+release_lock
+wait "$P" && ok || bad "purge after the wait: exit $?: $(cat "$T/perr")"
+grep -qF "ccpack: removed '$L/tri/late.lock' [debris]: a lock file" "$T/perr" && ok || bad "late.lock not purged: $(cat "$T/perr")"
+gone "$L/tri/late.lock"; gone "$L/tri/x.lock"
+# restore --on-mismatch=purge (the sm_90 archive on an sm_80 machine) waits for the same lock, then purges
+cp -r "$SAMPLE/triton_cache/$K90" "$L/tri/$K90"
+hold_lock "$L"
+STUB_NVML_CC=8.0 "$CCPACK" restore "$A" --on-mismatch=purge --inductor-dir "$L/ind" --triton-dir "$L/tri" 2>"$T/rerr" & P=$!
+saw "$T/rerr" "ccpack: waiting for the lock of '$L': another ccpack restore or purge of its cache folders holds it (as long as it takes)" &&
+  ok || bad "restore did not wait for the lock: $(cat "$T/rerr")"
+: >"$L/ind/late.lock"
+release_lock
+wait "$P" && ok || bad "restore --on-mismatch=purge after the wait: exit $?: $(cat "$T/rerr")"
+grep -qF "ccpack: removed '$L/ind/late.lock' [debris]: a lock file" "$T/rerr" && ok || bad "late.lock not purged: $(cat "$T/rerr")"
+gone "$L/ind/late.lock"; gone "$L/tri/$K90"
 
 # --- inspect --card: kernels for two targets; no GPU name the fingerprint does not hold ----------------------------
 M="$T/mixed"; cp -r "$SAMPLE" "$M"

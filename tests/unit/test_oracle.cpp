@@ -110,7 +110,7 @@ TEST_CASE("libarchive reads create's archives as the manifest says, one frame or
   CHECK(oracle::check_archive(t / "many.ccpack") == std::vector<std::string>{});
 }
 
-TEST_CASE("libarchive reads import's archives as the manifest says; import's tar stream is create's") {
+TEST_CASE("libarchive reads import's archives as the manifest says, and import's tar stream is create's") {
   test::ScratchDir t;
   make_tree(t / "src");
   REQUIRE(std::system(("tar -C '" + (t / "src").string() + "' -cJf '" + (t / "f.tar.xz").string() +

@@ -56,7 +56,7 @@ TEST_CASE("plan: a refused component means nothing is written, even components t
   CHECK(plan.components[1].action == Action::skip);
 }
 
-TEST_CASE("plan: a purged component is not restored, the others are; already-restored folders are re-judged") {
+TEST_CASE("plan: a purged component is not restored, the others are, and already-restored folders are re-judged") {
   manifest::Manifest m = two_components();
   std::vector<ComponentFacts> facts(2);
   facts[0].target = "/p/ind";

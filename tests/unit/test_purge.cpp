@@ -55,12 +55,12 @@ std::string tiny_elf(std::uint64_t strtab_vaddr = 0x200) {
 
 }  // namespace
 
-TEST_CASE("a kernel built for another arch or triton is stale; one for this machine fits; absent facts keep it") {
+TEST_CASE("a kernel built for another arch or triton is stale, one for this machine fits, absent facts keep it") {
   CHECK(judge_kernel(target("80"), a100()).state == Judgement::fits);
   Judgement j = judge_kernel(target("90"), a100());
   CHECK(j.state == Judgement::stale);
   CHECK(j.reason == "built for gpu.arch sm_90 here sm_80");
-  CHECK(judge_kernel(target("80", "3.3.1"), a100()).reason == "built for triton.version 3.6.0 here 3.3.1");
+  CHECK(judge_kernel(target("80", "3.3.1"), a100()).reason == "built for triton.version 3.3.1 here 3.6.0");
   Fingerprint no_gpu;
   no_gpu.absent(manifest::field::gpu_arch, "nvml: not found");
   no_gpu.set(manifest::field::triton_version, "3.6.0", "x");

@@ -97,7 +97,7 @@ TEST_CASE("create is deterministic: same input, identical bytes") {
   CHECK(test::slurp(t / "one.ccpack") == test::slurp(t / "two.ccpack"));
 }
 
-TEST_CASE("a second restore is a no-op; a restore replaces what the folder held") {
+TEST_CASE("a second restore is a no-op, and a restore replaces what the folder held") {
   test::ScratchDir t;
   make_cache(t.path());
   (void)pack_into(t / "a.ccpack", t.path());

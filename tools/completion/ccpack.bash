@@ -42,7 +42,7 @@ _ccpack() {
     sign) opts="--sign-key --note --trust --allow-unsigned $common" ;;
     fingerprint) opts="--python --inductor-dir --triton-dir --add $common" ;;
     check) opts="--python --ignore --inductor-dir --triton-dir --add $common" ;;
-    purge) opts="--inductor-dir --triton-dir --add --python --dry-run $common" ;;
+    purge) opts="--inductor-dir --triton-dir --add --python --dry-run --lock-timeout $common" ;;
     push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile $common" ;;
     pull) opts="-o --output --plain-http --ca-file --authfile --fingerprint $common" ;;
     *) return ;;
