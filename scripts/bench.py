@@ -34,6 +34,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -251,6 +252,8 @@ def summarise(t, cpu, rss, ck, st, rewritten, noop):
                      "ratio": med["create_ccpack"] / med["create_stock"]},
         "restore_s": {"ccpack": med["restore_ccpack"], "stock": med["restore_stock"],
                       "ratio": med["restore_ccpack"] / med["restore_stock"]},
+        "cpu_ratio": {"create": mcpu["create_ccpack"] / mcpu["create_stock"],
+                      "restore": mcpu["restore_ccpack"] / mcpu["restore_stock"]},
         "verify_s": med["verify"],
         "cpu_s": mcpu,
         "size_bytes": {"ccpack": ck.stat().st_size, "stock": st.stat().st_size},
@@ -339,6 +342,9 @@ def print_report(r):
     print(f"{'':26s}{'ccpack':>14s}{'stock':>14s}{'ratio':>9s}")
     for k, label in (("create_s", "create (median s)"), ("restore_s", "restore (median s)")):
         print(f"{label:26s}{r[k]['ccpack']:14.3f}{r[k]['stock']:14.3f}{r[k]['ratio']:9.2f}")
+    cpu = r["cpu_s"]
+    for k, label in (("create", "  CPU s (user+sys)"), ("restore", "  CPU s (user+sys)")):
+        print(f"{label:26s}{cpu[k + '_ccpack']:14.3f}{cpu[k + '_stock']:14.3f}{r['cpu_ratio'][k]:9.2f}  ({k})")
     print(f"{'archive size':26s}{fmt_mb(r['size_bytes']['ccpack'])}  vs stock {fmt_mb(r['size_bytes']['stock'])}")
     p = r["peak_rss_mib"]
     print(f"{'peak RSS (MiB)':26s}create {p['create_ccpack']:.1f}, restore {p['restore_ccpack']:.1f},"
@@ -411,6 +417,8 @@ def parse_args():
 
 def main():
     args = parse_args()
+    # Killed (SIGTERM, Ctrl-C): unwind, so that the finally blocks unmount and remove the loop-mounted images.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     global DELETE_BETWEEN_REPS, PYTHON, FRESH_FS
     DELETE_BETWEEN_REPS = args.delete_between_reps
     FRESH_FS = args.restore_fs == "fresh"
@@ -431,6 +439,8 @@ def main():
         m = report.machine()
         table, all_pass = report.targets_table(results, m)
         regressions = report.check_baseline(args.check_baseline, results) if args.check_baseline else []
+        with open(work / "last-results.json", "w") as f:  # every figure of the run, also after a text report
+            json.dump({"machine": m, "cases": results, "regressions": regressions}, f, indent=2)
         if args.json:
             print(json.dumps({"machine": m, "cases": results, "targets_table": table, "all_pass": all_pass,
                               "regressions": regressions}, indent=2))

@@ -19,7 +19,7 @@ TARGETS = {  # case: (create ratio, restore ratio, no-op ms, peak RSS MiB)
     "1m": (None, None, 500.0, 512.0),
 }
 LABELS = {"fixture": "real fixture", "100k": "100k files (synthetic)", "1m": "1M files (synthetic, tiny)"}
-GUARDED = ("create_ratio", "restore_ratio", "size_ratio")
+GUARDED = ("create_ratio", "restore_ratio", "size_ratio", "create_cpu_ratio", "restore_cpu_ratio")
 TOLERANCE = 0.10
 
 
@@ -39,6 +39,7 @@ def machine():
 
 def ratios(r):
     return {"create_ratio": r["create_s"]["ratio"], "restore_ratio": r["restore_s"]["ratio"],
+            "create_cpu_ratio": r["cpu_ratio"]["create"], "restore_cpu_ratio": r["cpu_ratio"]["restore"],
             "size_ratio": r["size_bytes"]["ccpack"] / r["size_bytes"]["stock"]}
 
 
@@ -50,8 +51,9 @@ def cells(case, r):
     """[(text, pass or None)] for create, restore, no-op, peak RSS."""
     lim = TARGETS.get(case, (None, None, None, 512.0))
     c, s = r["create_s"], r["restore_s"]
-    vals = [(c["ratio"], f"{c['ratio']:.2f}x ({c['ccpack']:.2f} s vs {c['stock']:.2f} s)", lim[0]),
-            (s["ratio"], f"{s['ratio']:.2f}x ({s['ccpack']:.2f} s vs {s['stock']:.2f} s)", lim[1]),
+    cpu = r["cpu_ratio"]
+    vals = [(c["ratio"], f"{c['ratio']:.2f}x ({c['ccpack']:.2f} s vs {c['stock']:.2f} s; CPU {cpu['create']:.2f}x)", lim[0]),
+            (s["ratio"], f"{s['ratio']:.2f}x ({s['ccpack']:.2f} s vs {s['stock']:.2f} s; CPU {cpu['restore']:.2f}x)", lim[1]),
             (r["noop_restore_ms"], f"{r['noop_restore_ms']:.0f} ms", lim[2]),
             (peak_rss(r), f"{peak_rss(r):.0f} MiB", lim[3])]
     return [(text, None if limit is None else v <= limit) for v, text, limit in vals]
