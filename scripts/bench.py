@@ -44,6 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchkit import floor, freshfs, report  # noqa: E402
+from benchkit.caches import SYNTHETIC, synthetic_cache  # noqa: E402
 from benchkit.treecmp import Mismatch, verify  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -300,38 +301,6 @@ def prepare_cache(args, work):
     return dest, f"{what} (in {dest})"
 
 
-SYNTHETIC = {"100k": ["--files", "100000"], "1m": ["--files", "1000000", "--tiny"]}
-
-
-@contextlib.contextmanager
-def synthetic_cache(name, work):
-    """A synthetic case's cache, generated once into work (kept between runs): 1M files go into their own
-    loop-mounted ext4 image with enough inodes, kept as work/synthetic-1m.img and mounted while in use."""
-    dest, gen = work / f"synthetic-{name}", [sys.executable, str(GEN)]
-    done = dest.with_name(dest.name + ".done")
-    img = work / f"synthetic-{name}.img"
-    mounted = False
-    try:
-        if name == "1m" and freshfs.available():
-            if not done.exists() or not img.exists():
-                img.unlink(missing_ok=True)
-                subprocess.run(["truncate", "-s", "12G", str(img)], check=True)
-                subprocess.run(["mkfs.ext4", "-q", "-F", "-N", "1300000", str(img)], check=True)
-            dest.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["mount", "-o", "loop", str(img), str(dest)], check=True)
-            mounted = True
-        if not done.exists() or done.stat().st_mtime < GEN.stat().st_mtime:
-            log(f"generating synthetic cache {name} in {dest}")
-            for d in ("inductor_cache", "triton_cache"):
-                shutil.rmtree(dest / d, ignore_errors=True)
-            run(gen + [str(dest)] + SYNTHETIC[name], timed=False)
-            done.touch()
-        yield dest
-    finally:
-        if mounted:
-            subprocess.run(["umount", str(dest)], check=False)
-
-
 def fmt_mb(n):
     return f"{n:,} B ({n / MB:.2f} MB)"
 
@@ -377,7 +346,7 @@ def run_case(case, args, work, ccpack):
     reps = args.reps or DEFAULT_REPS.get(case, 5)
     with contextlib.ExitStack() as stack:
         if case in SYNTHETIC:
-            cache = stack.enter_context(synthetic_cache(case, work))
+            cache = stack.enter_context(synthetic_cache(case, work, GEN, log))
             what = f"synthetic cache (gen_synthetic_cache.py {' '.join(SYNTHETIC[case])}, in {cache})"
         else:
             cache, what = prepare_cache(args, work)
