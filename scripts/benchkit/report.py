@@ -62,7 +62,8 @@ def cells(case, r):
 def targets_table(results, m):
     """results: {case: measure() result with "cache"}. Returns the Markdown table and whether every cell passed."""
     out = [f"machine: {m['cpu']}, {m['cores']} cores, Linux {m['kernel']}; {m['date']}", "",
-           "| cache | create | restore | no-op restore | peak RSS |", "|---|---|---|---|---|"]
+           "| cache | create | restore | no-op restore | peak RSS | restore floor (threads: s; ccpack restore / floor) |",
+           "|---|---|---|---|---|---|"]
     ok = True
     for case, r in results.items():
         row = []
@@ -70,7 +71,10 @@ def targets_table(results, m):
             row.append(text + ("" if passed is None else " PASS" if passed else " FAIL"))
             ok = ok and passed is not False
         c = r["cache"]
-        out.append(f"| {LABELS.get(case, case)} ({c['files']:,} files, {c['bytes'] / 1e6:,.0f} MB) | " + " | ".join(row) + " |")
+        label = "given cache" if c["what"].startswith("given") else LABELS.get(case, case)
+        row.append(", ".join(f"{n}: {f['create_s']:.2f} s; {r['restore_s']['ccpack'] / f['create_s']:.2f}x"
+                             for n, f in (r.get("floor") or {}).items()) or "not measured")
+        out.append(f"| {label} ({c['files']:,} files, {c['bytes'] / 1e6:,.0f} MB) | " + " | ".join(row) + " |")
     return "\n".join(out), ok
 
 
