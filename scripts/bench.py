@@ -45,7 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchkit import floor, freshfs, report  # noqa: E402
 from benchkit.caches import SYNTHETIC, synthetic_cache  # noqa: E402
-from benchkit.treecmp import Mismatch, verify  # noqa: E402
+from benchkit.treecmp import Mismatch, verify_in_child  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO.parent / "shared" / "fixtures" / "real-cache-h200.tar.xz"
@@ -191,7 +191,7 @@ def measure(cache, work, ccpack, reps, level=None, noop=True):
             mkdirs(tc, "inductor", "triton")
             timed("restore_ccpack", restore_cmd(tc))
             if rewritten is None:
-                rewritten = verify([(cache / "inductor_cache", tc / "inductor"), (cache / "triton_cache", tc / "triton")])
+                rewritten = verify_in_child([(cache / "inductor_cache", tc / "inductor"), (cache / "triton_cache", tc / "triton")])
                 log(f"  restore verified equal to the source ({rewritten} __grp__ json with rewritten paths)")
         with restore_root(work, "restore-unchecked", need) as tc:
             mkdirs(tc, "inductor", "triton")

@@ -4,6 +4,8 @@ import filecmp
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 
@@ -60,3 +62,21 @@ def verify(pairs):
     if problems:
         raise Mismatch("RESTORE MISMATCH (%d problems):\n  " % len(problems) + "\n  ".join(problems[:30]))
     return rewritten
+
+
+def verify_in_child(pairs):
+    """verify() in a child process. Why: Linux carries a process's peak RSS across fork and exec into its children's
+    ru_maxrss, so the benchmark's own peak must stay small; listing a million files here would take ~1 GB."""
+    args = [str(p) for pair in pairs for p in pair]
+    r = subprocess.run([sys.executable, "-m", "benchkit.treecmp"] + args, cwd=Path(__file__).resolve().parent.parent,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise Mismatch(r.stderr.decode(errors="replace").rstrip())
+    return int(r.stdout)
+
+
+if __name__ == "__main__":
+    try:
+        print(verify(list(zip(sys.argv[1::2], sys.argv[2::2]))))
+    except Mismatch as e:
+        sys.exit(str(e))
