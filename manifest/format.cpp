@@ -120,9 +120,9 @@ struct HeaderReader {
 
 }  // namespace
 
-std::string encode_header(const ArchiveHeader& header) {
-  std::string body(kFixedBytes, '\0');
-  body.reserve(kFixedBytes + header.manifest.size() + 4 + header.signatures.size());
+HeaderAround encode_header_around(const ArchiveHeader& header) {
+  HeaderAround h{std::string(kFixedBytes, '\0'), {}};
+  std::string& body = h.before;
   put_le_at(body, L::skippable_magic, kSkippableMagic, 4);
   std::memcpy(body.data() + L::magic, kMagic, sizeof kMagic);
   put_le_at(body, L::version, header.version, 4);
@@ -131,11 +131,16 @@ std::string encode_header(const ArchiveHeader& header) {
   Digest d = Sha256::of(header.manifest);
   std::memcpy(body.data() + L::manifest_sha256, d.data(), d.size());
   put_le_at(body, L::manifest_size, header.manifest.size(), 4);
-  body += header.manifest;
-  put_u32(body, static_cast<std::uint32_t>(header.signatures.size()));
-  body += header.signatures;
-  put_le_at(body, L::frame_size, body.size() - L::magic, 4);  // bytes that follow the frame size field's end
-  return body;
+  put_u32(h.after, static_cast<std::uint32_t>(header.signatures.size()));
+  h.after += header.signatures;
+  // bytes that follow the frame size field's end
+  put_le_at(body, L::frame_size, body.size() + header.manifest.size() + h.after.size() - L::magic, 4);
+  return h;
+}
+
+std::string encode_header(const ArchiveHeader& header) {
+  HeaderAround h = encode_header_around(header);
+  return h.before + header.manifest + h.after;
 }
 
 ArchiveHeader read_header(int fd, const std::filesystem::path& path) {

@@ -60,6 +60,15 @@ struct ArchiveHeader {
 
 [[nodiscard]] std::string encode_header(const ArchiveHeader& header);
 
+// The header frame in two parts, the bytes before the manifest and those after it (before + manifest + after ==
+// encode_header(header)), so a writer sends a large manifest from where it is instead of copying it (create
+// at a million files holds a manifest of ~200 MB).
+struct HeaderAround {
+  std::string before;
+  std::string after;
+};
+[[nodiscard]] HeaderAround encode_header_around(const ArchiveHeader& header);
+
 // Reads and checks the header frame of `fd` (named `path` in errors); throws IntegrityError on any mismatch,
 // including a file size that does not match the recorded payload size (truncation, appended bytes).
 [[nodiscard]] ArchiveHeader read_header(int fd, const std::filesystem::path& path);

@@ -414,11 +414,11 @@ std::uint64_t write_archive(AtomicFile& out_file, int scratch_fd, const manifest
   header.manifest = m.to_json();
   header.payload_size = payload_size;
   if (options.sign) header.signatures = options.sign(header.manifest);
-  std::string head = manifest::encode_header(header);
-  out_file.write(head.data(), head.size());
+  manifest::HeaderAround around = manifest::encode_header_around(header);
+  for (const std::string* part : {&around.before, &header.manifest, &around.after}) out_file.write(part->data(), part->size());
   copy_range(scratch_fd, out_file.fd(), payload_size, output);
   out_file.commit(true);
-  return head.size() + payload_size;
+  return around.before.size() + header.manifest.size() + around.after.size() + payload_size;
 }
 
 }  // namespace

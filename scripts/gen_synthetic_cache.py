@@ -21,7 +21,10 @@ Sizes: --scale S gives ~410*S kernel folders with real-like (heavy-tailed) sizes
 229.5 MB*S of Triton files, plus ~133 MB*S of pickles (~363 MB at S=1). --files N gives ~N files,
 mostly small kernel folders (~25-30 KB each), pickles scaled in proportion to the Triton bytes.
 
-Usage: gen_synthetic_cache.py OUTDIR [--scale S | --files N] [--seed K] [--embed-root DIR]
+--tiny (with --files) makes every file small (kernel folders of ~3.5 KB, .py files of ~300 bytes), so that a
+million files take about 0.5 GB of bytes (4 GB of 4 KiB blocks): for memory and per-file cost at scale.
+
+Usage: gen_synthetic_cache.py OUTDIR [--scale S | --files N [--tiny]] [--seed K] [--embed-root DIR]
 """
 import argparse
 import base64
@@ -231,14 +234,19 @@ def kernel_name(rng, kbytes):
     return f"triton_{kind}_fused_{ops}_{rng.randrange(40)}"
 
 
+TINY = False  # --tiny: every floor / 20, kernels of 1-3 KB, .py files of ~300 bytes (a million files on few GB)
+
+
 def file_sizes(k):
-    return {t: max(FLOOR[t], int(SHARE[t] * k)) for t in SHARE}
+    return {t: max(FLOOR[t] // (20 if TINY else 1), int(SHARE[t] * k)) for t in SHARE}
 
 
 def plan_kernels(rng, args):
     """Return the list of per-kernel byte budgets."""
     if args.files:
         n = max(1, round(args.files * 0.91 / 8))
+        if TINY:
+            return [rng.uniform(1_000, 3_000) for _ in range(n)]
         return [min(300_000, max(4_000, rng.lognormvariate(math.log(12_000), 0.6))) for _ in range(n)]
     n = max(1, round(KERNELS_S1 * args.scale))
     ks = [min(2_800_000, max(20_000, rng.lognormvariate(math.log(260_000), 1.2))) for _ in range(n)]
@@ -306,6 +314,7 @@ def generate(args):
             data = r.choice(texts)
         else:
             size = r.randrange(60_000, 130_000) if r.random() < 0.01 else int(4500 * r.lognormvariate(0, 0.2))
+            size = min(size, int(300 * r.lognormvariate(0, 0.2))) if TINY else size
             data = tg.text(r, "py", size, PY_HEADER)
             module = max(module, data, key=len)
             texts.append(data)
@@ -395,11 +404,16 @@ def main():
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--scale", type=float, default=1.0, help="1.0 ~ 363 MB / 3,600 files like the real cache")
     g.add_argument("--files", type=int, help="target about N files (many small kernel folders)")
+    ap.add_argument("--tiny", action="store_true", help="with --files: every file small (see above)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--embed-root", help="absolute root written into __grp__ json and IR paths (default: OUTDIR)")
     args = ap.parse_args()
     if args.scale <= 0 or (args.files is not None and args.files < 50):
         ap.error("--scale must be > 0 and --files >= 50")
+    if args.tiny and not args.files:
+        ap.error("--tiny needs --files")
+    global TINY
+    TINY = args.tiny
     generate(args)
 
 

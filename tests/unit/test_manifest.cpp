@@ -1,6 +1,8 @@
 // The manifest is the gate for untrusted archives: every unsafe or inconsistent field is refused by name.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "manifest/manifest.hpp"
 #include "util/error.hpp"
 
@@ -208,4 +210,16 @@ TEST_CASE("frames are streamed and bounded, and the rest of the tree is bounded 
   std::string text = sample().to_json();
   text.replace(text.find("\"frames\":["), 10, "\"frames\":[7,");
   CHECK_THROWS_WITH(Manifest::parse(text), "manifest field 'frames' is not an array of objects");
+}
+
+TEST_CASE("entries are written exactly as nlohmann's dump() writes them") {
+  // to_json writes entries by hand for speed; the archive bytes must not change (golden archives, signatures).
+  Manifest m = sample();
+  m.entries[2].path = std::string("inductor/fx/q\"b\\s\b\f\n\r\t\x01\x1f\x7f") + "\xc3\xa9.py";
+  m.entries[3].link_target = "a\"\\\x02.py";
+  std::string json = m.to_json();
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(json);
+  CHECK(doc.dump() == json);
+  CHECK(doc["entries"][2]["path"] == m.entries[2].path);
+  CHECK(doc["entries"][3]["target"] == m.entries[3].link_target);
 }
