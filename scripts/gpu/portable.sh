@@ -7,7 +7,8 @@
 #      (same entries as create), wipe, restore (trusting only that key) into the same folders, compare every byte
 #      and mode; a no-op restore;
 #   4. push to a port where no registry listens: one clean error line, exit 1 (a connection error where libcurl.so.4
-#      is installed, else the line that says to install it; libcurl is loaded at run time, never needed by 1-3).
+#      is installed, else the line that says to install it; libcurl is loaded at run time, never needed by 1-3),
+#      and again with $CCPACK_LIBCURL naming a missing file (an image without libcurl): that install line.
 # Usage: portable.sh [--libs-only] PKG_DIR [INDUCTOR_DIR TRITON_DIR]
 #   PKG_DIR is the unpacked ccpack-*-linux-x86_64 folder. Without cache folders, a warm-up with step.py (beside
 #   this script) makes one (about 4 minutes on an H200). Prints PASS/FAIL lines; exits 1 if any FAIL.
@@ -16,6 +17,7 @@ unset LD_LIBRARY_PATH
 libs_only=0
 [ "${1:-}" = --libs-only ] && { libs_only=1; shift; }
 [ $# -ge 1 ] || { echo "usage: $0 [--libs-only] PKG_DIR [INDUCTOR_DIR TRITON_DIR]" >&2; exit 2; }
+[ -x "$1/bin/ccpack" ] || { echo "$0: $1 is not an unpacked ccpack package (no bin/ccpack)" >&2; exit 2; }
 PKG=$(cd "$1" && pwd)
 BIN=$PKG/bin/ccpack
 D=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +27,7 @@ fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 
 # 1. Libraries: glibc's own (libc, libm, ld-linux, and on older glibc libpthread/libdl/librt), the C++ runtime,
 #    or a file inside the package.
+libs=$(ldd "$BIN" 2>&1) || { echo "FAIL ldd $BIN: $libs"; exit 1; }
 bad_libs=""
 while read -r name arrow path _; do
   case $name in linux-vdso.so.*|*/ld-linux*|ld-linux*) continue ;; esac
@@ -33,11 +36,11 @@ while read -r name arrow path _; do
   real=$(realpath -m "$path")
   [ "${real#"$PKG"/lib/ccpack/}" != "$real" ] && continue
   bad_libs="$bad_libs $name=>$path"
-done < <(ldd "$BIN")
+done <<<"$libs"
 if [ -z "$bad_libs" ]; then pass "ldd: only glibc, libstdc++, libgcc_s and lib/ccpack"; else fail "ldd: unexpected libraries:$bad_libs"; fi
-tbb=$(ldd "$BIN" | awk '$1 == "libtbb.so.12" {print $3}')
+tbb=$(awk '$1 == "libtbb.so.12" {print $3}' <<<"$libs")
 [ "$(realpath -m "$tbb")" = "$PKG/lib/ccpack/libtbb.so.12" ] && pass "libtbb.so.12 comes from the package" || fail "libtbb.so.12 is not the bundled one: $tbb"
-ldd "$BIN" | grep -q "not found" && fail "ldd: missing libraries: $(ldd "$BIN" | grep 'not found')"
+grep -q "not found" <<<"$libs" && fail "ldd: missing libraries: $(grep 'not found' <<<"$libs")"
 version=$(cd / && "$BIN" --version 2>&1) && pass "--version: $(echo "$version" | tr '\n' ' ')" || fail "--version: $version"
 [ "$libs_only" -eq 1 ] && { [ "$fails" -eq 0 ] && exit 0 || exit 1; }
 
@@ -99,6 +102,13 @@ if [ $rc -eq 1 ] && [ "$(wc -l <"$W/push.err")" -eq 1 ] && grep -q "^ccpack: err
   pass "push without a registry: $(cat "$W/push.err")"
 else
   fail "push without a registry: rc=$rc, stderr: $(cat "$W/push.err")"
+fi
+# ... and as in an image without libcurl ($CCPACK_LIBCURL naming a missing file): the line that says what to install.
+CCPACK_LIBCURL=/nonexistent/libcurl.so.4 "$BIN" push "$W/cache.ccpack" 127.0.0.1:9/ccpack/portable:t --plain-http >/dev/null 2>"$W/push.err"; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$W/push.err")" -eq 1 ] && grep -q "^ccpack: error: push, pull and restore oci:// need libcurl.so.4" "$W/push.err"; then
+  pass "push without libcurl: $(cat "$W/push.err")"
+else
+  fail "push without libcurl: rc=$rc, stderr: $(cat "$W/push.err")"
 fi
 [ "$fails" -eq 0 ] && { echo "PASS portable: all checks"; exit 0; }
 echo "FAIL portable: $fails checks failed"; exit 1
