@@ -81,11 +81,7 @@ int run(CreateOptions& o) {
   po.window_log = level.window_log;
   po.jobs = o.common.jobs;
   po.progress = out.progress();
-  if (key) {
-    po.sign = [&key, &o](std::string_view manifest) {
-      return manifest::encode_signature_block({key->sign_manifest(manifest, o.signing.note)});
-    };
-  }
+  po.sign = manifest_signer(key, o.signing);
   // The fingerprint: this machine as probed, made to agree with what the cache's own kernels say.
   manifest::Fingerprint fp = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs));
   std::vector<std::string> fp_warnings = pack::reconcile(fp, pack::read_triton_targets(dirs));

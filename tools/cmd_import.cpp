@@ -6,10 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "manifest/fingerprint.hpp"
+#include "manifest/json_guard.hpp"
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
-#include "manifest/fingerprint.hpp"
 #include "tools/cli.hpp"
+#include "tools/trust_options.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -26,6 +28,7 @@ struct ImportCmdOptions {
   fs::path output;
   std::vector<std::string> maps;
   std::optional<fs::path> fingerprint;
+  SigningOptions signing;
 };
 
 // The fingerprint file from `ccpack fingerprint --json` on the build machine, checked against the contract
@@ -36,20 +39,22 @@ std::string read_fingerprint(const fs::path& path) {
   std::string text(kMaxFingerprintBytes + 1, '\0');
   text.resize(pread_full(fd.get(), text.data(), text.size(), 0, quoted_path(path)));
   if (text.size() > kMaxFingerprintBytes) throw Error("fingerprint file " + quoted_path(path) + " is larger than 1 MiB");
-  int depth_limit = 64;
-  nlohmann::json j = nlohmann::json::parse(
-      text, [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) { return depth <= depth_limit; }, false);
-  if (!j.is_object()) throw Error("fingerprint file " + quoted_path(path) + " is not a JSON object (from ccpack fingerprint --json)");
-  j.erase("ok");  // the report marker of `ccpack fingerprint --json`
+  std::string what = "fingerprint file " + quoted_path(path);
   try {
+    auto j = manifest::parse_untrusted<nlohmann::json>(text, what);
+    if (!j.is_object()) throw Error(what + " is not a JSON object (from ccpack fingerprint --json)");
+    j.erase("ok");  // the report marker of `ccpack fingerprint --json`
     return manifest::Fingerprint::from_json(j.dump()).to_json();
-  } catch (const IntegrityError& e) {
-    throw Error("fingerprint file " + quoted_path(path) + ": " + e.what());
+  } catch (const IntegrityError& e) {  // a local input, not an archive: exit 1, like any unreadable file
+    std::string why = e.what();
+    throw Error(why.starts_with(what) ? why : what + ": " + why);
   }
 }
 
 int run(ImportCmdOptions& o) {
   Reporter out(o.common);
+  // The key is read first: a missing or exposed key is reported before any import work.
+  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
   pack::ImportOptions io;
   io.foreign = o.foreign;
   for (const std::string& spec : o.maps) io.maps.push_back(pack::parse_map(spec));
@@ -60,6 +65,7 @@ int run(ImportCmdOptions& o) {
   pack::PackOptions po;
   po.jobs = o.common.jobs;
   po.progress = out.progress();
+  po.sign = manifest_signer(key, o.signing);
   if (fingerprint) po.fingerprint_json = *fingerprint;  // else the source's derived one
   pack::PackResult r = pack::create_archive(source, o.output, po);
 
@@ -82,12 +88,14 @@ int run(ImportCmdOptions& o) {
                 {"bytes", bytes},
                 {"components", comps},
                 {"fingerprint", fingerprint ? "given" : "derived"},
+                {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
                 {"skipped", r.skipped}});
     return 0;
   }
   if (!r.skipped.empty()) out.say("skipped " + std::to_string(r.skipped.size()) + " transient entries");
   out.say("imported " + std::to_string(files) + " files (" + mb(bytes) + ") from " + quoted_path(o.foreign) + " (" +
-          source.format() + "; " + from + ") into " + quoted_path(o.output) + " (" + mb(r.archive_size) + ")");
+          source.format() + "; " + from + ") into " + quoted_path(o.output) + " (" + mb(r.archive_size) + ")" +
+          (key ? ", signed with key " + key->key_id() : ", unsigned"));
   if (!fingerprint) out.say("fingerprint derived from the cache's Triton metadata; pass --fingerprint FILE.json from the build machine for a full one");
   return 0;
 }
@@ -105,6 +113,7 @@ void add_import(CLI::App& app, Commands& commands) {
   c->add_option("--fingerprint", o->fingerprint,
                 "Fingerprint of the machine that built the cache (ccpack fingerprint --json there); without it, "
                 "the fingerprint holds the Triton targets found in the cache, marked derived");
+  add_signing_options(c, o->signing, false);
   add_common(c, o->common);
   c->footer("Entries are checked as a restore checks them: an absolute path, '..', a link out of its folder, a device or "
             "a setuid bit refuses the whole archive (exit 4). Folders outside the cache folders need --map (exit 2).");

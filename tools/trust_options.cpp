@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "manifest/signature.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -95,6 +96,14 @@ std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& optio
   if (required) throw UsageError(std::string("no signing key: pass --sign-key FILE or set $") + manifest::kSigningKeyVar);
   if (!options.note.empty()) throw UsageError("--note needs a signing key (--sign-key FILE or $" + std::string(manifest::kSigningKeyVar) + ")");
   return std::nullopt;
+}
+
+std::function<std::string(std::string_view)> manifest_signer(const std::optional<manifest::PrivateKey>& key,
+                                                            const SigningOptions& options) {
+  if (!key) return {};
+  return [&key, &options](std::string_view manifest) {
+    return manifest::encode_signature_block({key->sign_manifest(manifest, options.note)});
+  };
 }
 
 ojson signers_json(const unpack::TrustReport& report) {

@@ -1,5 +1,5 @@
 // Options shared by the commands that check signatures (restore, verify, inspect, sign) and by those that sign
-// (create, sign), with the environment variables that stand in for them in entrypoints and CI.
+// (create, import, sign), with the environment variables that stand in for them in entrypoints and CI.
 //
 // Trusted keys: --trust FILE|DIR (repeatable) and CCPACK_TRUSTED_KEYS (FILE|DIR, colon-separated). When neither
 // names anything, the default folders are read: /etc/ccpack/trusted.d (baked into an image or mounted) and
@@ -12,8 +12,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "manifest/keys.hpp"
@@ -55,6 +57,12 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 
 // The key from --sign-key, else from CCPACK_SIGNING_KEY, else nullopt (with `required`: a usage error).
 [[nodiscard]] std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required);
+
+// The signer of a command that writes a new archive (create, import; pack::PackOptions::sign): the one-signature
+// block of `key` over the manifest's exact bytes, with `options.note`; an empty function (unsigned) without a key.
+// `key` and `options` must outlive the returned function.
+[[nodiscard]] std::function<std::string(std::string_view manifest)> manifest_signer(const std::optional<manifest::PrivateKey>& key,
+                                                                                    const SigningOptions& options);
 
 // Each signer for --json: key_id, algorithm, signed_at, note (when set), status.
 [[nodiscard]] ojson signers_json(const unpack::TrustReport& report);

@@ -1,11 +1,13 @@
 // libcurl behind util/http.hpp's contract; see there for the rules. One easy handle per Client (reset between
 // requests, so connections are reused); redirects are followed here, not by curl, so the Authorization header is
-// decided per hop; retries wrap the whole redirect chain.
+// decided per hop (and a redirect's scheme checked here, since libcurl before 7.85 ignores CURLOPT_PROTOCOLS_STR);
+// retries wrap the whole redirect chain. libcurl is loaded at run time (util/curl_loader.hpp): every call goes
+// through its table, so the first Client or URL helper is where a missing libcurl is reported.
 #include "util/http.hpp"
 
+#include "util/curl_loader.hpp"
 #include "util/escape.hpp"
 
-#include <curl/curl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <memory>
 #include <random>
 #include <thread>
+#include <type_traits>
 
 #include "util/fs.hpp"
 
@@ -22,9 +25,14 @@ namespace {
 
 CURL* handle(void* p) { return static_cast<CURL*>(p); }
 
-struct GlobalInit {
-  GlobalInit() { curl_global_init(CURL_GLOBAL_DEFAULT); }
-};
+// curl_easy_setopt through the loaded table with one argument of a type curl reads: long, curl_off_t or a pointer
+// (an int or bool would be read as a long and misread).
+template <class T>
+CURLcode setopt(CURL* c, CURLoption option, T value) {
+  static_assert(std::is_same_v<T, long> || std::is_same_v<T, curl_off_t> || std::is_pointer_v<T>,
+                "curl options take a long, a curl_off_t or a pointer");
+  return curl().easy_setopt(c, option, value);
+}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -40,9 +48,9 @@ std::string trim(std::string_view s) {
 
 struct CurlSlist {
   curl_slist* list = nullptr;
-  ~CurlSlist() { curl_slist_free_all(list); }
+  ~CurlSlist() { curl().slist_free_all(list); }
   void add(const std::string& line) {
-    curl_slist* next = curl_slist_append(list, line.c_str());
+    curl_slist* next = curl().slist_append(list, line.c_str());
     if (next == nullptr) throw Error("out of memory building HTTP headers");
     list = next;
   }
@@ -218,37 +226,37 @@ size_t on_read(char* buffer, size_t size, size_t count, void* user) {
 
 // Where and how to connect: the URL, allowed protocols, timeouts, TLS verification.
 void set_transport(CURL* c, const std::string& url, const Options& options) {
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, options.plain_http ? "http,https" : "https");
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options.low_speed_limit);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, options.low_speed_time_s);
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!options.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options.ca_file.c_str());
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "ccpack");
+  setopt(c, CURLOPT_URL, url.c_str());
+  setopt(c, CURLOPT_PROTOCOLS_STR, options.plain_http ? "http,https" : "https");
+  setopt(c, CURLOPT_NOSIGNAL, 1L);
+  setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  setopt(c, CURLOPT_CONNECTTIMEOUT, options.connect_timeout_s);
+  setopt(c, CURLOPT_LOW_SPEED_LIMIT, options.low_speed_limit);
+  setopt(c, CURLOPT_LOW_SPEED_TIME, options.low_speed_time_s);
+  setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+  setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!options.ca_file.empty()) setopt(c, CURLOPT_CAINFO, options.ca_file.c_str());
+  setopt(c, CURLOPT_USERAGENT, "ccpack");
 }
 
 // The method, and the request body streamed by on_read (every body is an upload of known size).
 void set_method_and_body(CURL* c, const Request& request, Client::Attempt& a) {
   if (request.method == "HEAD") {
-    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    setopt(c, CURLOPT_NOBODY, 1L);
   } else if (request.body || request.file_body) {
     a.mem_body = request.body ? &*request.body : nullptr;
     a.file_body = request.file_body ? &*request.file_body : nullptr;
     auto size = static_cast<curl_off_t>(request.body ? request.body->size() : request.file_body->total());
-    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, size);
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(c, CURLOPT_READDATA, &a);
-    if (request.method != "PUT") curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    setopt(c, CURLOPT_UPLOAD, 1L);
+    setopt(c, CURLOPT_INFILESIZE_LARGE, size);
+    setopt(c, CURLOPT_READFUNCTION, on_read);
+    setopt(c, CURLOPT_READDATA, &a);
+    if (request.method != "PUT") setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   } else if (request.method == "POST") {
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t{0});
+    setopt(c, CURLOPT_POSTFIELDS, "");
+    setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t{0});
   } else if (request.method != "GET") {
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   }
 }
 
@@ -257,6 +265,27 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   if (a->cancelled == nullptr || !a->cancelled->load()) return 0;
   a->fatal = std::make_exception_ptr(Error("the transfer was cancelled"));
   return 1;
+}
+
+// A URL parsed by curl's URL API (empty when it does not parse), and its parts as owned strings.
+struct ParsedUrl {
+  std::unique_ptr<CURLU, decltype(CurlApi::url_cleanup)> handle{nullptr, nullptr};
+
+  explicit operator bool() const { return handle != nullptr; }
+  [[nodiscard]] std::optional<std::string> part(CURLUPart which, unsigned int flags = 0) const {
+    char* text = nullptr;
+    if (curl().url_get(handle.get(), which, &text, flags) != CURLUE_OK) return std::nullopt;
+    std::string out(text);
+    curl().free(text);
+    return out;
+  }
+};
+
+ParsedUrl parse_url(std::string_view url) {
+  const CurlApi& lib = curl();
+  ParsedUrl u{{lib.url(), lib.url_cleanup}};
+  if (u.handle && lib.url_set(u.handle.get(), CURLUPART_URL, std::string(url).c_str(), 0) != CURLUE_OK) u.handle.reset();
+  return u;
 }
 
 bool is_redirect(long status) { return status == 301 || status == 302 || status == 303 || status == 307 || status == 308; }
@@ -271,18 +300,17 @@ std::string Response::header(std::string_view name) const {
 }
 
 Client::Client(Options options) : options_(std::move(options)) {
-  static GlobalInit init;
-  curl_ = curl_easy_init();
+  curl_ = curl().easy_init();
   if (curl_ == nullptr) throw Error("cannot initialise libcurl");
 }
 
-Client::~Client() { curl_easy_cleanup(handle(curl_)); }
+Client::~Client() { curl().easy_cleanup(handle(curl_)); }
 
 // One HTTP exchange, no redirects, no retries. Fills attempt.response; throws nothing for HTTP statuses.
 Response Client::send_once(const Request& request, const std::string& url, bool with_auth, const Sink& sink,
                            std::size_t max_body, Attempt& a) {
   CURL* c = handle(curl_);
-  curl_easy_reset(c);
+  curl().easy_reset(c);
   a.start(url, sink, max_body);
   // Resume point: bytes already delivered by an earlier attempt are not asked for again.
   std::optional<std::uint64_t> first = request.range_first;
@@ -297,30 +325,30 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
   std::string range;
   if (first) {
     range = std::to_string(*first) + "-" + (request.range_last ? std::to_string(*request.range_last) : "");
-    curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
+    setopt(c, CURLOPT_RANGE, range.c_str());
   }
   set_transport(c, url, options_);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &a);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &w);
+  setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  setopt(c, CURLOPT_HEADERDATA, &a);
+  setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  setopt(c, CURLOPT_WRITEDATA, &w);
   set_method_and_body(c, request, a);
   if (request.cancelled != nullptr) {
     a.cancelled = request.cancelled;
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &a);
+    setopt(c, CURLOPT_NOPROGRESS, 0L);
+    setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    setopt(c, CURLOPT_XFERINFODATA, &a);
   }
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.list);
+  setopt(c, CURLOPT_HTTPHEADER, headers.list);
 
-  CURLcode rc = curl_easy_perform(c);
+  CURLcode rc = curl().easy_perform(c);
   if (a.fatal) std::rethrow_exception(a.fatal);
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && a.finished)) {
-    std::string why = !a.failure.empty() ? a.failure : curl_easy_strerror(rc);
+    std::string why = !a.failure.empty() ? a.failure : curl().easy_strerror(rc);
     throw Error(request.method + " " + display_url(url) + ": " + why);
   }
   long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl().easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   a.response.status = status;
   if (request.method != "HEAD" && status >= 200 && status < 300 && a.want && *a.want > 0 && sink) {
     throw Error(request.method + " " + display_url(url) + ": the body ended " + std::to_string(*a.want) + " bytes early");
@@ -342,6 +370,9 @@ Response Client::send_following(const Request& request, const Sink& sink, std::s
     if (!next) throw Error(request.method + " " + display_url(url) + ": redirect to an invalid Location");
     if (url.starts_with("https:") && next->starts_with("http:") && !options_.plain_http) {
       throw Error(request.method + " " + display_url(url) + ": refusing a redirect from https to plain http");
+    }
+    if (!next->starts_with("https:") && !(options_.plain_http && next->starts_with("http:"))) {
+      throw Error(request.method + " " + display_url(url) + ": refusing a redirect to " + display_url(*next) + " (not http or https)");
     }
     url = *next;
   }
@@ -373,24 +404,18 @@ Response Client::send(const Request& request, const Sink& sink, std::size_t max_
   }
 }
 
+LibcurlVersion libcurl_version() { return {LIBCURL_VERSION, loaded_curl_version()}; }
+
 // --- pure helpers -------------------------------------------------------------------------------------------
 
 std::optional<std::string> origin_of(std::string_view url) {
-  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), curl_url_cleanup);
-  if (!u || curl_url_set(u.get(), CURLUPART_URL, std::string(url).c_str(), 0) != CURLUE_OK) return std::nullopt;
-  char* scheme = nullptr;
-  char* host = nullptr;
-  char* port = nullptr;
-  std::optional<std::string> out;
-  if (curl_url_get(u.get(), CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-      curl_url_get(u.get(), CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-      curl_url_get(u.get(), CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
-    out = lower(scheme) + "://" + lower(host) + ":" + port;
-  }
-  curl_free(scheme);
-  curl_free(host);
-  curl_free(port);
-  return out;
+  ParsedUrl u = parse_url(url);
+  if (!u) return std::nullopt;
+  std::optional<std::string> scheme = u.part(CURLUPART_SCHEME);
+  std::optional<std::string> host = u.part(CURLUPART_HOST);
+  std::optional<std::string> port = u.part(CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  if (!scheme || !host || !port) return std::nullopt;
+  return lower(*scheme) + "://" + lower(*host) + ":" + *port;
 }
 
 std::string display_url(std::string_view url) {
@@ -400,14 +425,9 @@ std::string display_url(std::string_view url) {
 
 std::optional<std::string> resolve_url(std::string_view base, std::string_view location) {
   if (location.empty()) return std::nullopt;
-  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), curl_url_cleanup);
-  if (!u || curl_url_set(u.get(), CURLUPART_URL, std::string(base).c_str(), 0) != CURLUE_OK) return std::nullopt;
-  if (curl_url_set(u.get(), CURLUPART_URL, std::string(location).c_str(), 0) != CURLUE_OK) return std::nullopt;
-  char* out = nullptr;
-  if (curl_url_get(u.get(), CURLUPART_URL, &out, 0) != CURLUE_OK) return std::nullopt;
-  std::string s(out);
-  curl_free(out);
-  return s;
+  ParsedUrl u = parse_url(base);
+  if (!u || curl().url_set(u.handle.get(), CURLUPART_URL, std::string(location).c_str(), 0) != CURLUE_OK) return std::nullopt;
+  return u.part(CURLUPART_URL);
 }
 
 std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
@@ -417,7 +437,7 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
   if (std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
     secs = v.size() > 9 ? kMaxRetryAfter.count() : std::stoll(v);
   } else {
-    time_t when = curl_getdate(v.c_str(), nullptr);
+    time_t when = curl().getdate(v.c_str(), nullptr);
     if (when < 0) return std::nullopt;
     secs = std::max<long long>(0, static_cast<long long>(when - ::time(nullptr)));
   }

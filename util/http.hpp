@@ -1,4 +1,6 @@
 // A small, bounded HTTP client over libcurl, for talking to OCI registries (and nothing else in ccpack needs it).
+// libcurl is loaded at run time (util/curl_loader.hpp): where it is absent, Client's constructor and the URL
+// helpers throw one Error saying so.
 //
 // Why its own layer: a pod's entrypoint must never hang on a stalled registry, never hold a multi-GB blob in
 // memory, and never leak a credential. So every request here
@@ -130,6 +132,14 @@ class Client {
   Options options_;
   void* curl_ = nullptr;  // CURL*, reused between requests for connection reuse
 };
+
+// The libcurl headers ccpack was built with, and the libcurl it loads at run time ("" when none loads; see
+// util/curl_loader.hpp), for --version. Never throws.
+struct LibcurlVersion {
+  std::string built;
+  std::string runs;
+};
+[[nodiscard]] LibcurlVersion libcurl_version();
 
 // --- pure helpers (unit-tested) ----------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@
 # manifest.
 # Usage: import_test.sh PATH/TO/ccpack PATH/TO/tests/data [PATH/TO/ccpack-oracle]
 set -u
-# Imported archives are unsigned (import --sign-key is not there yet); signing_test.sh covers the gate.
+# Most archives imported here are unsigned: the signing section below unsets this for its own checks.
 export CCPACK_ALLOW_UNSIGNED=1
 CCPACK=$(realpath "$1")
 DATA=$(realpath "$2")
@@ -118,6 +118,32 @@ echo '{"gpu": {"arch": "sm_90"}}' >"$T/foreign-fp.json"
 expect 1 "fingerprint file '$T/foreign-fp.json': fingerprint field" -- "$CCPACK" import "$T/s.tar" -o "$T/x.ccpack" --fingerprint "$T/foreign-fp.json"
 echo '[1, 2]' >"$T/bad-fp.json"
 expect 1 "fingerprint file '$T/bad-fp.json' is not a JSON object" -- "$CCPACK" import "$T/s.tar" -o "$T/x.ccpack" --fingerprint "$T/bad-fp.json"
+
+# --- signing: --sign-key or $CCPACK_SIGNING_KEY, through create's code path ---------------------------------
+expect 0 "" -- "$CCPACK" keygen --out "$T/imp.key"
+KEY_ID=$(cat "$T/out")
+[[ "$KEY_ID" =~ ^[0-9a-f]{16}$ ]] && ok || bad "keygen printed '$KEY_ID', not a key id"
+"$CCPACK" keygen -q --out "$T/other.key" >/dev/null
+expect 0 "signed with key $KEY_ID" -- "$CCPACK" import "$T/s.tar" -o "$T/signed.ccpack" --sign-key "$T/imp.key" --note "import 7" \
+  --fingerprint "$T/fp.json"  # this machine's, so that the restore below is not refused for the fingerprint
+unsigned_env=(env -u CCPACK_ALLOW_UNSIGNED)
+expect 0 "OK, 1 frames and [0-9]+ files .*signed by trusted key $KEY_ID" -- "${unsigned_env[@]}" "$CCPACK" verify "$T/signed.ccpack" --trust "$T/imp.key.pub"
+expect 0 "triton: restored" -- "${unsigned_env[@]}" "$CCPACK" restore "$T/signed.ccpack" --trust "$T/imp.key.pub" \
+  --inductor-dir "$T/rs/ind" --triton-dir "$T/rs/tri"
+diff -r --exclude=.ccpack-marker.json --exclude='__grp__*.json' "$SAMPLE/triton_cache" "$T/rs/tri" >/dev/null && ok || bad "restored signed import differs"
+expect 4 "has no signature that verifies with a trusted key \\(.*untrusted key" -- "${unsigned_env[@]}" "$CCPACK" verify "$T/signed.ccpack" --trust "$T/other.key.pub"
+# The same key from the environment: the same signer; --json names it.
+expect 0 "" -- env CCPACK_SIGNING_KEY="$(cat "$T/imp.key")" "$CCPACK" import --json "$T/s.tar" -o "$T/signed-env.ccpack"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["signed_by"] == sys.argv[2]' "$T/out" "$KEY_ID" && ok || bad "import --json signed_by: $(cat "$T/out")"
+expect 0 "signed by trusted key $KEY_ID" -- "${unsigned_env[@]}" "$CCPACK" verify "$T/signed-env.ccpack" --trust "$T/imp.key.pub"
+# Without a key: unsigned, and restore refuses it unless the opt-out is given (exit 4, as the table says).
+expect 0 ", unsigned$" -- "$CCPACK" import "$T/s.tar" -o "$T/unsigned.ccpack" --fingerprint "$T/fp.json"
+expect 4 "is unsigned and unsigned archives are refused" -- "${unsigned_env[@]}" "$CCPACK" restore "$T/unsigned.ccpack" \
+  --trust "$T/imp.key.pub" --inductor-dir "$T/ru/ind" --triton-dir "$T/ru/tri"
+[ ! -e "$T/ru/tri" ] && ok || bad "a refused restore wrote $T/ru/tri"
+expect 0 "warning: --allow-unsigned: accepting" -- "${unsigned_env[@]}" "$CCPACK" restore -q "$T/unsigned.ccpack" --allow-unsigned \
+  --inductor-dir "$T/ru/ind" --triton-dir "$T/ru/tri"
+expect 2 "--note needs a signing key" -- "$CCPACK" import "$T/s.tar" -o "$T/x.ccpack" --note "no key"
 
 # --- hostile archives: exit 4, the entry named and escaped, nothing written ---------------------------------
 hostile dotdot 'add("inductor_cache/../../evil")'

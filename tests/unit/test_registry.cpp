@@ -1,7 +1,14 @@
 // Registry auth pieces (registry/auth.hpp) and the pure HTTP helpers (util/http.hpp): credential files as
 // docker and podman write them, challenge parsing, and the URL rules that keep credentials on their origin.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <string>
+#include <thread>
 
 #include "registry/auth.hpp"
 #include "unit/support.hpp"
@@ -118,4 +125,52 @@ TEST_CASE("retry rules") {
   CHECK(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == std::chrono::seconds(0));  // in the past
   CHECK_FALSE(parse_retry_after(""));
   CHECK_FALSE(parse_retry_after("soon"));
+}
+
+namespace {
+
+// A one-shot HTTP server on 127.0.0.1: answers the first request with `answer`, then closes. Returns its port.
+int serve_once(std::thread& server, const std::string& answer) {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+  REQUIRE(::listen(listener, 1) == 0);
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  server = std::thread([listener, answer] {
+    int c = ::accept(listener, nullptr, nullptr);
+    if (c >= 0) {
+      char buf[4096];
+      (void)::recv(c, buf, sizeof buf, 0);  // the request line and headers fit in one read here
+      (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+      ::close(c);
+    }
+    ::close(listener);
+  });
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace
+
+// libcurl before 7.85 ignores CURLOPT_PROTOCOLS_STR, so the client itself refuses a redirect to another scheme.
+TEST_CASE("a redirect to a scheme other than http(s) is refused by the client") {
+  std::thread server;
+  int port = serve_once(server, "HTTP/1.1 302 Found\r\nLocation: file:///etc/passwd\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  http::Options options;
+  options.plain_http = true;
+  options.max_attempts = 1;
+  http::Client client(options);
+  http::Request r;
+  r.url = "http://127.0.0.1:" + std::to_string(port) + "/v2/";
+  std::string what;
+  try {
+    (void)client.send(r);
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  server.join();
+  CHECK(what == "GET http://127.0.0.1:" + std::to_string(port) + "/v2/: refusing a redirect to file:///etc/passwd (not http or https) (after 1 attempts)");
 }

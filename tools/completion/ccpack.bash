@@ -37,7 +37,7 @@ _ccpack() {
                    --allow-unsigned --python --ignore --on-mismatch --plain-http --ca-file --authfile $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
     inspect) opts="--files --card --trust $common" ;;
-    import) opts="-o --output --map --fingerprint $common" ;;
+    import) opts="-o --output --map --fingerprint --sign-key --note $common" ;;
     keygen) opts="--out $common" ;;
     sign) opts="--sign-key --note --trust --allow-unsigned $common" ;;
     fingerprint) opts="--python --inductor-dir --triton-dir --add $common" ;;
