@@ -123,9 +123,8 @@ void reconcile_gpu(Fingerprint& fp, const std::vector<TritonTarget>& targets, st
     std::string device = value_or(fp, field::gpu_name, "unnamed");
     warnings.push_back("the cache's Triton kernels target " + escaped(archs.front(), 32) + " but this machine's GPU is " +
                        probed + " (" + device + "): the archive records the cache's target, not this machine's GPU");
-    for (std::string_view f : {field::gpu_name, field::gpu_sm_count, field::gpu_count, field::gpu_driver}) {
-      fp.absent(f, "the probed GPU (" + probed + ", " + device + ") is not the one the cache was built for");
-    }
+    const std::string why = "the probed GPU (" + probed + ", " + device + ") is not the one the cache was built for";
+    for (std::string_view f : {field::gpu_name, field::gpu_sm_count, field::gpu_count, field::gpu_driver}) fp.absent(f, why);
   }
   take_from_cache(fp, field::gpu_arch, archs.front());
   take_from_cache(fp, field::gpu_vendor, vendor_of(t.backend));

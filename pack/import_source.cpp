@@ -72,6 +72,7 @@ const char* component_by_name(std::string_view name) {
 class Mapper {
  public:
   Mapper(const std::vector<std::pair<std::string, std::string>>& maps, const fs::path& foreign) : foreign_(foreign) {
+    // NOLINTNEXTLINE(performance-inefficient-string-concatenation): once per --map flag
     for (const auto& [path, component] : maps) add(checked_path(path, 4096), component, "--map " + path + "=" + component);
   }
 
@@ -121,6 +122,7 @@ class Mapper {
     if (!manifest::is_valid_component_name(component)) throw UsageError(why + ": '" + component + "' is not a valid component name");
     for (const Root& r : roots_) {
       if (r.component == component) {
+        // NOLINTNEXTLINE(performance-inefficient-string-concatenation): an error message, built once
         throw UsageError(why + " and " + quoted_name(r.prefix) + " are both " + component + "; choose one with --map PATH=COMPONENT");
       }
       if (prefix.starts_with(r.prefix + "/") || r.prefix.starts_with(prefix + "/") || r.prefix == prefix) {

@@ -112,7 +112,8 @@ void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archiv
       if (errno == ENOENT) continue;  // vanished since readdir: nothing to pack
       throw_errno("cannot stat " + quoted_path(dir / name));
     }
-    std::string archive_path = archive_dir + "/" + name;
+    std::string archive_path = archive_dir + '/';
+    archive_path += name;
     if (const char* why = transient_reason(name, S_ISDIR(st.st_mode), at_root)) {
       out.skipped.push_back(escaped(archive_path) + " (" + why + ")");
       continue;

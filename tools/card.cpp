@@ -95,7 +95,7 @@ std::vector<std::string> disagreements(const Fingerprint& fp) {
                     " kernels were built by triton " + md(t.triton_version) + ".");
     }
   }
-  if (!ts.empty() && (!arch || !arch->value)) out.push_back("The fingerprint records no gpu.arch, so it names no single GPU for these kernels.");
+  if (!ts.empty() && (!arch || !arch->value)) out.emplace_back("The fingerprint records no gpu.arch, so it names no single GPU for these kernels.");
   return out;
 }
 
@@ -124,7 +124,8 @@ void triggers(std::string& out, const CardInput& in) {
     }
     if (effects.empty()) continue;
     std::string recorded = r.field == manifest::kTargetsField ? "the kernels' targets above" : value_of(*in.fingerprint, r.field);
-    out += "- [ ] " + std::string(r.field) + " = " + recorded + " -> " + effects + ". " + md(r.why, 300) + "\n";
+    out.append("- [ ] ").append(r.field).append(" = ").append(recorded).append(" -> ").append(effects);
+    out.append(". ").append(md(r.why, 300)).append("\n");
   }
 }
 

@@ -32,6 +32,7 @@
 #include "util/big_buffer.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
+#include "util/fs.hpp"
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
 #include "util/token_ring.hpp"
@@ -75,12 +76,22 @@ bool needs_final_chmod(const Entry& e) { return (e.mode & 0700) != 0700; }
 // An entry path in a message: quoted and escaped, so a hostile name cannot break the message's one line.
 std::string quoted(const Entry& e) { return "'" + escaped(e.path) + "'"; }
 
-// Creates a file of an entry below a staging root: never through a symlink, never over an existing name.
-UniqueFd create_file(int root, const Entry& e) {
+// Creates a file of an entry below a staging root: never through a symlink, never over an existing name. The
+// process's umask is left alone: where it took bits of the entry's mode (`umask` holds them), fchmod puts them back.
+UniqueFd create_file(int root, const Entry& e, mode_t umask) {
   std::string rel(manifest::relative_of(e.path));
   UniqueFd fd(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
   if (!fd.valid()) throw_errno("cannot create " + quoted(e));
+  if ((e.mode & umask) != 0 && ::fchmod(fd.get(), e.mode) != 0) throw_errno("cannot set the mode of " + quoted(e));
   return fd;
+}
+
+// Creates a folder of an entry with `mode` exactly, whatever the umask.
+void create_folder(int root, const Entry& e, mode_t mode, mode_t umask) {
+  std::string rel(manifest::relative_of(e.path));
+  if (::mkdirat(root, rel.c_str(), mode) != 0) throw_errno("cannot create folder " + quoted(e));
+  // No symlink exists yet in the staging tree (they come last), so fchmodat cannot be led astray.
+  if ((mode & umask) != 0 && ::fchmodat(root, rel.c_str(), mode, 0) != 0) throw_errno("cannot set the mode of " + quoted(e));
 }
 
 std::string entry_name(const Entry& e, std::size_t index) { return "entry " + std::to_string(index) + " " + quoted(e); }
@@ -395,22 +406,21 @@ ExtractStats count_files(const manifest::Manifest& m) {
 // Stages 1b, 2 and 3 of the pipeline (see the top of this file); stage 1 is Decoder::next.
 class Writer {
  public:
-  Writer(const manifest::Manifest& m, const Roots& roots) : m_(m), roots_(roots) {}
+  Writer(const manifest::Manifest& m, const Roots& roots) : m_(m), roots_(roots), umask_(current_umask()) {}
 
   // Stage 1b: the chunk's folders, and its files that span chunks opened before any of their pieces is written.
   Chunk* make_folders(Chunk* c) const {
     for (std::uint32_t index : c->folders) {
       const Entry& e = m_.entries[index];
       int root = roots_.of(e);
-      std::string rel(manifest::relative_of(e.path));
-      if (root < 0 || rel.empty()) continue;
-      if (::mkdirat(root, rel.c_str(), needs_final_chmod(e) ? 0700 : e.mode) != 0) throw_errno("cannot create folder " + quoted(e));
+      if (root < 0 || manifest::relative_of(e.path).empty()) continue;
+      create_folder(root, e, needs_final_chmod(e) ? 0700 : e.mode, umask_);
     }
     for (const Piece& p : c->pieces) {
       if (!p.large || p.file_offset != 0) continue;
       const Entry& e = m_.entries[p.entry];
       int root = roots_.of(e);
-      if (root >= 0) p.large->fd = create_file(root, e);
+      if (root >= 0) p.large->fd = create_file(root, e, umask_);
     }
     return c;
   }
@@ -428,7 +438,7 @@ class Writer {
       check_digest(Sha256::of(data, p.length), e, p.entry);
       int root = roots_.of(e);
       if (root < 0) continue;
-      UniqueFd fd = create_file(root, e);
+      UniqueFd fd = create_file(root, e, umask_);
       write_all(fd.get(), data, p.length, quoted(e));
       ++local_written;
     }
@@ -456,6 +466,7 @@ class Writer {
  private:
   const manifest::Manifest& m_;
   const Roots& roots_;
+  mode_t umask_;  // read once, never changed: modes it would take are restored by fchmod
   std::atomic<std::uint64_t> written_{0};
 };
 
@@ -515,15 +526,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
   Decoder decoder(archive, progress);
   Writer writer(m, roots);
 
-  // umask 0 while restoring, so files and folders get exactly the manifest's modes.
-  mode_t old_mask = ::umask(0);
-  try {
-    run_pipeline(decoder, writer, m, roots, jobs);
-  } catch (...) {
-    ::umask(old_mask);
-    throw;
-  }
-  ::umask(old_mask);
+  run_pipeline(decoder, writer, m, roots, jobs);
   progress.finish();
   stats.written_files = writer.written();
   return stats;

@@ -66,7 +66,7 @@ std::size_t StreamedPayload::read(void* data, std::size_t size, std::uint64_t of
     }
     std::string& front = chunks_.front();
     std::size_t n = std::min(size - got, front.size() - front_used_);
-    std::memcpy(out + got, front.data() + front_used_, n);
+    std::memcpy(out + got, front.data() + front_used_, n);  // NOLINT(bugprone-not-null-terminated-result): bytes, not a C string
     got += n;
     front_used_ += n;
     buffered_ -= n;

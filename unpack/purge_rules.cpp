@@ -29,7 +29,8 @@ std::optional<long> leading_number(std::string_view s) {
 std::optional<std::string> resolve(const std::string& name, const std::vector<std::string>& dirs, const LibrarySearch& s) {
   if (name.find('/') != std::string::npos) return s.exists(name) ? std::optional(name) : std::nullopt;
   for (const std::string& d : dirs) {
-    std::string p = d + (d.ends_with('/') ? "" : "/") + name;
+    std::string p = d.ends_with('/') ? d : d + '/';
+    p += name;
     if (s.exists(p)) return p;
   }
   return std::nullopt;

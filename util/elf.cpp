@@ -49,7 +49,7 @@ struct Reader {
 };
 
 std::optional<std::vector<Segment>> program_headers(const Reader& r, std::string& why) {
-  unsigned char eh[64];
+  unsigned char eh[64] = {};  // zeroed: what a reader callback leaves unwritten never reads as a header
   if (!r.get(0, eh, 4) || std::memcmp(eh, "\x7f" "ELF", 4) != 0) return why = "not an ELF file", std::nullopt;
   if (!r.get(0, eh, sizeof eh)) return why = "shorter than an ELF64 header", std::nullopt;
   if (eh[4] != 2 || eh[5] != 1) return why = "not a little-endian ELF64 file", std::nullopt;
@@ -61,7 +61,7 @@ std::optional<std::vector<Segment>> program_headers(const Reader& r, std::string
   }
   std::vector<Segment> segs;
   for (std::uint16_t i = 0; i < phnum; ++i) {
-    unsigned char ph[56];
+    unsigned char ph[56] = {};
     if (!r.get(phoff + std::uint64_t{i} * phentsize, ph, sizeof ph)) return why = "program header out of the file", std::nullopt;
     segs.push_back({load<std::uint32_t>(ph), load<std::uint64_t>(ph + 8), load<std::uint64_t>(ph + 16), load<std::uint64_t>(ph + 32)});
   }

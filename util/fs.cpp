@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <fstream>
 #include <random>
 #include <system_error>
 
@@ -68,7 +71,30 @@ void remove_tree(const fs::path& path) {
   if (ec) throw Error("cannot remove " + quoted_path(path) + ": " + ec.message());
 }
 
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) != 0) continue;
+    std::size_t at = line.find_first_not_of(" \t", 6);
+    if (at == std::string::npos) break;
+    unsigned mask = 0;
+    const char* last = line.data() + line.size();
+    auto [end, ec] = std::from_chars(line.data() + at, last, mask, 8);
+    if (ec == std::errc{} && end == last && mask <= 0777) return static_cast<mode_t>(mask);
+    break;
+  }
+  return 0777;
+}
+
 std::string quoted_path(const fs::path& path) { return "'" + escaped(path.native()) + "'"; }
+
+namespace {
+int open_file(const char* path, int flags, mode_t mode) { return ::open(path, flags, mode); }
+std::atomic<testing::OpenFn> tmpfile_open{open_file};
+}  // namespace
+
+void testing::set_tmpfile_open(OpenFn open) { tmpfile_open.store(open != nullptr ? open : open_file); }
 
 AtomicFile::AtomicFile(fs::path destination, mode_t mode) : destination_(std::move(destination)), mode_(mode) {
   fs::path dir = destination_.parent_path();
@@ -79,7 +105,7 @@ AtomicFile::AtomicFile(fs::path destination, mode_t mode) : destination_(std::mo
   }
   if (!S_ISDIR(st.st_mode))
     throw Error("cannot create " + quoted_path(destination_) + ": " + quoted_path(dir) + " is not a folder");
-  fd_.reset(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode_));
+  fd_.reset(tmpfile_open.load()(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode_));
   if (fd_.valid()) return;
   if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) throw_errno("cannot create " + quoted_path(destination_));
   std::random_device rd;

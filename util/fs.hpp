@@ -50,6 +50,11 @@ std::size_t pread_full(int fd, void* data, std::size_t size, off_t offset, const
 // Removes a tree without following symlinks; missing is fine. Throws Error on failure.
 void remove_tree(const std::filesystem::path& path);
 
+// The process's file-mode creation mask, read without changing it (the "Umask:" line of /proc/self/status, Linux
+// 4.7+; umask(2) cannot read it without setting it, which is process-wide). 0777 when it cannot be read, so that a
+// caller that puts back the bits the umask took puts back every bit.
+[[nodiscard]] mode_t current_umask();
+
 // Display of a path in messages: quoted with single quotes, its bytes escaped (util/escape.hpp) so that any
 // name, even one holding a newline, stays on the message's one line.
 [[nodiscard]] std::string quoted_path(const std::filesystem::path& path);
@@ -75,5 +80,13 @@ class AtomicFile {
   mode_t mode_;
   bool committed_ = false;
 };
+
+// Test-only seam: the call that opens AtomicFile's unnamed O_TMPFILE inode. Unit tests swap it for one that fails
+// with EOPNOTSUPP or EISDIR, as a filesystem without O_TMPFILE does, so the named-temporary path runs everywhere.
+// Production code never sets it (nothing outside tests/ calls set_tmpfile_open), and no environment variable does.
+namespace testing {
+using OpenFn = int (*)(const char* path, int flags, mode_t mode);
+void set_tmpfile_open(OpenFn open);  // nullptr: ::open again
+}  // namespace testing
 
 }  // namespace ccpack

@@ -30,6 +30,7 @@ int remaining_ms(Clock::time_point deadline) {
 // Spawns argv in a process group of its own with stdout on `out_fd`; returns the pid, or -1 with errno set.
 pid_t spawn(const std::vector<std::string>& argv, int out_fd) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t actions;

@@ -89,6 +89,37 @@ TEST_CASE("round trip restores every byte, mode, folder and link") {
   CHECK(unpack::read_marker_digest(t / "out/ind") == to_hex(a.manifest_digest));
 }
 
+TEST_CASE("restored modes are the archive's exactly, whatever the umask (which restore leaves alone)") {
+  test::ScratchDir t;
+  test::write_file(t / "ind/shared.py", "a", 0666);
+  test::write_file(t / "ind/private.py", "b", 0600);
+  test::write_file(t / "ind/readonly.py", "c", 0444);
+  test::write_file(t / "ind/tool", "#!/bin/sh\n", 0777);
+  test::write_file(t / "ind/open/inside", std::string(5 << 20, 'x'), 0664);  // larger than one chunk: pwritten
+  fs::permissions(t / "ind/open", fs::perms(0777));
+  fs::create_directories(t / "ind/group");
+  fs::permissions(t / "ind/group", fs::perms(0770));
+  fs::permissions(t / "ind", fs::perms(0775));
+  fs::create_directories(t / "tri");
+  (void)pack_into(t / "a.ccpack", t.path());
+  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
+  for (mode_t mask : {mode_t{077}, mode_t{022}, mode_t{0}}) {
+    CAPTURE(mask);
+    fs::remove_all(t / "out");
+    mode_t old = ::umask(mask);
+    try {
+      (void)unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), {});
+    } catch (...) {
+      ::umask(old);
+      throw;
+    }
+    CHECK(::umask(old) == mask);  // restore did not change the process's umask
+    CHECK(test::snapshot(t / "out/ind") == test::snapshot(t / "ind"));
+    CHECK((fs::status(t / "out/ind/shared.py").permissions() & fs::perms::all) == fs::perms(0666));
+    CHECK((fs::status(t / "out/ind").permissions() & fs::perms::all) == fs::perms(0775));
+  }
+}
+
 TEST_CASE("create is deterministic: same input, identical bytes") {
   test::ScratchDir t;
   make_cache(t.path());
