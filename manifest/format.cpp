@@ -78,8 +78,8 @@ struct HeaderReader {
     if (pread_full(fd, h.manifest.data(), manifest_size, kFixedBytes, name) != manifest_size) {
       throw IntegrityError(name + " is truncated inside the manifest");
     }
-    Digest d = Sha256::of(h.manifest);
-    if (std::memcmp(d.data(), fixed + L::manifest_sha256, d.size()) != 0)
+    h.manifest_sha256 = Sha256::of(h.manifest);  // the one hash of the manifest bytes a reader computes
+    if (std::memcmp(h.manifest_sha256.data(), fixed + L::manifest_sha256, h.manifest_sha256.size()) != 0)
       throw IntegrityError(name + ": manifest SHA-256 mismatch (corrupt header)");
   }
 
