@@ -7,7 +7,7 @@
 // not parsed; every other member is parsed through parse_untrusted (bounded depth, no repeated keys) and read
 // by the same code as the full parse (Manifest::from_top_level_tree).
 //
-// What it still refuses: a document that is not one object, a repeated top-level key, nesting deeper than
+// What it still refuses (a structural fault in the words of the full parse, which is run to say it, keeping nothing): a document that is not one object, a repeated top-level key, nesting deeper than
 // kMaxJsonDepth anywhere (also inside the skipped arrays), unbalanced or mismatched brackets, an unterminated
 // string, bytes after the object, more than limits.max_json_values values besides frames and entries, and
 // every field error of the members it reads. What it does not check is the content of frames and entries: the
@@ -28,8 +28,24 @@ namespace {
 
 using json = nlohmann::json;
 
-[[noreturn]] void bad_json(std::size_t at, const std::string& why) {
-  throw IntegrityError("manifest is not valid JSON: " + why + " at byte " + std::to_string(at));
+// What the scan finds wrong with the document's structure; parse_top_level turns it into the full parse's words.
+struct BadStructure {
+  std::string why;
+};
+
+[[noreturn]] void bad_json(std::size_t at, const std::string& why) { throw BadStructure{why + " at byte " + std::to_string(at)}; }
+
+// Refuses `text` as the full parse would (the guard's message, with the JSON path), keeping nothing of the tree;
+// `why` is said only if the guard finds nothing wrong.
+[[noreturn]] void refuse_as_full_parse(std::string_view text, const std::string& why) {
+  JsonFilter<json> keep_nothing = [](int, json::parse_event_t event, json&) {
+    using Event = json::parse_event_t;
+    return !(event == Event::value || event == Event::object_end || event == Event::array_end);
+  };
+  (void)parse_untrusted<json>(text, "manifest", keep_nothing);
+  std::size_t first = text.find_first_not_of(" \t\n\r");
+  if (first == std::string_view::npos || text[first] != '{') throw IntegrityError("manifest field '(root)' is not an object");
+  throw IntegrityError("manifest is not valid JSON: " + why);
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -86,7 +102,7 @@ std::size_t skip_space(std::string_view s, std::size_t i) {
 template <class Member>
 void for_each_member(std::string_view s, const Member& member) {
   std::size_t i = skip_space(s, 0);
-  if (i == s.size() || s[i] != '{') throw IntegrityError("manifest field '(root)' is not an object");
+  if (i == s.size() || s[i] != '{') bad_json(i, "not an object");
   i = skip_space(s, i + 1);
   bool first = true;
   while (i < s.size() && s[i] != '}') {
@@ -117,7 +133,7 @@ Manifest Manifest::parse_top_level(std::string_view text, const Limits& limits) 
   json root = json::object();
   std::unordered_set<std::string> keys;
   std::size_t kept = 0;  // JSON values kept in the tree, as Manifest::parse counts them
-  for_each_member(text, [&](const std::string& key, std::string_view value) {
+  auto member = [&](const std::string& key, std::string_view value) {
     if (!keys.insert(key).second) {
       throw IntegrityError("manifest field '" + escaped(key) + "' is repeated (a JSON key appears twice in one object)");
     }
@@ -135,7 +151,12 @@ Manifest Manifest::parse_top_level(std::string_view text, const Limits& limits) 
     };
     // One level shallower than in the document: the value sits inside the root object.
     root[key] = parse_untrusted<json>(value, "manifest field '" + escaped(key) + "':", count, kMaxJsonDepth - 1);
-  });
+  };
+  try {
+    for_each_member(text, member);
+  } catch (const BadStructure& e) {
+    refuse_as_full_parse(text, e.why);
+  }
   try {
     return from_top_level_tree(root);
   } catch (const json::exception& e) {

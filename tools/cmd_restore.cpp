@@ -233,12 +233,14 @@ int run(RestoreOptions& o) {
                    "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
                        " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
   }
-  warn_differences(out, fit, fit.blocks() && !purging);
   if (purging) {
     ro.fits = fits_for_purge(a, fit);
     ro.purge_for = local;  // purged by the install, inside its locks
   }
   unpack::RestoreReport r = unpack::restore(a, dirs, ro);
+  // After the restore: a manifest that fails validation (read by the restore unless it is a no-op) is refused
+  // with its one error line and no warning before it.
+  warn_differences(out, fit, fit.blocks() && !purging);
   if (o.print_env) print_env(r);
   report(o, out, r, trust, &fit, purging ? &r.purged : nullptr, a.depth);
   return 0;
