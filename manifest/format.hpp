@@ -21,6 +21,8 @@
 #include <filesystem>
 #include <string>
 
+#include "util/sha256.hpp"
+
 namespace ccpack::manifest {
 
 inline constexpr std::uint32_t kSkippableMagic = 0x184D2A5E;
@@ -54,6 +56,9 @@ struct ArchiveHeader {
   std::uint32_t version = kFormatVersion;
   std::uint64_t payload_size = 0;
   std::string manifest;  // exact bytes, as signed
+  // SHA-256 of `manifest`: the archive's identity (restore markers), what signatures sign and what the header
+  // records. read_header computes it once, checks it against the recorded one, and every reader reuses it.
+  Digest manifest_sha256{};
   std::string signatures = "[]";
   std::uint64_t header_size = 0;  // bytes of the whole header frame (= payload offset in the file)
 };

@@ -198,6 +198,9 @@ Entry parse_entry(const json& o, std::size_t i) {
   return e;
 }
 
+using ComponentNames = std::unordered_set<std::string_view>;
+ComponentNames validate_components(const std::vector<Component>& components);
+
 }  // namespace
 
 std::string_view to_string(ComponentKind kind) {
@@ -318,8 +321,7 @@ Manifest Manifest::parse(std::string_view text, const Limits& limits) {
   }
 }
 
-Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, std::vector<Entry> entries,
-                                  const Limits& limits) {
+Manifest Manifest::from_top_level_tree(const nlohmann::json& root) {
   Manifest m;
   const json& version = need(root, "format", "manifest");
   if (!version.is_number_integer()) bad("format", "is not an integer");
@@ -350,7 +352,13 @@ Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Frame>
     c.bytes = get_u64(comps[i], "bytes", where);
     m.components.push_back(std::move(c));
   }
+  (void)validate_components(m.components);
+  return m;
+}
 
+Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, std::vector<Entry> entries,
+                                  const Limits& limits) {
+  Manifest m = from_top_level_tree(root);
   // parse() has taken the frame and entry objects out of the tree as they were parsed; anything left is not one.
   const json& frame_list = need(root, "frames", "manifest");
   if (!frame_list.is_array() || !frame_list.empty()) bad("frames", "is not an array of objects");
@@ -363,8 +371,6 @@ Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Frame>
 }
 
 namespace {
-
-using ComponentNames = std::unordered_set<std::string_view>;
 
 // Components: valid, unique names whose kind matches (inductor and triton are built in, every other is extra).
 // Returns the names, which every entry path must start with.

@@ -96,6 +96,12 @@ struct Manifest {
   // The rest of parse(): `root` is the document without its frames and entries, which parse() streamed out.
   [[nodiscard]] static Manifest from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, std::vector<Entry> entries,
                                                const Limits& limits);
+  // Stage 1 of reading an archive (unpack/archive.hpp): the top-level fields only (format, created_by,
+  // compression, fingerprint, components, tar_size), checked; frames and entries stay empty and are neither
+  // parsed nor validated (manifest/top_level.cpp skips them). Throws IntegrityError naming the field.
+  [[nodiscard]] static Manifest parse_top_level(std::string_view json, const Limits& limits = {});
+  // The top-level fields of a document tree (what from_json_tree reads besides frames and entries), components checked.
+  [[nodiscard]] static Manifest from_top_level_tree(const nlohmann::json& root);
 };
 
 // The component of an entry path ("triton/ABC/x.json" -> "triton") and the rest ("ABC/x.json").

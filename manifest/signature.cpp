@@ -160,8 +160,9 @@ std::string encode_signature_block(const std::vector<Signature>& signatures) {
   return list.dump();
 }
 
-std::string signed_message(std::string_view manifest, const Signature& s) {
-  Digest d = Sha256::of(manifest);
+std::string signed_message(std::string_view manifest, const Signature& s) { return signed_message(Sha256::of(manifest), s); }
+
+std::string signed_message(const Digest& d, const Signature& s) {
   std::string m(kSignatureDomain);
   m.push_back('\0');
   m.append(reinterpret_cast<const char*>(d.data()), d.size());

@@ -28,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/sha256.hpp"
+
 namespace ccpack::manifest {
 
 inline constexpr int kSignatureBlockVersion = 1;
@@ -52,7 +54,9 @@ struct Signature {
 // The canonical bytes of `signatures` ("[]" when empty); parse_signature_block gives them back unchanged.
 [[nodiscard]] std::string encode_signature_block(const std::vector<Signature>& signatures);
 
-// The bytes the Ed25519 signature of `s` covers, for a header whose manifest is `manifest`.
+// The bytes the Ed25519 signature of `s` covers, for a header whose manifest hashes to `manifest_sha256`
+// (ArchiveHeader::manifest_sha256: a reader never hashes the manifest again), or whose manifest is `manifest`.
+[[nodiscard]] std::string signed_message(const Digest& manifest_sha256, const Signature& s);
 [[nodiscard]] std::string signed_message(std::string_view manifest, const Signature& s);
 
 // What is wrong with a note (too long, a control character, not UTF-8), or nullopt when it is fine.

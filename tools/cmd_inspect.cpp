@@ -70,7 +70,7 @@ int run(const InspectOptions& o) {
   std::uint64_t archive_bytes = a.header.header_size + a.header.payload_size;
   if (o.card) {
     manifest::Fingerprint fp = archive_fingerprint(a);
-    std::string card = model_card({o.archive.filename().string(), to_hex(a.manifest_digest), archive_bytes, &m, &fp});
+    std::string card = model_card({o.archive.filename().string(), to_hex(a.manifest_digest()), archive_bytes, &m, &fp});
     if (out.json()) {
       out.report({{"archive", o.archive.string()}, {"card", card}});
     } else {
@@ -84,7 +84,7 @@ int run(const InspectOptions& o) {
     out.report({{"archive", o.archive.string()},
                 {"archive_bytes", archive_bytes},
                 {"format_version", a.header.version},
-                {"manifest_sha256", to_hex(a.manifest_digest)},
+                {"manifest_sha256", to_hex(a.manifest_digest())},
                 {"trusted", trust.trusted()},
                 {"signatures", signers_json(trust)},
                 {"manifest", j}});
@@ -98,7 +98,7 @@ int run(const InspectOptions& o) {
   }
   std::printf("archive      %s\n", o.archive.string().c_str());
   std::printf("format       ccpack v%u, created by %s\n", a.header.version, m.created_by.c_str());
-  std::printf("manifest     sha256:%s\n", to_hex(a.manifest_digest).c_str());
+  std::printf("manifest     sha256:%s\n", to_hex(a.manifest_digest()).c_str());
   std::printf("compression  zstd level %d, window 2^%d, %zu frame(s)\n", m.compression.level, m.compression.window_log,
               m.frames.size());
   std::printf("size         %s packed, %s of files (%zu files), ratio %.1fx\n", mb(archive_bytes).c_str(), mb(bytes).c_str(),

@@ -122,7 +122,7 @@ int run(const PushOptions& o) {
   m.config = {std::string(oci::kEmptyConfigType), std::string(oci::kEmptyConfigDigest), oci::kEmptyConfigData.size(), {}, {}};
   m.layers.push_back({std::string(oci::kLayerMediaType), layer_digest, size, {},
                       {{std::string(oci::kAnnotationTitle), o.archive.filename().string()}}});
-  m.annotations = oci::archive_annotations(sel, a.manifest_digest, a.header.header_size, "");
+  m.annotations = oci::archive_annotations(sel, a.manifest_digest(), a.header.header_size, "");
   std::string body = oci::to_json(m);
   std::string manifest_digest = oci::digest_of(body);
   std::size_t replaced = 0;

@@ -143,7 +143,8 @@ void warn_differences(const Reporter& out, const manifest::Comparison& c, bool f
 
 // The report of a restore: --json, or one line per component (and what a relocation costs).
 void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreReport& r, const unpack::TrustReport& trust,
-            const manifest::Comparison* fit, const unpack::PurgeReport* purged = nullptr) {
+            const manifest::Comparison* fit, const unpack::PurgeReport* purged = nullptr,
+            unpack::ManifestDepth depth = unpack::ManifestDepth::full) {
   if (out.json()) {
     ojson comps = ojson::array();
     for (const auto& c : r.components) {
@@ -163,7 +164,9 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
                 {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
                 {"components", comps},
                 {"fingerprint", fit ? comparison_json(*fit) : ojson(nullptr)},
-                {"purge", purged ? purge_json(*purged) : ojson(nullptr)}});
+                {"purge", purged ? purge_json(*purged) : ojson(nullptr)},
+                // "top-level": the entries were not parsed (a no-op: every folder held this archive already)
+                {"manifest", depth == unpack::ManifestDepth::full ? "full" : "top-level"}});
     return;
   }
   for (const auto& c : r.components) {
@@ -215,7 +218,7 @@ int run(RestoreOptions& o) {
   if (!o.at_build_paths) probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
   // The signature is checked before the manifest is parsed, and before any target folder is touched.
   unpack::TrustReport trust;
-  unpack::Archive a = open_trusted(o.archive, o.trust, out, trust);
+  unpack::Archive a = open_trusted(o.archive, o.trust, out, trust, unpack::ManifestDepth::top_level);
   if (o.at_build_paths) {
     dirs = manifest::build_dirs(a.manifest);
     require_writable(dirs);
@@ -224,19 +227,22 @@ int run(RestoreOptions& o) {
   manifest::Comparison fit = compare_for_restore(o, a, dirs, local);
   const bool purging = policy == manifest::OnMismatch::purge;
   if (fit.blocks() && (policy == manifest::OnMismatch::refuse || (purging && fit.worst() == manifest::Verdict::refuse))) {
+    a.load_full();  // a manifest that fails validation is refused as such (exit 4) before any fingerprint verdict
     if (!out.json()) std::fputs(fit.to_table(true).c_str(), stderr);
     return refused(out, {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}},
                    "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
                        " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
   }
-  warn_differences(out, fit, fit.blocks() && !purging);
   if (purging) {
     ro.fits = fits_for_purge(a, fit);
     ro.purge_for = local;  // purged by the install, inside its locks
   }
   unpack::RestoreReport r = unpack::restore(a, dirs, ro);
+  // After the restore: a manifest that fails validation (read by the restore unless it is a no-op) is refused
+  // with its one error line and no warning before it.
+  warn_differences(out, fit, fit.blocks() && !purging);
   if (o.print_env) print_env(r);
-  report(o, out, r, trust, &fit, purging ? &r.purged : nullptr);
+  report(o, out, r, trust, &fit, purging ? &r.purged : nullptr, a.depth);
   return 0;
 }
 

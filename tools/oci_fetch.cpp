@@ -111,7 +111,7 @@ RemoteHeader fetch_header(registry::Session& s, const RemoteArchive& r, const oc
   }
   if (m.payload_size() != out.header.payload_size) throw IntegrityError(r.what + ": manifest frames and header disagree on the payload size");
   auto sha = r.manifest.annotations.find(std::string(oci::kAnnotationManifestSha256));
-  if (sha != r.manifest.annotations.end() && sha->second != to_hex(Sha256::of(out.header.manifest))) {
+  if (sha != r.manifest.annotations.end() && sha->second != to_hex(out.header.manifest_sha256)) {
     throw IntegrityError(r.what + ": the archive's manifest does not match annotation " + std::string(oci::kAnnotationManifestSha256));
   }
   out.signature = check_archive_signature(out.header, r.what);

@@ -84,8 +84,9 @@ unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Report
   };
 }
 
-unpack::Archive open_trusted(const fs::path& path, const TrustOptions& options, const Reporter& out, unpack::TrustReport& report) {
-  return unpack::Archive::open(path, trust_gate(options, out, report));
+unpack::Archive open_trusted(const fs::path& path, const TrustOptions& options, const Reporter& out, unpack::TrustReport& report,
+                             unpack::ManifestDepth depth) {
+  return unpack::Archive::open(path, trust_gate(options, out, report), depth);
 }
 
 std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required) {

@@ -3,13 +3,15 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "util/error.hpp"
 
 namespace ccpack::unpack {
 namespace {
 
-// Parses the signature block, runs the gate (the trust check), then parses and checks the manifest against the
-// header; sets a.signatures, a.manifest and a.manifest_digest. The gate runs before the manifest parser.
+// Stage 1: parses the signature block, runs the gate (the trust check), then reads the manifest's top-level
+// fields; sets a.signatures and a.manifest. The gate runs before the manifest parser.
 void check_header(Archive& a, const Archive::HeaderGate& gate) {
   const std::filesystem::path& path = a.path;
   try {
@@ -19,23 +21,47 @@ void check_header(Archive& a, const Archive::HeaderGate& gate) {
   }
   if (gate) gate(path, a.header, a.signatures);
   try {
-    a.manifest = manifest::Manifest::parse(a.header.manifest);
+    a.manifest = manifest::Manifest::parse_top_level(a.header.manifest);
   } catch (const IntegrityError& e) {
     throw IntegrityError(quoted_path(path) + ": " + e.what());
   }
-  if (a.manifest.payload_size() != a.header.payload_size) {
-    throw IntegrityError(quoted_path(path) + ": manifest frames cover " + std::to_string(a.manifest.payload_size()) +
-                         " payload bytes, header says " + std::to_string(a.header.payload_size));
-  }
+  a.depth = ManifestDepth::top_level;
   if (a.manifest.compression.codec != "zstd" || a.manifest.compression.window_log > manifest::kMaxWindowLog) {
     throw IntegrityError(quoted_path(path) + ": manifest field 'compression' names an unsupported codec or window");
   }
-  a.manifest_digest = Sha256::of(a.header.manifest);
+}
+
+bool same_top_level(const manifest::Manifest& a, const manifest::Manifest& b) {
+  auto same_component = [](const manifest::Component& x, const manifest::Component& y) {
+    return x.name == y.name && x.kind == y.kind && x.source == y.source && x.files == y.files && x.bytes == y.bytes;
+  };
+  return a.version == b.version && a.created_by == b.created_by && a.compression.codec == b.compression.codec &&
+         a.compression.level == b.compression.level && a.compression.window_log == b.compression.window_log &&
+         a.fingerprint_json == b.fingerprint_json && a.tar_size == b.tar_size &&
+         std::equal(a.components.begin(), a.components.end(), b.components.begin(), b.components.end(), same_component);
 }
 
 }  // namespace
 
-Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate) {
+void Archive::load_full() {
+  if (depth == ManifestDepth::full) return;
+  manifest::Manifest full;
+  try {
+    full = manifest::Manifest::parse(header.manifest);
+  } catch (const IntegrityError& e) {
+    throw IntegrityError(quoted_path(path) + ": " + e.what());
+  }
+  // The two readers must agree on what restore planned with; a difference would be a bug in the stage-1 scan.
+  if (!same_top_level(full, manifest)) throw IntegrityError(quoted_path(path) + ": manifest top-level fields read differently by the two stages");
+  if (full.payload_size() != header.payload_size) {
+    throw IntegrityError(quoted_path(path) + ": manifest frames cover " + std::to_string(full.payload_size()) +
+                         " payload bytes, header says " + std::to_string(header.payload_size));
+  }
+  manifest = std::move(full);
+  depth = ManifestDepth::full;
+}
+
+Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate, ManifestDepth depth) {
   Archive a;
   a.path = path;
   a.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -45,6 +71,7 @@ Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate)
     throw Error("archive " + quoted_path(path) + " is not a regular file");
   a.header = manifest::read_header(a.fd.get(), path);
   check_header(a, gate);
+  if (depth == ManifestDepth::full) a.load_full();
   return a;
 }
 
@@ -55,6 +82,7 @@ Archive Archive::from_header(const std::string& name, manifest::ArchiveHeader he
   a.header = std::move(header);
   a.payload = std::move(payload);
   check_header(a, gate);
+  a.load_full();
   return a;
 }
 

@@ -1,5 +1,12 @@
 // An opened .ccpack archive: the file, its header and its parsed, validated manifest. Nothing of the payload is
 // read here, so every command can refuse a bad or mismatched archive before decompressing anything.
+//
+// The manifest is read in two stages. Stage 1 (always): the header's bounds and the manifest's SHA-256
+// (manifest/format.hpp, hashed once), the signature block and the gate (the trust check: signatures cover the
+// exact manifest bytes), then the manifest's top-level fields (Manifest::parse_top_level: components,
+// fingerprint, compression; frames and entries stepped over). Stage 2 (load_full): the full parse and validation
+// of every frame and entry, which anything that reads the payload needs. open() does both unless asked for
+// ManifestDepth::top_level; restore asks for that and runs stage 2 only when it writes (unpack/installer.cpp).
 #pragma once
 
 #include <filesystem>
@@ -17,13 +24,18 @@
 
 namespace ccpack::unpack {
 
+enum class ManifestDepth {
+  top_level,  // stage 1: manifest.frames and manifest.entries are empty, not yet validated
+  full,       // stage 2 done: the whole manifest parsed and validated
+};
+
 struct Archive {
   std::filesystem::path path;
   UniqueFd fd;
   manifest::ArchiveHeader header;
-  manifest::Manifest manifest;
+  manifest::Manifest manifest;  // at ManifestDepth::top_level, without frames and entries (see depth)
+  ManifestDepth depth = ManifestDepth::full;
   std::vector<manifest::Signature> signatures;  // the header's signature block, parsed (not yet verified)
-  Digest manifest_digest{};  // SHA-256 of the exact manifest bytes: the archive's identity
   // Where payload bytes come from instead of `fd` (a stream for `restore oci://`); null: the file.
   std::shared_ptr<PayloadSource> payload;
 
@@ -33,12 +45,20 @@ struct Archive {
                                         const std::vector<manifest::Signature>& signatures)>;
 
   // Throws Error (missing, unreadable) or IntegrityError (anything wrong inside), or what `gate` throws.
-  [[nodiscard]] static Archive open(const std::filesystem::path& path, const HeaderGate& gate = {});
+  [[nodiscard]] static Archive open(const std::filesystem::path& path, const HeaderGate& gate = {},
+                                    ManifestDepth depth = ManifestDepth::full);
   // An archive known by its header alone (fetched from a registry); `name` stands for the path in messages.
   // Parses the signature block, runs `gate`, then parses and checks the manifest as `open` does; the payload
   // comes from `payload`.
   [[nodiscard]] static Archive from_header(const std::string& name, manifest::ArchiveHeader header,
                                            std::shared_ptr<PayloadSource> payload, const HeaderGate& gate = {});
+
+  // Stage 2: parses and validates the whole manifest (frames, entries, the payload size they cover) and checks
+  // that its top-level fields are those stage 1 read; nothing when already done. Throws IntegrityError.
+  void load_full();
+
+  // SHA-256 of the exact manifest bytes: the archive's identity (restore markers). Its one owner is the header.
+  [[nodiscard]] const Digest& manifest_digest() const { return header.manifest_sha256; }
 
   // Reads payload bytes at archive offset `offset` (from `payload`, else the file); short only at the end.
   std::size_t read_payload(void* data, std::size_t size, std::uint64_t offset) const;

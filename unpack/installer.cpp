@@ -60,7 +60,7 @@ void remove_debris(const fs::path& parent, const std::string& base) {
 
 void write_marker(int dir_fd, const Archive& a, const std::string& component) {
   manifest::Marker marker;
-  marker.archive_manifest_sha256 = to_hex(a.manifest_digest);
+  marker.archive_manifest_sha256 = to_hex(a.manifest_digest());
   marker.component = component;
   marker.restored_by = std::string("ccpack ") + kVersion;
   marker.fingerprint_json = a.manifest.fingerprint_json;
@@ -220,6 +220,19 @@ void purge_planned(const manifest::Manifest& m, const RestorePlan& plan, const s
   report.purged = purge_locked(stale, *options.purge_for, PurgeOptions{});
 }
 
+// Stage 2 of reading the archive (archive.hpp: the full parse and validation of every frame and entry), unless
+// the plan writes and purges nothing because every component is `already` or `skip`. Skipping it then is safe:
+// an `already` folder's marker names the SHA-256 of these exact manifest bytes, which this run has hashed and
+// whose signature the trust gate has checked, and a marker is written only by a restore that parsed and
+// validated those same bytes in full before extracting them. Validating them again would repeat a verdict
+// already reached, at a cost that grows with the file count. Anything else (a restore, a purge, a refusal)
+// reads the whole manifest first, so what is written, and which error wins, is as it always was.
+void load_unless_noop(Archive& archive, const RestorePlan& plan) {
+  bool noop = std::all_of(plan.components.begin(), plan.components.end(),
+                          [](const PlannedComponent& p) { return p.action == Action::already || p.action == Action::skip; });
+  if (!noop) archive.load_full();
+}
+
 }  // namespace
 
 bool RestoreReport::noop() const {
@@ -231,7 +244,7 @@ std::string read_marker_digest(const fs::path& dir) {
   return marker ? marker->archive_manifest_sha256 : std::string();
 }
 
-RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs, const RestoreOptions& options) {
+RestoreReport restore(Archive& archive, const std::vector<manifest::CacheDir>& dirs, const RestoreOptions& options) {
   const manifest::Manifest& m = archive.manifest;
   RestoreReport report;
   std::vector<Slot> slots = resolve_targets(m, dirs, report);
@@ -241,11 +254,12 @@ RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheD
     remove_debris(s.parent, s.base);
     require_folder_or_absent(s.target);  // before any work, so nothing is swapped in and then undone
   }
-  RestorePlan plan = plan_restore(m, to_hex(archive.manifest_digest), read_facts(m, slots, options));
+  RestorePlan plan = plan_restore(m, to_hex(archive.manifest_digest()), read_facts(m, slots, options));
   for (const PlannedComponent& p : plan.components) {
     report.components[p.component].action = p.action;
     report.components[p.component].reason = p.reason;
   }
+  load_unless_noop(archive, plan);
   if (plan.refused()) return report;  // all or nothing: no component written, no folder purged
   if (plan.writes()) install(archive, slots, plan, options, report);
   purge_planned(m, plan, dirs, options, report);  // still under the locks: no other restore or purge runs here

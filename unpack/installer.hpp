@@ -61,8 +61,10 @@ struct RestoreReport {
 // serialise on a lock of each parent folder (folder_lock.hpp); the later restores find the marker and do nothing.
 // When a component is refused nothing is written or purged; otherwise the components planned `purge` are purged
 // after the swap, still under the locks. Every run that takes the lock
-// removes staging debris left by a killed run. Throws IntegrityError / Error; on error no target has changed.
-[[nodiscard]] RestoreReport restore(const Archive& archive, const std::vector<manifest::CacheDir>& dirs,
+// removes staging debris left by a killed run. `archive` may be open at ManifestDepth::top_level: the full
+// manifest is loaded (Archive::load_full) unless every component is already restored or skipped, so a no-op
+// restore costs the same at a million files as at ten. Throws IntegrityError / Error; on error no target has changed.
+[[nodiscard]] RestoreReport restore(Archive& archive, const std::vector<manifest::CacheDir>& dirs,
                                     const RestoreOptions& options);
 
 // The manifest digest a restored folder carries in its marker, or empty.

@@ -42,7 +42,7 @@ TrustReport assess_signatures(const manifest::ArchiveHeader& header, const std::
   for (const manifest::Signature& s : signatures) {
     SignerStatus status{s, SignerStatus::State::untrusted_key};
     if (const manifest::PublicKey* key = trust.find(s.key_id)) {
-      bool ok = key->verify(manifest::signed_message(header.manifest, s), s.signature);
+      bool ok = key->verify(manifest::signed_message(header.manifest_sha256, s), s.signature);
       status.state = ok ? SignerStatus::State::verified : SignerStatus::State::bad_signature;
       if (ok && r.verified_by.empty()) r.verified_by = s.key_id;
     }

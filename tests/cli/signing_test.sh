@@ -62,6 +62,13 @@ expect 0 "OK, 1 frames and 107 files .*signed by trusted key $CI_ID" -- "$CCPACK
 expect 0 "triton: restored" -- "$CCPACK" restore "$A" --trust ci.key.pub --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
 check 'diff -r --exclude=.ccpack-marker.json --exclude="__grp__*.json" "$SAMPLE/triton_cache" "$T/r/tri" >/dev/null' "restored tree differs"
 expect 0 "already restored" -- "$CCPACK" restore "$A" --trust ci.key.pub --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
+# The no-op reads the manifest's top level only (issue 14): restore --json says which stage it reached.
+manifest_read() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["manifest"], j["noop"])' "$T/out"; }
+expect 0 "" -- "$CCPACK" restore --json "$A" --trust ci.key.pub --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
+check '[ "$(manifest_read)" = "full False" ]' "first restore: manifest read $(manifest_read), expected full False"
+expect 0 "" -- "$CCPACK" restore --json "$A" --trust ci.key.pub --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
+check '[ "$(manifest_read)" = "top-level True" ]' "no-op restore: manifest read $(manifest_read), expected top-level True"
+NOOP_MARKER=$(cat "$T/n/tri/.ccpack-marker.json")
 expect 0 "" -- "$CCPACK" inspect "$A" --trust ci.key.pub
 check 'grep -Eq "^  $CI_ID  signed 20[0-9-]+T[0-9:]+Z  verified +note: pipeline 42, commit 1a2b3c$" "$T/out"' "inspect signer line: $(cat "$T/out")"
 expect 0 "" -- "$CCPACK" inspect "$A"
@@ -105,6 +112,20 @@ refused "no signature that verifies with a trusted key \(signed by $CI_ID \(untr
 # One byte of the manifest (the header's SHA-256 fixed up, so only the signature can catch it).
 $SURGERY manifest-byte "$A" "$T/m.ccpack" '"source":"/'
 refused "signed by $CI_ID \(bad signature\)" "$T/m.ccpack" --trust ci.key.pub
+# ... also where every folder holds the untampered archive (the no-op path): the signature is checked first.
+expect 4 "signed by $CI_ID \(bad signature\)" -- "$CCPACK" restore "$T/m.ccpack" --trust ci.key.pub \
+  --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
+check '[ "$(cat "$T/n/tri/.ccpack-marker.json")" = "$NOOP_MARKER" ] && ! ls -a "$T/n" | grep -q staging' "refused no-op changed the target"
+# ... and a changed manifest byte with the header's SHA-256 left as it was: refused before any parse.
+python3 -c '
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+at = b.index(b"\"source\":\"/") + len("\"source\":\"/")
+b[at] ^= 1
+open(sys.argv[2], "wb").write(b)' "$A" "$T/h.ccpack"
+expect 4 "manifest SHA-256 mismatch \(corrupt header\)" -- "$CCPACK" restore "$T/h.ccpack" --trust ci.key.pub \
+  --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
+check '[ "$(cat "$T/n/tri/.ccpack-marker.json")" = "$NOOP_MARKER" ]' "refused corrupt header changed the target"
 # ... and the signature is checked before the manifest is parsed: a manifest that is not even JSON any more.
 $SURGERY manifest-byte "$A" "$T/m2.ccpack" '{'
 refused "signed by $CI_ID \(bad signature\)" "$T/m2.ccpack" --trust ci.key.pub

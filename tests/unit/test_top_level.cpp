@@ -1,0 +1,125 @@
+// Stage 1 of reading a manifest (Manifest::parse_top_level) and the no-op restore it makes cheap: it reads what
+// the full parse reads outside frames and entries, still refuses what the guard refuses, never looks inside the
+// entries, and restore runs the full parse exactly when it writes.
+#include <catch2/catch.hpp>
+
+#include "manifest/manifest.hpp"
+#include "pack/packer.hpp"
+#include "unit/support.hpp"
+#include "unpack/archive.hpp"
+#include "unpack/installer.hpp"
+#include "util/error.hpp"
+
+using namespace ccpack;
+using namespace ccpack::manifest;
+namespace fs = std::filesystem;
+
+namespace {
+
+Manifest sample() {
+  Manifest m;
+  m.created_by = "ccpack test";
+  m.compression = {"zstd", 1, 27};
+  m.fingerprint_json = R"({"torch":{"version":"2.9.0"},"gpu":{"arch":"sm_90"}})";
+  m.components = {{"inductor", ComponentKind::inductor, "/tmp/ind", 1, 5}, {"triton", ComponentKind::triton, "/tmp/tri", 0, 0}};
+  m.entries = {{"inductor", EntryType::dir, 0755, 0, {}, {}, 0},
+               {"inductor/a \"q\" \\ ].py", EntryType::file, 0644, 5, Sha256::of("hello"), {}, 0},
+               {"triton", EntryType::dir, 0700, 0, {}, {}, 0}};
+  m.frames = {{0, 100, 4096, Sha256::of("frame"), 0, 3}};
+  m.tar_size = 4096;
+  return m;
+}
+
+// `text` with the first `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+std::vector<CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) {
+  return {{"inductor", ComponentKind::inductor, inductor, "test"}, {"triton", ComponentKind::triton, triton, "test"}};
+}
+
+}  // namespace
+
+TEST_CASE("the top-level parse reads what the full parse reads, and leaves frames and entries out") {
+  std::string json = sample().to_json();
+  Manifest full = Manifest::parse(json);
+  Manifest top = Manifest::parse_top_level(json);
+  CHECK(top.created_by == full.created_by);
+  CHECK(top.fingerprint_json == full.fingerprint_json);
+  CHECK(top.compression.window_log == 27);
+  CHECK(top.tar_size == 4096);
+  REQUIRE(top.components.size() == 2);
+  CHECK(top.components[1].name == "triton");
+  CHECK(top.components[0].source == "/tmp/ind");
+  CHECK(top.entries.empty());
+  CHECK(top.frames.empty());
+  // An escaped key is the key it decodes to, as for the full parse.
+  CHECK(Manifest::parse_top_level(replaced(json, "\"tar_size\"", "\"tar\\u005fsize\"")).tar_size == 4096);
+}
+
+TEST_CASE("the top-level parse does not parse or validate the entries") {
+  std::string json = replaced(sample().to_json(), "\"path\":\"inductor\"", "\"path\":\"/etc/passwd\"");
+  CHECK_THROWS_WITH(Manifest::parse(json), Catch::Contains("entries[0].path' is an absolute path"));
+  CHECK(Manifest::parse_top_level(json).components.size() == 2);
+}
+
+TEST_CASE("the top-level parse refuses repeats, deep nesting and broken structure, also inside skipped arrays") {
+  std::string json = sample().to_json();
+  std::string body = json.substr(0, json.size() - 1);  // without the final '}'
+  CHECK_THROWS_WITH(Manifest::parse_top_level(body + ",\"tar_size\":1}"),
+                    "manifest field 'tar_size' is repeated (a JSON key appears twice in one object)");
+  CHECK_THROWS_WITH(Manifest::parse_top_level(body + ",\"tar\\u005fsize\":1}"), Catch::Contains("field 'tar_size' is repeated"));
+  CHECK_THROWS_WITH(Manifest::parse_top_level(body + ",\"entries\":[]}"), Catch::Contains("field 'entries' is repeated"));
+  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "{\"version\"", "{\"version\":1,\"version\"")),
+                    Catch::Contains("'torch.version' is repeated"));
+  std::string deep = std::string(70, '[') + std::string(70, ']');
+  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "\"entries\":[", "\"entries\":[" + deep + ",")),
+                    Catch::Contains("manifest field 'entries[0][0]") && Catch::Contains("' nests deeper than 64 levels"));
+  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "\"entries\":[", "\"entries\":[}")),
+                    Catch::Contains("manifest is not valid JSON: [json.exception.parse_error.101]"));
+  CHECK_THROWS_WITH(Manifest::parse_top_level(json.substr(0, json.find(".py"))), Catch::Contains("manifest is not valid JSON"));
+  CHECK_THROWS_WITH(Manifest::parse_top_level(json + "x"), Catch::Contains("manifest is not valid JSON"));
+  CHECK_THROWS_WITH(Manifest::parse_top_level("[]"), "manifest field '(root)' is not an object");
+  CHECK_THROWS_WITH(Manifest::parse_top_level("#" + json.substr(1)), Catch::Contains("manifest is not valid JSON"));
+  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "\"format\":1", "\"format\":2")),
+                    Catch::Contains("manifest format 2 is not supported"));
+  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "\"name\":\"triton\"", "\"name\":\"../x\"")),
+                    Catch::Contains("components[1].name' is not a valid component name"));
+  Limits few;
+  few.max_json_values = 10;
+  CHECK_THROWS_WITH(Manifest::parse_top_level(json, few), Catch::Contains("JSON values besides the entries and frames"));
+}
+
+TEST_CASE("restore parses the entries only when it writes, and a no-op reads the top level only") {
+  test::ScratchDir t;
+  test::write_file(t / "ind/23/c23x.py", "print('kernel')\n");
+  test::write_file(t / "tri/K/k.json", "{}");
+  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+  auto out = dirs_of(t / "out/ind", t / "out/tri");
+
+  unpack::Archive first = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
+  CHECK(first.depth == unpack::ManifestDepth::top_level);
+  CHECK(first.manifest.entries.empty());
+  CHECK_FALSE(unpack::restore(first, out, {}).noop());
+  CHECK(first.depth == unpack::ManifestDepth::full);
+  CHECK(first.manifest.entries.size() == 6);  // inductor, inductor/23, its file, triton, triton/K, its file
+  CHECK(test::slurp(t / "out/ind/23/c23x.py") == "print('kernel')\n");
+
+  unpack::Archive again = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
+  unpack::RestoreReport r = unpack::restore(again, out, {});
+  CHECK(r.noop());
+  CHECK(r.components[0].action == unpack::Action::already);
+  CHECK(again.depth == unpack::ManifestDepth::top_level);
+  CHECK(again.manifest.entries.empty());
+
+  // One folder without its marker: that component is restored, so the whole manifest is read first.
+  fs::remove(t / "out/tri/.ccpack-marker.json");
+  unpack::Archive third = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
+  r = unpack::restore(third, out, {});
+  CHECK(r.components[0].action == unpack::Action::already);
+  CHECK(r.components[1].action == unpack::Action::restore);
+  CHECK(third.depth == unpack::ManifestDepth::full);
+}
