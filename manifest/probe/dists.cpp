@@ -91,7 +91,8 @@ Discovery discover(const std::vector<std::string>& sys_path) {
     if (trimmed.ends_with("site-packages") || trimmed.ends_with("dist-packages")) site.insert(dir);
     for (const std::string& name : sorted_listing(dir)) {
       if (is_startup_file(name)) {
-        std::string path = dir + "/" + name;
+        std::string path = dir;
+        path.append("/").append(name);
         if (auto id = file_id(path)) out.startup.push_back({path, *id});
         continue;
       }

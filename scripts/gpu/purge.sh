@@ -196,11 +196,19 @@ if warm is None:
 k0, k1, g0, g1 = map(int, sys.argv[3:7])
 c = warm["inductor_counters"]
 hits = {k: v for k, v in c.items() if "hit" in k}
-misses = {k: v for k, v in c.items() if "miss" in k and v}
+# Cache-folder misses only: async_compile_* and generated_module_* count in-process memo lookups, which miss the
+# same way in a cold run, a warm control and after a purge (seen on the H200: 85 and 118 in all three).
+misses = {k: v for k, v in c.items() if k in ("fxgraph_cache_miss", "aot_autograd_cache_miss") and v}
+# Triton kernel folders a warm run adds: an FX-graph hit writes the kernels its bundle carries into the Triton
+# cache, so a warm control run (no purge) adds some too. With PURGE_CONTROL_ADDED (that control's count) the
+# purged cache must add no more; without it the count is only reported.
+control = os.environ.get("PURGE_CONTROL_ADDED")
 print("warm first step %.2f s%s; counters %s" % (warm["first_step_s"], " (cold %.2f s)" % cold["first_step_s"] if cold else "", c))
 ok = True
 for cond, what in [(c.get("fxgraph_cache_hit", 0) > 0 and not misses, "Inductor hits (fxgraph_cache_hit %d, misses %s)" % (c.get("fxgraph_cache_hit", 0), misses or "none")),
-                   (k1 == k0, "Triton hits: no kernel compiled (%d kernel folders before, %d after)" % (k0, k1)),
+                   (control is None or k1 - k0 <= int(control),
+                    "Triton: the warm run added %d kernel folders (%d before, %d after; a warm control run without purge added %s)"
+                    % (k1 - k0, k0, k1, control if control is not None else "not measured")),
                    (g1 == g0, "no FX graph added (%d files before, %d after)" % (g0, g1)),
                    (cold is None or warm["first_step_s"] < cold["first_step_s"] / 2, "warm first step under half the cold one")]:
     print(("PASS " if cond else "FAIL ") + what); ok &= cond
