@@ -209,7 +209,13 @@ int run(RestoreOptions& o) {
   ro.durable = o.durable;
   ro.relocate = !o.no_relocate;
   ro.on_lock_wait = [&out](const fs::path& folder) { out.say(lock_wait_message(folder, "as long as it takes")); };
-  if (is_registry_reference(o.archive.string())) return run_from_registry(o, out, ro);
+  if (is_registry_reference(o.archive.string())) {
+    // The registry path selects the archive that fits this machine by its signed fingerprint; purging needs the
+    // whole comparison of a local archive.
+    if (policy == manifest::OnMismatch::purge)
+      throw UsageError("--on-mismatch purge takes a local archive (pull it first with `ccpack pull REF -o FILE`)");
+    return run_from_registry(o, out, ro);
+  }
   std::vector<manifest::CacheDir> dirs;
   if (!o.at_build_paths) dirs = manifest::resolve_cache_dirs(o.dirs);
   // The probe (mostly waiting for Python) runs while the archive's header and manifest are read and checked; with

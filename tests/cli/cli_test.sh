@@ -46,6 +46,8 @@ if diff <("$CCPACK" --help | sed -n '/^Exit codes:/,$p' | sed -n 's/^  \([0-9]\)
 expect 2 "" -- "$CCPACK"
 expect 2 "" -- "$CCPACK" create
 expect 2 "--level" -- "$CCPACK" create -o "$A" --level fastest --inductor-dir "$SAMPLE/inductor_cache"
+expect 2 "on-mismatch purge takes a local archive" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --on-mismatch purge
+CCPACK_ON_MISMATCH=purge expect 2 "on-mismatch purge takes a local archive" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y
 expect 2 "--add expects NAME=DIR" -- "$CCPACK" create -o "$A" --add nodir
 expect 0 "" -- "$CCPACK" --help
 grep -q "Exit codes" "$T/out" && ok || bad "--help does not list exit codes"
