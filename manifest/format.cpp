@@ -37,10 +37,12 @@ std::uint64_t get_le(const char* p, int bytes) {
 void size_for_read(std::string& out, std::size_t size) {
   constexpr std::uintptr_t kHuge = 2u << 20;
   out.reserve(size);
-  auto begin = reinterpret_cast<std::uintptr_t>(out.data());
+  char* base = out.data();
+  auto begin = reinterpret_cast<std::uintptr_t>(base);
   std::uintptr_t lo = (begin + kHuge - 1) & ~(kHuge - 1);
   std::uintptr_t hi = (begin + size) & ~(kHuge - 1);
-  if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // best effort
+  // The aligned start as an offset from the string's own pointer (no integer-to-pointer cast).
+  if (hi > lo) (void)::madvise(base + (lo - begin), hi - lo, MADV_HUGEPAGE);  // best effort
   out.resize(size);
 }
 
