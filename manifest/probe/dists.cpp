@@ -10,7 +10,6 @@
 #include <dirent.h>
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
 #include <set>
 
@@ -69,12 +68,9 @@ std::optional<std::pair<std::string, std::string>> distribution(std::string_view
 
 // torch/version.py as text, bytes outside printable ASCII and line breaks shown as '?'.
 std::optional<std::string> read_torch_version_py(const std::string& folder) {
-  std::ifstream in(folder + "/torch/version.py", std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text(kMaxTorchVersionPy, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  for (char& c : text) {
+  std::optional<std::string> text = read_prefix(folder + "/torch/version.py", kMaxTorchVersionPy);
+  if (!text) return std::nullopt;
+  for (char& c : *text) {
     if ((c < ' ' || c >= 0x7f) && c != '\n' && c != '\r' && c != '\t') c = '?';
   }
   return text;

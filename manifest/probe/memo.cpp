@@ -1,13 +1,12 @@
 // The probe memo (see memo.hpp): keys built from stat(), a bounded JSON file, written atomically.
 #include "manifest/probe/memo.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 
 #include "manifest/json_guard.hpp"
@@ -53,13 +52,17 @@ std::optional<std::string> resolve_program(const std::string& name) {
 }
 
 bool is_elf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, 4) && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+  return read_prefix(path, 4) == std::optional<std::string>(std::string("\x7f" "ELF"));
 }
 
-// The real path and identity of an ELF program, or nullopt with `why`.
-std::optional<std::pair<std::string, FileId>> elf_identity(const std::string& program, std::string& why) {
+// An ELF program as exec finds it: the path found, its real path and its identity.
+struct ElfIdentity {
+  std::string found, real;
+  FileId id;
+};
+
+// nullopt with `why` when the program is not found or not an ELF file.
+std::optional<ElfIdentity> elf_identity(const std::string& program, std::string& why) {
   auto resolved = resolve_program(program);
   std::error_code ec;
   fs::path real = resolved ? fs::canonical(*resolved, ec) : fs::path();
@@ -72,7 +75,7 @@ std::optional<std::pair<std::string, FileId>> elf_identity(const std::string& pr
     why = "not an ELF executable (a wrapper may choose another program each run)";
     return std::nullopt;
   }
-  return std::pair{real.string(), *id};
+  return ElfIdentity{*resolved, real.string(), *id};
 }
 
 json environment_key() {
@@ -156,6 +159,18 @@ std::optional<FileId> file_id(const std::string& path) {
                 static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
 }
 
+std::optional<std::string> read_prefix(const std::string& path, std::size_t limit) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return std::nullopt;
+  std::string text(limit, '\0');
+  try {
+    text.resize(pread_full(fd.get(), text.data(), text.size(), 0, path));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return text;
+}
+
 std::optional<fs::path> ProbeMemo::default_file() {
   if (const char* v = std::getenv("CCPACK_PROBE_CACHE"); v != nullptr) {
     std::string_view s(v);
@@ -169,15 +184,10 @@ std::optional<fs::path> ProbeMemo::default_file() {
 
 ProbeMemo::ProbeMemo(std::optional<fs::path> file) : file_(std::move(file)) {
   if (!file_) return;
-  std::ifstream in(*file_, std::ios::binary);
-  if (!in) return;
-  std::string text;
-  text.resize(kMaxMemoBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxMemoBytes) return;
+  std::optional<std::string> text = read_prefix(file_->string(), kMaxMemoBytes + 1);
+  if (!text || text->size() > kMaxMemoBytes) return;
   try {
-    json j = parse_untrusted<json>(text, "probe memo");
+    json j = parse_untrusted<json>(*text, "probe memo");
     if (j.value("schema", 0) != kMemoSchema) return;
     if (j.contains("python") && j["python"].is_array()) python_ = std::move(j["python"]);
     if (j.contains("ptxas") && j["ptxas"].is_array()) ptxas_ = std::move(j["ptxas"]);
@@ -194,12 +204,11 @@ std::optional<json> ProbeMemo::interpreter_key(const std::string& python, std::s
   }
   auto identity = elf_identity(python, why);
   if (!identity) return std::nullopt;
-  std::string exe = *resolve_program(python);
-  fs::path dir = fs::absolute(exe).parent_path();
+  fs::path dir = fs::absolute(identity->found).parent_path();
   json key = {{"schema", kMemoSchema},
               {"program", python},
-              {"real", identity->first},
-              {"id", id_json(identity->second)},
+              {"real", identity->real},
+              {"id", id_json(identity->id)},
               {"pyvenv", json::array({id_json(file_id((dir / "pyvenv.cfg").string())),
                                       id_json(file_id((dir.parent_path() / "pyvenv.cfg").string()))})},
               {"env", environment_key()}};
@@ -236,7 +245,7 @@ std::optional<std::string> ProbeMemo::ptxas(const std::string& path) const {
   auto identity = file_ ? elf_identity(path, why) : std::nullopt;
   if (!identity) return std::nullopt;
   const json* e = find_by(ptxas_, "path", path);
-  if (e == nullptr || !e->contains("id") || id_from((*e)["id"]) != identity->second || !(*e).contains("version") ||
+  if (e == nullptr || !e->contains("id") || id_from((*e)["id"]) != identity->id || !(*e).contains("version") ||
       !(*e)["version"].is_string()) {
     return std::nullopt;
   }
@@ -247,7 +256,7 @@ void ProbeMemo::put_ptxas(const std::string& path, const std::string& version) {
   std::string why;
   auto identity = file_ ? elf_identity(path, why) : std::nullopt;
   if (!identity) return;
-  put_first(ptxas_, "path", {{"path", path}, {"id", id_json(identity->second)}, {"version", version}});
+  put_first(ptxas_, "path", {{"path", path}, {"id", id_json(identity->id)}, {"version", version}});
   dirty_ = true;
 }
 

@@ -36,6 +36,8 @@ struct FileId {
 };
 // stat() (links followed); nullopt when it does not exist or cannot be read.
 [[nodiscard]] std::optional<FileId> file_id(const std::string& path);
+// At most `limit` bytes from the start of `path` (open + pread_full); nullopt when it cannot be opened or read.
+[[nodiscard]] std::optional<std::string> read_prefix(const std::string& path, std::size_t limit);
 
 struct StartupFile {
   std::string path;
