@@ -11,6 +11,7 @@
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
 #include "tools/cli.hpp"
+#include "tools/comparison.hpp"
 #include "tools/trust_options.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -19,8 +20,6 @@ namespace ccpack::tools {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr std::size_t kMaxFingerprintBytes = 1 << 20;
 
 struct ImportCmdOptions {
   CommonOptions common;
@@ -34,11 +33,7 @@ struct ImportCmdOptions {
 // The fingerprint file from `ccpack fingerprint --json` on the build machine, checked against the contract
 // (manifest/fingerprint.hpp) so the archive never records a fingerprint its readers refuse.
 std::string read_fingerprint(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) throw_errno("cannot read fingerprint file " + quoted_path(path));
-  std::string text(kMaxFingerprintBytes + 1, '\0');
-  text.resize(pread_full(fd.get(), text.data(), text.size(), 0, quoted_path(path)));
-  if (text.size() > kMaxFingerprintBytes) throw Error("fingerprint file " + quoted_path(path) + " is larger than 1 MiB");
+  std::string text = read_fingerprint_file(path.string());
   std::string what = "fingerprint file " + quoted_path(path);
   try {
     auto j = manifest::parse_untrusted<nlohmann::json>(text, what);

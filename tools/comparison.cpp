@@ -1,6 +1,8 @@
 // Shared fingerprint options and output for the commands (see comparison.hpp).
 #include "tools/comparison.hpp"
 
+#include <fcntl.h>
+
 #include <cstdio>
 
 #include "util/error.hpp"
@@ -27,6 +29,17 @@ void check_ignored(const std::vector<std::string>& ignored) {
     for (const manifest::FieldRule& r : manifest::field_rules()) known += (known.empty() ? "" : ", ") + std::string(r.field);
     throw UsageError("--ignore: '" + escaped(name, 64) + "' is not a fingerprint field (fields: " + known + ")");
   }
+}
+
+std::string read_fingerprint_file(const std::string& path) {
+  constexpr std::size_t kMaxFingerprintBytes = 1u << 20;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) throw_errno("cannot open fingerprint file " + quoted_path(path));
+  std::string text(kMaxFingerprintBytes + 1, '\0');
+  std::size_t got = pread_full(fd.get(), text.data(), text.size(), 0, "fingerprint file " + quoted_path(path));
+  if (got > kMaxFingerprintBytes) throw Error("fingerprint file " + quoted_path(path) + " is larger than 1 MiB");
+  text.resize(got);
+  return text;
 }
 
 manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs,

@@ -20,6 +20,9 @@ void add_ignore_option(CLI::App* cmd, std::vector<std::string>& ignored);
 // Throws UsageError for a name that is not a fingerprint field.
 void check_ignored(const std::vector<std::string>& ignored);
 
+// A fingerprint file (`ccpack fingerprint --json` output) as text, at most 1 MiB; Error naming the file otherwise.
+[[nodiscard]] std::string read_fingerprint_file(const std::string& path);
+
 // This machine's fingerprint; `memo_status`, when given, says whether the python probe's memo was used.
 [[nodiscard]] manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs,
                                                 std::string* memo_status = nullptr);

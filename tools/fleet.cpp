@@ -11,10 +11,6 @@
 
 namespace ccpack::tools {
 
-namespace {
-constexpr std::size_t kMaxFingerprintBytes = 1u << 20;
-}
-
 void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool with_fingerprint) {
   cmd->add_flag("--plain-http", options.plain_http, "Talk to the registry over plain HTTP (never the default)");
   cmd->add_option("--ca-file", options.ca_file, "PEM file of CA certificates to verify the registry's TLS with")
@@ -45,13 +41,7 @@ std::string local_fingerprint_json(const RegistryOptions& options) {
   }
   // This machine as probed (tools/comparison.hpp); the selection fields do not depend on the cache folders.
   if (file.empty()) return probe_local("", manifest::resolve_cache_dirs({})).to_json();
-  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) throw_errno("cannot open fingerprint file " + quoted_path(file));
-  std::string text(kMaxFingerprintBytes + 1, '\0');
-  std::size_t got = pread_full(fd.get(), text.data(), text.size(), 0, "fingerprint file " + quoted_path(file));
-  if (got > kMaxFingerprintBytes) throw Error("fingerprint file " + quoted_path(file) + " is larger than 1 MiB");
-  text.resize(got);
-  return text;
+  return read_fingerprint_file(file);
 }
 
 manifest::oci::Selection local_selection(const RegistryOptions& options) {
