@@ -75,7 +75,8 @@ Json parse_untrusted(std::string_view text, std::string_view what, const JsonFil
   };
   try {
     return Json::parse(text, guard);
-  } catch (const typename Json::parse_error& e) {
+  } catch (const typename Json::exception& e) {
+    // parse_error, and out_of_range for a number too large for a double (406), which the parser throws too.
     throw IntegrityError(std::string(what) + " is not valid JSON: " + escaped(e.what()));
   }
 }

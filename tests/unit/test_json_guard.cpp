@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "manifest/json_guard.hpp"
+#include "manifest/manifest.hpp"
 #include "util/error.hpp"
 
 using namespace ccpack;
@@ -72,4 +73,10 @@ TEST_CASE("a filter sees every event after the guard and may drop values") {
   json j = parse_untrusted<json>(R"({"a":[1,2,"s"],"b":"t"})", "test", drop_numbers);
   CHECK(values == 2);
   CHECK(j.dump() == R"({"a":["s"],"b":"t"})");
+}
+
+TEST_CASE("a number too large for a double is refused as invalid JSON, not thrown as nlohmann's out_of_range") {
+  // Found by fuzz_manifest through Manifest::parse_top_level: "bytes": 9e41690... escaped as out_of_range.406.
+  CHECK_THROWS_AS(ccpack::manifest::parse_untrusted<nlohmann::json>(R"({"bytes": 9e416})", "manifest"), ccpack::IntegrityError);
+  CHECK_THROWS_AS(ccpack::manifest::Manifest::parse_top_level(R"({"components": [], "bytes": 9e416})"), ccpack::IntegrityError);
 }
