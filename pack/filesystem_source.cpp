@@ -31,24 +31,21 @@ constexpr int kReadAttempts = 5;
   throw Error("file " + quoted_path(source) + " " + how + "; stop the writer (torch.compile) and run create again");
 }
 
-UniqueFd open_source(const SourceEntry& e) {
+// One file of the scan: its path on disk, its stamp and its listed size (the size lives in the entry list).
+struct FileRef {
+  std::string source;  // path on disk
+  FileStamp& stamp;
+  std::uint64_t size;
+};
+
+UniqueFd open_source(const FileRef& e) {
   UniqueFd fd(::open(e.source.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) throw_errno("cannot read " + quoted_path(e.source));
   return fd;
 }
 
-bool matches(const SourceEntry& e, const struct stat& st) {
-  return S_ISREG(st.st_mode) && st.st_dev == e.dev && st.st_ino == e.ino && static_cast<std::uint64_t>(st.st_size) == e.size &&
-         st.st_mtim.tv_sec == e.mtime.tv_sec && st.st_mtim.tv_nsec == e.mtime.tv_nsec && st.st_ctim.tv_sec == e.ctime.tv_sec &&
-         st.st_ctim.tv_nsec == e.ctime.tv_nsec;
-}
-
-void remember(SourceEntry& e, const struct stat& st) {
-  e.dev = st.st_dev;
-  e.ino = st.st_ino;
-  e.size = static_cast<std::uint64_t>(st.st_size);
-  e.mtime = st.st_mtim;
-  e.ctime = st.st_ctim;
+bool matches(const FileRef& e, const struct stat& st) {
+  return S_ISREG(st.st_mode) && e.stamp.matches(st) && static_cast<std::uint64_t>(st.st_size) == e.size;
 }
 
 // Timestamps advance in coarse ticks (a few milliseconds), so a write in the same tick as the stat before a read
@@ -104,7 +101,7 @@ std::vector<manifest::Component> FilesystemSource::components() const {
 
 // A small file in four system calls (open, one read of size + 1 bytes, fstat, close); see the top of the file.
 Digest FilesystemSource::read_file(std::size_t i, FileSlot& slot) {
-  SourceEntry& e = scanned_.entries[i];
+  FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i)};
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
     UniqueFd fd = open_source(e);
     std::uint64_t size = e.size;
@@ -120,14 +117,17 @@ Digest FilesystemSource::read_file(std::size_t i, FileSlot& slot) {
       }
     }
     if (!S_ISREG(after.st_mode)) throw Error(quoted_path(e.source) + " stopped being a regular file while packing");
-    remember(e, after);  // changed since the scan or while read: try again against its new state
+    // Changed since the scan or while read: try again against its new state.
+    e.stamp = FileStamp::of(after);
+    e.size = static_cast<std::uint64_t>(after.st_size);
+    scanned_.entries.set_file_size(i, e.size);
     slot.discard();
   }
   throw_changed(e.source, "kept changing while being read");
 }
 
 void FilesystemSource::read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) {
-  const SourceEntry& e = scanned_.entries[i];
+  const FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i)};
   UniqueFd fd = open_source(e);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat " + quoted_path(e.source));
@@ -140,7 +140,7 @@ void FilesystemSource::read_piece(std::size_t i, std::uint64_t offset, std::uint
 // All pieces are read: the file must still be the one they came from, and a racy one must hash the same when
 // read again.
 void FilesystemSource::check_pieces(std::size_t i, const Digest& digest) {
-  const SourceEntry& e = scanned_.entries[i];
+  const FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i)};
   UniqueFd fd = open_source(e);
   struct stat after {};
   if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));

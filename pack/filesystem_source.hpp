@@ -14,7 +14,10 @@ class FilesystemSource final : public EntrySource {
   explicit FilesystemSource(std::vector<manifest::CacheDir> dirs) : dirs_(std::move(dirs)) {}
 
   void open() override { scanned_ = scan(dirs_); }
-  [[nodiscard]] std::vector<SourceEntry>& entries() override { return scanned_.entries; }
+  [[nodiscard]] manifest::EntryList& entries() override { return scanned_.entries; }
+  [[nodiscard]] std::filesystem::path source_of(std::size_t i) const override {
+    return source_path(dirs_, scanned_.entries.path(i));
+  }
   [[nodiscard]] std::vector<std::string> skipped() const override { return scanned_.skipped; }
   [[nodiscard]] std::vector<manifest::Component> components() const override;
 
