@@ -19,6 +19,7 @@
 // Entry first; that is for tests and small lists. Readers of big lists use const access only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -159,7 +160,10 @@ class EntryList {
     [[nodiscard]] std::size_t size() const { return size_; }
     void push_back(const T& v) {
       if (size_ == blocks_.size() * kPerBlock) blocks_.push_back(std::make_unique<Block>(kBlockBytes));
-      new (&(*this)[size_]) T(v);
+      // Fresh mapped pages read as zeros: a zero value is not written, so the page stays untouched (and costs
+      // nothing) until a real value is set (the packer's digests, set as files are read).
+      const auto* bytes = reinterpret_cast<const unsigned char*>(&v);
+      if (std::any_of(bytes, bytes + sizeof(T), [](unsigned char c) { return c != 0; })) new (&(*this)[size_]) T(v);
       ++size_;
     }
 

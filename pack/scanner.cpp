@@ -52,8 +52,17 @@ struct Child {
   std::uint32_t mode = 0;
   std::uint64_t size = 0;
   std::string link_target;
-  FileStamp stamp;
+  FileStamp stamp;  // without its device, numbered by flatten
+  std::uint64_t dev = 0;
 };
+
+// `stamp` with its device `dev` numbered in `devices`.
+FileStamp number_device(FileStamp stamp, std::uint64_t dev, std::vector<std::uint64_t>& devices) {
+  auto it = std::find(devices.begin(), devices.end(), dev);
+  stamp.dev = static_cast<std::uint32_t>(it - devices.begin());
+  if (it == devices.end()) devices.push_back(dev);
+  return stamp;
+}
 
 // Builds the child for one name from its lstat; refuses special files and names the manifest (JSON, UTF-8) cannot
 // hold. Symlinks are judged once the whole tree is known (check_links). `source()` gives its path on disk (built
@@ -66,7 +75,8 @@ Child make_child(std::string name, const Source& source, const struct stat& st, 
   Child e;
   e.name = std::move(name);
   e.mode = st.st_mode & 0777;
-  e.stamp = FileStamp::of(st);
+  e.stamp = stamp_of(st, nullptr);
+  e.dev = static_cast<std::uint64_t>(st.st_dev);
   if (S_ISDIR(st.st_mode)) {
     e.type = EntryType::dir;
     e.mode |= 0700;  // ccpack must be able to read back and restore into what it packed
@@ -146,7 +156,7 @@ void flatten(Listing& listing, std::uint32_t parent, ScanResult& out) {
   std::size_t sub = 0;
   for (Child& c : listing.children) {
     std::uint32_t i = out.entries.append(parent, c.name, c.type, c.mode, c.size, c.link_target);
-    out.stamps.push_back(c.stamp);
+    out.stamps.push_back(number_device(c.stamp, c.dev, out.devices));
     if (c.type == EntryType::dir) {
       flatten(*listing.subfolders[sub], i, out);
       listing.subfolders[sub++].reset();
@@ -226,6 +236,7 @@ ScanResult in_archive_order(ScanResult& walk) {
     out.stamps.push_back(walk.stamps[i]);
   }
   out.skipped = std::move(walk.skipped);
+  out.devices = std::move(walk.devices);
   return out;
 }
 
@@ -243,21 +254,31 @@ int archive_group(EntryType type, std::uint64_t size) {
   return 4;
 }
 
-FileStamp FileStamp::of(const struct stat& st) {
+namespace {
+
+std::uint64_t nanoseconds(const timespec& t) {
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+}
+
+}  // namespace
+
+FileStamp stamp_of(const struct stat& st, std::vector<std::uint64_t>* devices) {
   FileStamp s;
-  s.dev = st.st_dev;
   s.ino = st.st_ino;
-  s.mtime_sec = st.st_mtim.tv_sec;
-  s.ctime_sec = st.st_ctim.tv_sec;
-  s.mtime_nsec = static_cast<std::uint32_t>(st.st_mtim.tv_nsec);
-  s.ctime_nsec = static_cast<std::uint32_t>(st.st_ctim.tv_nsec);
+  s.mtime_ns = nanoseconds(st.st_mtim);
+  s.ctime_ns = nanoseconds(st.st_ctim);
+  s.dev = static_cast<std::uint32_t>(st.st_dev);
+  if (devices != nullptr) {
+    auto dev = static_cast<std::uint64_t>(st.st_dev);
+    auto it = std::find(devices->begin(), devices->end(), dev);
+    s.dev = static_cast<std::uint32_t>(it - devices->begin());
+    if (it == devices->end()) devices->push_back(dev);
+  }
   return s;
 }
 
-bool FileStamp::matches(const struct stat& st) const {
-  return st.st_dev == dev && st.st_ino == ino && st.st_mtim.tv_sec == mtime_sec &&
-         static_cast<std::uint32_t>(st.st_mtim.tv_nsec) == mtime_nsec && st.st_ctim.tv_sec == ctime_sec &&
-         static_cast<std::uint32_t>(st.st_ctim.tv_nsec) == ctime_nsec;
+bool FileStamp::matches(const struct stat& st, std::uint32_t device) const {
+  return st.st_ino == ino && nanoseconds(st.st_mtim) == mtime_ns && nanoseconds(st.st_ctim) == ctime_ns && dev == device;
 }
 
 std::string source_path(const std::vector<manifest::CacheDir>& dirs, std::string_view path) {
@@ -298,7 +319,7 @@ ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
     }
     Child c = make_child(root.name, [&root] { return root.dir; }, st, fd.get(), ".");
     std::uint32_t at = walk.entries.append(manifest::EntryList::kNoParent, c.name, c.type, c.mode, c.size, c.link_target);
-    walk.stamps.push_back(c.stamp);
+    walk.stamps.push_back(number_device(c.stamp, c.dev, walk.devices));
     Listing listing;
     list_folder(std::move(fd), root.dir, root.name, true, listing);
     flatten(listing, at, walk);

@@ -39,22 +39,27 @@ struct SourceEntry {
   std::string link_target;
 };
 
-// A file's identity at scan time, to detect a file that changes before or while it is read (40 bytes).
+// A file's identity at scan time, to detect a file that changes before or while it is read (28 bytes). Times are
+// nanoseconds since the epoch, modulo 2^64: two times 584 years apart would compare equal.
+#pragma pack(push, 4)
 struct FileStamp {
-  std::uint64_t dev = 0;
   std::uint64_t ino = 0;
-  std::int64_t mtime_sec = 0;
-  std::int64_t ctime_sec = 0;
-  std::uint32_t mtime_nsec = 0;
-  std::uint32_t ctime_nsec = 0;
+  std::uint64_t mtime_ns = 0;
+  std::uint64_t ctime_ns = 0;
+  std::uint32_t dev = 0;  // an index into ScanResult::devices
 
-  static FileStamp of(const struct stat& st);
-  [[nodiscard]] bool matches(const struct stat& st) const;
+  [[nodiscard]] bool matches(const struct stat& st, std::uint32_t device) const;
 };
+#pragma pack(pop)
+static_assert(sizeof(FileStamp) == 28);
+
+// The stamp of `st` with its device numbered in `devices` (appended when new); null: dev is st_dev's low bits.
+[[nodiscard]] FileStamp stamp_of(const struct stat& st, std::vector<std::uint64_t>* devices);
 
 struct ScanResult {
   manifest::EntryList entries;     // in archive order: paths, types, modes, sizes, link targets
   std::vector<FileStamp> stamps;   // one per entry
+  std::vector<std::uint64_t> devices;  // st_dev of the stamps' dev numbers
   std::vector<std::string> skipped;  // archive paths of what was left out, with the reason
 };
 

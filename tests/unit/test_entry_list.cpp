@@ -17,7 +17,7 @@ bool same(const Entry& a, const Entry& b) {
          a.link_target == b.link_target && a.frame == b.frame;
 }
 
-// Folders, files, links, a name with bytes JSON escapes, a long name (more than one arena block in all), an entry
+// Folders, files, links, a name with bytes JSON escapes, long names (more than one arena block in all), an entry
 // whose folder comes after it and one whose folder is a file (both kept whole, for validate to refuse).
 std::vector<Entry> sample() {
   std::vector<Entry> v = {
@@ -35,7 +35,7 @@ std::vector<Entry> sample() {
   };
   for (int i = 0; i < 3000; ++i) {
     v.push_back({"triton/k" + std::to_string(i), EntryType::dir, 0755, 0, {}, {}, 5});
-    v.push_back({"triton/k" + std::to_string(i) + "/" + std::string(400, 'f'), EntryType::file, 0644,
+    v.push_back({"triton/k" + std::to_string(i) + "/" + std::string(250, 'f'), EntryType::file, 0644,
                  static_cast<std::uint64_t>(i), Sha256::of(std::to_string(i)), {}, 5});
   }
   return v;
