@@ -25,6 +25,19 @@ EntryTree::AddResult EntryTree::add(std::string_view path, EntryType type, std::
   }
 }
 
+EntryTree::AddResult EntryTree::add_child(std::uint32_t parent, std::string_view name, EntryType type,
+                                          std::string_view link_target) {
+  if (parent != kNoParent && (parent >= nodes_.size() || nodes_[parent].type != EntryType::dir)) return {Added::no_folder, 0};
+  auto node = static_cast<std::uint32_t>(nodes_.size());
+  if (!children_.emplace(Key{parent, name}, node).second) return {Added::duplicate, 0};
+  Node n;
+  n.target = link_target;
+  n.parent = parent;
+  n.type = type;
+  nodes_.push_back(n);
+  return {Added::ok, node};
+}
+
 EntryTree::LinkVerdict EntryTree::resolve_link(std::uint32_t node) {
   LinkVerdict v = resolve(node, 0);
   if (v == LinkVerdict::inside && nodes_[node].hops + 1 > kMaxLinkHops) return LinkVerdict::loops;

@@ -51,13 +51,16 @@ class EntryTree {
   // Adds "<component>/<relative path>" (already checked by check_path: no empty, "." or ".." names). Its folder
   // must have been added before, as a folder.
   AddResult add(std::string_view path, EntryType type, std::string_view link_target);
+  // Adds `name` (one name, no '/') in the folder node `parent` (kNoParent: a component root): what add() does for
+  // a path whose folder is already known, without walking the path (manifest/entry_list.hpp keeps that link).
+  AddResult add_child(std::uint32_t parent, std::string_view name, EntryType type, std::string_view link_target);
+  static constexpr std::uint32_t kNoParent = UINT32_MAX;
 
   enum class LinkVerdict : std::uint8_t { inside, escapes, loops };
   // Resolves the symlink `node` through the tree (see the top of this file). Call after every entry is added.
   [[nodiscard]] LinkVerdict resolve_link(std::uint32_t node);
 
  private:
-  static constexpr std::uint32_t kNoParent = UINT32_MAX;
   enum class State : std::uint8_t { unresolved, resolving, resolved };
   struct Node {
     std::string_view target;  // symlinks only

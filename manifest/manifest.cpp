@@ -53,30 +53,36 @@ void append_json_string(std::string& out, std::string_view s) {
 
 // Upper bound of append_entry_json's bytes (an escape is at most 6 bytes for one). Reserved pages that are never
 // written cost address space, not memory.
-std::size_t entry_json_bound(const Entry& e) { return 6 * (e.path.size() + e.link_target.size()) + 192; }
+std::size_t entry_json_bound(const EntryList& list, std::size_t i) {
+  return 6 * (list.path_size(i) + list.link_target(i).size()) + 192;
+}
 
-// {"path":..,"type":..,"mode":..[,"size":..,"sha256":..][,"target":..],"frame":..}, keys in this order.
-void append_entry_json(std::string& out, const Entry& e) {
+// {"path":..,"type":..,"mode":..[,"size":..,"sha256":..][,"target":..],"frame":..}, keys in this order. `path` is
+// scratch space for the entry's path (EntryList builds it there).
+void append_entry_json(std::string& out, const EntryList& list, std::size_t i, std::string& path) {
+  path.clear();
+  list.append_path(path, i);
+  EntryType type = list.type(i);
   out += "{\"path\":";
-  append_json_string(out, e.path);
+  append_json_string(out, path);
   out += ",\"type\":\"";
-  out += to_string(e.type);
+  out += to_string(type);
   out += "\",\"mode\":\"";
-  out += mode_string(e.mode);
+  out += mode_string(list.mode(i));
   out += '"';
-  if (e.type == EntryType::file) {
+  if (type == EntryType::file) {
     out += ",\"size\":";
-    out += std::to_string(e.size);
+    out += std::to_string(list.file_size(i));
     out += ",\"sha256\":\"";
-    out += to_hex(e.sha256);
+    out += to_hex(list.sha256(i));
     out += '"';
   }
-  if (e.type == EntryType::symlink) {
+  if (type == EntryType::symlink) {
     out += ",\"target\":";
-    append_json_string(out, e.link_target);
+    append_json_string(out, list.link_target(i));
   }
   out += ",\"frame\":";
-  out += std::to_string(e.frame);
+  out += std::to_string(list.frame(i));
   out += '}';
 }
 
@@ -152,14 +158,13 @@ void check_path(const std::string& path, const Limits& limits, const std::string
 
 // What the symlink target must be before it is resolved through the tree (links.hpp): symlinkat() must create
 // exactly this text, so no NUL (the kernel would stop there) and no more than PATH_MAX - 1 bytes (it would fail).
-void check_link_target(const Entry& e, const Limits& limits, const std::string& where) {
-  const std::string& t = e.link_target;
-  if (t.empty()) bad(where, "of symlink " + q(e.path) + " is empty");
-  if (t.find('\0') != std::string::npos) bad(where, "of symlink " + q(e.path) + " contains a NUL byte");
+void check_link_target(std::string_view path, std::string_view t, const Limits& limits, const std::string& where) {
+  if (t.empty()) bad(where, "of symlink " + q(path) + " is empty");
+  if (t.find('\0') != std::string_view::npos) bad(where, "of symlink " + q(path) + " contains a NUL byte");
   if (t.size() >= limits.max_path_length) {
-    bad(where, "of symlink " + q(e.path) + " is longer than " + std::to_string(limits.max_path_length - 1) + " bytes");
+    bad(where, "of symlink " + q(path) + " is longer than " + std::to_string(limits.max_path_length - 1) + " bytes");
   }
-  if (t.front() == '/') bad(where, "of symlink " + q(e.path) + " is absolute: " + q(t));
+  if (t.front() == '/') bad(where, "of symlink " + q(path) + " is absolute: " + q(t));
 }
 
 // a + b, or a refusal naming the field whose value makes the sum wrap around.
@@ -263,12 +268,13 @@ std::string Manifest::to_json() const {
   std::string out = root.dump();
   out.resize(out.size() - 3);  // drop "[]}" of the empty "entries" array
   std::size_t bytes = out.size() + 3;
-  for (const Entry& e : entries) bytes += entry_json_bound(e);
+  for (std::size_t i = 0; i < entries.size(); ++i) bytes += entry_json_bound(entries, i);
   out.reserve(bytes);
   out += '[';
+  std::string path;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (i != 0) out += ',';
-    append_entry_json(out, entries[i]);
+    append_entry_json(out, entries, i, path);
   }
   out += "]}";
   return out;
@@ -279,7 +285,7 @@ Manifest Manifest::parse(std::string_view text, const Limits& limits) {
   // entry's tree at a time rather than a tree of every entry (1.6 KiB each: 160 MB at 100k files). Everything
   // else stays in the tree, so it is counted: past limits.max_json_values the manifest is refused before the tree
   // grows (a 512 MiB fingerprint or component list would otherwise cost gigabytes).
-  std::vector<Entry> entries;
+  EntryList entries;
   std::vector<Frame> frames;
   std::string top_key;
   std::size_t kept = 0;             // JSON values in the tree now
@@ -314,6 +320,7 @@ Manifest Manifest::parse(std::string_view text, const Limits& limits) {
     throw IntegrityError(std::string("manifest has a field of the wrong type: ") + escaped(e.what()));
   }
   if (!root.is_object()) bad("(root)", "is not an object");
+  entries.forget_folders();  // the folder index served the parse; validation walks the list's own folder links
   try {
     return from_json_tree(root, std::move(frames), std::move(entries), limits);
   } catch (const json::exception& e) {
@@ -356,7 +363,7 @@ Manifest Manifest::from_top_level_tree(const nlohmann::json& root) {
   return m;
 }
 
-Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, std::vector<Entry> entries,
+Manifest Manifest::from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, EntryList entries,
                                   const Limits& limits) {
   Manifest m = from_top_level_tree(root);
   // parse() has taken the frame and entry objects out of the tree as they were parsed; anything left is not one.
@@ -391,56 +398,66 @@ ComponentNames validate_components(const std::vector<Component>& components) {
 using LinkNodes = std::vector<std::pair<std::size_t, std::uint32_t>>;  // entry index, tree node
 
 // Links last, once every entry they may resolve through is known.
-void validate_links(const std::vector<Entry>& entries, EntryTree& tree, const LinkNodes& links) {
+void validate_links(const EntryList& entries, EntryTree& tree, const LinkNodes& links) {
   for (auto [i, node] : links) {
-    const Entry& e = entries[i];
     std::string where = "entries[" + std::to_string(i) + "].target";
     switch (tree.resolve_link(node)) {
       case EntryTree::LinkVerdict::inside:
         break;
-      case EntryTree::LinkVerdict::escapes:
-        bad(where, "of symlink " + q(e.path) + " resolves outside " + q(component_of(e.path)) + ": " + q(e.link_target));
+      case EntryTree::LinkVerdict::escapes: {
+        std::string path = entries.path(i);
+        bad(where, "of symlink " + q(path) + " resolves outside " + q(component_of(path)) + ": " + q(entries.link_target(i)));
+      }
       case EntryTree::LinkVerdict::loops:
-        bad(where, "of symlink " + q(e.path) + " follows more than " + std::to_string(kMaxLinkHops) +
-                       " symlinks (a loop): " + q(e.link_target));
+        bad(where, "of symlink " + q(entries.path(i)) + " follows more than " + std::to_string(kMaxLinkHops) +
+                       " symlinks (a loop): " + q(entries.link_target(i)));
     }
   }
 }
 
-// Entries: safe, unique, parents first, totals bounded; symlinks resolving inside their component.
-void validate_entries(const std::vector<Entry>& entries, const ComponentNames& names, const Limits& limits) {
+// Entries: safe, unique, parents first, totals bounded; symlinks resolving inside their component. The tree is
+// built from the list's own folder links (an entry's name below its folder entry), so no path is copied; an entry
+// the list could not place below a folder is added by its whole path, which gives the same verdicts.
+void validate_entries(const EntryList& entries, const ComponentNames& names, const Limits& limits) {
   if (entries.size() > limits.max_entries) bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
   EntryTree tree(entries.size());
   LinkNodes links;
   std::uint64_t total = 0;
+  std::string path;
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    const Entry& e = entries[i];
+    path.clear();
+    entries.append_path(path, i);
+    EntryType type = entries.type(i);
     std::string where = "entries[" + std::to_string(i) + "]";
-    check_path(e.path, limits, where + ".path");
-    std::string_view comp = component_of(e.path);
-    if (names.count(comp) == 0) bad(where + ".path", q(e.path) + " is not under a listed component");
-    if (e.mode & ~0777u) bad(where + ".mode", "has setuid, setgid or sticky bits on " + q(e.path));
-    if (e.type == EntryType::file) {
-      if (e.size > limits.max_file_size) bad(where + ".size", "of " + q(e.path) + " exceeds the limit");
-      total += e.size;  // cannot wrap: each term is at most max_file_size and the sum is checked at each step
+    check_path(path, limits, where + ".path");
+    std::string_view comp = component_of(path);
+    if (names.count(comp) == 0) bad(where + ".path", q(path) + " is not under a listed component");
+    if (entries.mode(i) & ~0777u) bad(where + ".mode", "has setuid, setgid or sticky bits on " + q(path));
+    if (type == EntryType::file) {
+      if (entries.file_size(i) > limits.max_file_size) bad(where + ".size", "of " + q(path) + " exceeds the limit");
+      total += entries.file_size(i);  // cannot wrap: each term is at most max_file_size and the sum is checked at each step
       if (total > limits.max_total_size) bad(where + ".size", "makes the archive exceed the total size limit");
     }
-    if (relative_of(e.path).empty() && e.type != EntryType::dir) {
-      bad(where + ".type", "component root " + q(e.path) + " is not a folder");
+    if (relative_of(path).empty() && type != EntryType::dir) {
+      bad(where + ".type", "component root " + q(path) + " is not a folder");
     }
-    if (e.type == EntryType::symlink) check_link_target(e, limits, where + ".target");
-    EntryTree::AddResult added = tree.add(e.path, e.type, e.link_target);
-    if (added.status == EntryTree::Added::duplicate) bad(where + ".path", "duplicates " + q(e.path));
+    std::string_view target = entries.link_target(i);
+    if (type == EntryType::symlink) check_link_target(path, target, limits, where + ".target");
+    // Node numbers are entry indices: every add before this one succeeded (a failure throws).
+    std::uint32_t parent = entries.parent(i);
+    EntryTree::AddResult added = parent == EntryList::kNoParent ? tree.add(entries.name(i), type, target)
+                                                                : tree.add_child(parent, entries.name(i), type, target);
+    if (added.status == EntryTree::Added::duplicate) bad(where + ".path", "duplicates " + q(path));
     if (added.status == EntryTree::Added::no_folder) {
-      bad(where + ".path", q(e.path) + " comes before its folder " + q(std::string_view(e.path).substr(0, e.path.rfind('/'))));
+      bad(where + ".path", q(path) + " comes before its folder " + q(std::string_view(path).substr(0, path.rfind('/'))));
     }
-    if (e.type == EntryType::symlink) links.emplace_back(i, added.node);
+    if (type == EntryType::symlink) links.emplace_back(i, added.node);
   }
   validate_links(entries, tree, links);
 }
 
 // Frames: contiguous, covering all entries in order, raw sizes adding up to the tar size, no sum wrapping.
-void validate_frames(const std::vector<Frame>& frames, const std::vector<Entry>& entries, std::uint64_t tar_size) {
+void validate_frames(const std::vector<Frame>& frames, const EntryList& entries, std::uint64_t tar_size) {
   std::uint64_t offset = 0;
   std::uint64_t next_entry = 0;
   std::uint64_t raw = 0;
@@ -451,7 +468,7 @@ void validate_frames(const std::vector<Frame>& frames, const std::vector<Entry>&
     if (f.first_entry != next_entry) bad(where + ".first_entry", "does not follow the previous frame");
     if (f.entry_count > entries.size() - next_entry) bad(where + ".entry_count", "runs past the entries");
     for (std::uint64_t k = f.first_entry; k < f.first_entry + f.entry_count; ++k) {
-      if (entries[k].frame != i)
+      if (entries.frame(k) != i)
         bad("entries[" + std::to_string(k) + "].frame", "does not match frames[" + std::to_string(i) + "]");
     }
     offset = checked_add(offset, f.compressed_size, where + ".compressed_size", "payload size");
@@ -466,8 +483,10 @@ void validate_frames(const std::vector<Frame>& frames, const std::vector<Entry>&
 
 void Manifest::validate(const Limits& limits) const {
   ComponentNames names = validate_components(components);
-  validate_entries(entries, names, limits);
-  validate_frames(frames, entries, tar_size);
+  EntryList scratch;  // a compact copy of an edited list
+  const EntryList& list = entries.compact(scratch);
+  validate_entries(list, names, limits);
+  validate_frames(frames, list, tar_size);
 }
 
 }  // namespace ccpack::manifest

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "manifest/entry_list.hpp"
 #include "manifest/tar.hpp"
 #include "util/sha256.hpp"
 
@@ -25,8 +26,8 @@ namespace ccpack::manifest {
 inline constexpr int kManifestVersion = 1;
 
 // Bounds that keep a hostile manifest from exhausting memory or disk before hashes catch it. A reader holds the
-// manifest bytes (at most 512 MiB, format.hpp) and about 260 bytes plus the path per entry; at 2 million entries
-// filling the 512 MiB manifest, verify peaks at 1.3 GiB before it refuses (docs/SECURITY.md, measured). The real
+// manifest bytes (at most 512 MiB, format.hpp) and about 100 bytes plus the entry's name per entry (EntryList),
+// plus the validation tree; docs/SECURITY.md has the measured worst case. The real
 // H200 cache has 4,284 entries; the 100k-file scaling test, 100k.
 struct Limits {
   std::uint64_t max_entries = 2'000'000;
@@ -60,16 +61,6 @@ struct Frame {
   std::uint64_t entry_count = 0;
 };
 
-struct Entry {
-  std::string path;  // "<component>/<relative path>", no trailing '/'
-  EntryType type = EntryType::file;
-  std::uint32_t mode = 0;
-  std::uint64_t size = 0;   // files only
-  Digest sha256{};          // files only
-  std::string link_target;  // symlinks only
-  std::uint32_t frame = 0;
-};
-
 struct Compression {
   std::string codec = "zstd";
   int level = 0;
@@ -83,7 +74,7 @@ struct Manifest {
   std::string fingerprint_json = "{}";  // environment fingerprint, an opaque JSON object in this version
   std::vector<Component> components;
   std::vector<Frame> frames;
-  std::vector<Entry> entries;
+  EntryList entries;  // compact (manifest/entry_list.hpp)
   std::uint64_t tar_size = 0;
 
   [[nodiscard]] std::string to_json() const;
@@ -94,7 +85,7 @@ struct Manifest {
 
   [[nodiscard]] std::uint64_t payload_size() const;
   // The rest of parse(): `root` is the document without its frames and entries, which parse() streamed out.
-  [[nodiscard]] static Manifest from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, std::vector<Entry> entries,
+  [[nodiscard]] static Manifest from_json_tree(const nlohmann::json& root, std::vector<Frame> frames, EntryList entries,
                                                const Limits& limits);
   // Stage 1 of reading an archive (unpack/archive.hpp): the top-level fields only (format, created_by,
   // compression, fingerprint, components, tar_size), checked; frames and entries stay empty and are neither

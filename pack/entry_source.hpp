@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,8 +41,12 @@ class EntrySource {
   // Lists the entries; the packer calls it once, after the output file is open (a bad output path is reported
   // before any long work). Throws Error, IntegrityError for hostile input.
   virtual void open() = 0;
-  // The entries in archive order. read_file may update an entry's size (a file that changed since open).
-  [[nodiscard]] virtual std::vector<SourceEntry>& entries() = 0;
+  // The entries in archive order, compact (manifest/entry_list.hpp): path, type, mode, size, link target.
+  // read_file may update an entry's size (a file that changed since open); the packer fills in digests and
+  // frames, and moves the list into the manifest once every file is read and derived_fingerprint has run.
+  [[nodiscard]] virtual manifest::EntryList& entries() = 0;
+  // Where entry `i` comes from, for messages.
+  [[nodiscard]] virtual std::filesystem::path source_of(std::size_t i) const = 0;
   // Archive paths left out, each with its reason.
   [[nodiscard]] virtual std::vector<std::string> skipped() const = 0;
   // One per top-level folder, in archive order: name, kind and where it came from (files and bytes are counted

@@ -8,6 +8,7 @@
 #include "pack/filesystem_source.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -31,24 +32,24 @@ constexpr int kReadAttempts = 5;
   throw Error("file " + quoted_path(source) + " " + how + "; stop the writer (torch.compile) and run create again");
 }
 
-UniqueFd open_source(const SourceEntry& e) {
+// One file of the scan: its path on disk, its stamp and its listed size (the size lives in the entry list).
+struct FileRef {
+  std::string source;  // path on disk
+  FileStamp& stamp;
+  std::uint64_t size;
+  const std::vector<std::uint64_t>& devices;  // what the stamps' device numbers stand for
+};
+
+UniqueFd open_source(const FileRef& e) {
   UniqueFd fd(::open(e.source.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) throw_errno("cannot read " + quoted_path(e.source));
   return fd;
 }
 
-bool matches(const SourceEntry& e, const struct stat& st) {
-  return S_ISREG(st.st_mode) && st.st_dev == e.dev && st.st_ino == e.ino && static_cast<std::uint64_t>(st.st_size) == e.size &&
-         st.st_mtim.tv_sec == e.mtime.tv_sec && st.st_mtim.tv_nsec == e.mtime.tv_nsec && st.st_ctim.tv_sec == e.ctime.tv_sec &&
-         st.st_ctim.tv_nsec == e.ctime.tv_nsec;
-}
-
-void remember(SourceEntry& e, const struct stat& st) {
-  e.dev = st.st_dev;
-  e.ino = st.st_ino;
-  e.size = static_cast<std::uint64_t>(st.st_size);
-  e.mtime = st.st_mtim;
-  e.ctime = st.st_ctim;
+bool matches(const FileRef& e, const struct stat& st) {
+  auto dev = std::find(e.devices.begin(), e.devices.end(), static_cast<std::uint64_t>(st.st_dev));
+  return S_ISREG(st.st_mode) && dev != e.devices.end() && e.stamp.matches(st, static_cast<std::uint32_t>(dev - e.devices.begin())) &&
+         static_cast<std::uint64_t>(st.st_size) == e.size;
 }
 
 // Timestamps advance in coarse ticks (a few milliseconds), so a write in the same tick as the stat before a read
@@ -104,7 +105,8 @@ std::vector<manifest::Component> FilesystemSource::components() const {
 
 // A small file in four system calls (open, one read of size + 1 bytes, fstat, close); see the top of the file.
 Digest FilesystemSource::read_file(std::size_t i, FileSlot& slot) {
-  SourceEntry& e = scanned_.entries[i];
+  FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i),
+                 scanned_.devices};
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
     UniqueFd fd = open_source(e);
     std::uint64_t size = e.size;
@@ -116,18 +118,25 @@ Digest FilesystemSource::read_file(std::size_t i, FileSlot& slot) {
       Digest digest = Sha256::of(data, size);
       if (!is_racy(after) ||
           (hash_again(fd.get(), size, e.source) == digest && ::fstat(fd.get(), &after) == 0 && matches(e, after))) {
+        finished(i);
         return digest;
       }
     }
     if (!S_ISREG(after.st_mode)) throw Error(quoted_path(e.source) + " stopped being a regular file while packing");
-    remember(e, after);  // changed since the scan or while read: try again against its new state
+    // Changed since the scan or while read: try again against its new state.
+    e.stamp = stamp_of(after, nullptr);
+    auto dev = std::find(e.devices.begin(), e.devices.end(), static_cast<std::uint64_t>(after.st_dev));
+    e.stamp.dev = dev == e.devices.end() ? UINT32_MAX : static_cast<std::uint32_t>(dev - e.devices.begin());
+    e.size = static_cast<std::uint64_t>(after.st_size);
+    scanned_.entries.set_file_size(i, e.size);
     slot.discard();
   }
   throw_changed(e.source, "kept changing while being read");
 }
 
 void FilesystemSource::read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) {
-  const SourceEntry& e = scanned_.entries[i];
+  const FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i),
+                 scanned_.devices};
   UniqueFd fd = open_source(e);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat " + quoted_path(e.source));
@@ -140,13 +149,54 @@ void FilesystemSource::read_piece(std::size_t i, std::uint64_t offset, std::uint
 // All pieces are read: the file must still be the one they came from, and a racy one must hash the same when
 // read again.
 void FilesystemSource::check_pieces(std::size_t i, const Digest& digest) {
-  const SourceEntry& e = scanned_.entries[i];
+  const FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i),
+                 scanned_.devices};
   UniqueFd fd = open_source(e);
   struct stat after {};
   if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));
   if (!matches(e, after) || (is_racy(after) && hash_again(fd.get(), e.size, e.source) != digest)) {
     throw_changed(e.source, "changed while being packed");
   }
+  finished(i);
+}
+
+namespace {
+
+// Stamps are released a chunk at a time, once every file in the chunk is read: create reads files roughly in
+// archive order, so at a million files the stamps (28 bytes each) are gone in step with the packing rather than
+// held beside the compressor's window until the end.
+constexpr std::size_t kStampChunk = 4096;
+
+}  // namespace
+
+void FilesystemSource::open() {
+  scanned_ = scan(dirs_);
+  const manifest::EntryList& list = scanned_.entries;
+  std::size_t chunks = (list.size() + kStampChunk - 1) / kStampChunk;
+  unread_ = std::make_unique<std::atomic<std::uint32_t>[]>(chunks);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list.type(i) == manifest::EntryType::file) unread_[i / kStampChunk].fetch_add(1, std::memory_order_relaxed);
+  }
+  for (std::size_t c = 0; c < chunks; ++c) {
+    if (unread_[c].load(std::memory_order_relaxed) == 0) release_chunk(c);
+  }
+}
+
+void FilesystemSource::finished(std::size_t i) {
+  if (unread_[i / kStampChunk].fetch_sub(1, std::memory_order_acq_rel) == 1) release_chunk(i / kStampChunk);
+}
+
+// Gives the whole pages of a chunk of stamps back to the kernel (they read as zeros after; nothing reads them).
+void FilesystemSource::release_chunk(std::size_t chunk) {
+  const long page = ::sysconf(_SC_PAGESIZE);
+  auto page_size = static_cast<std::uintptr_t>(page > 0 ? page : 4096);
+  char* base = reinterpret_cast<char*>(scanned_.stamps.data());
+  std::size_t end = std::min(scanned_.stamps.size(), (chunk + 1) * kStampChunk);
+  auto from = reinterpret_cast<std::uintptr_t>(base + chunk * kStampChunk * sizeof(FileStamp));
+  auto to = reinterpret_cast<std::uintptr_t>(base + end * sizeof(FileStamp));
+  from = (from + page_size - 1) / page_size * page_size;
+  to = to / page_size * page_size;
+  if (to > from) (void)::madvise(base + (from - reinterpret_cast<std::uintptr_t>(base)), to - from, MADV_DONTNEED);
 }
 
 }  // namespace ccpack::pack

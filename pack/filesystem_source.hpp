@@ -2,6 +2,8 @@
 // to have held still while it was read (see filesystem_source.cpp).
 #pragma once
 
+#include <atomic>
+#include <memory>
 #include <vector>
 
 #include "manifest/locations.hpp"
@@ -13,8 +15,11 @@ class FilesystemSource final : public EntrySource {
  public:
   explicit FilesystemSource(std::vector<manifest::CacheDir> dirs) : dirs_(std::move(dirs)) {}
 
-  void open() override { scanned_ = scan(dirs_); }
-  [[nodiscard]] std::vector<SourceEntry>& entries() override { return scanned_.entries; }
+  void open() override;
+  [[nodiscard]] manifest::EntryList& entries() override { return scanned_.entries; }
+  [[nodiscard]] std::filesystem::path source_of(std::size_t i) const override {
+    return source_path(dirs_, scanned_.entries.path(i));
+  }
   [[nodiscard]] std::vector<std::string> skipped() const override { return scanned_.skipped; }
   [[nodiscard]] std::vector<manifest::Component> components() const override;
 
@@ -23,8 +28,13 @@ class FilesystemSource final : public EntrySource {
   void check_pieces(std::size_t i, const Digest& digest) override;
 
  private:
+  // Entry i's stamp is needed until its file is read; then its part of the stamps can go (see finished()).
+  void finished(std::size_t i);
+  void release_chunk(std::size_t chunk);
+
   std::vector<manifest::CacheDir> dirs_;
   ScanResult scanned_;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> unread_;  // files not yet read, per chunk of stamps
 };
 
 }  // namespace ccpack::pack

@@ -324,6 +324,8 @@ void ImportSource::put_in_order(const std::unordered_map<std::string, std::uint6
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (entries_[i].type == EntryType::file) offsets_[i] = spool_at.at(entries_[i].path);
   }
+  list_ = manifest::EntryList();
+  for (const SourceEntry& e : entries_) list_.push_back({e.path, e.type, e.mode, e.size, {}, e.link_target, 0});
 }
 
 Digest ImportSource::read_file(std::size_t i, FileSlot& slot) {

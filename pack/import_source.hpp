@@ -45,7 +45,8 @@ class ImportSource final : public EntrySource {
   explicit ImportSource(ImportOptions options) : options_(std::move(options)) {}
 
   void open() override;
-  [[nodiscard]] std::vector<SourceEntry>& entries() override { return entries_; }
+  [[nodiscard]] manifest::EntryList& entries() override { return list_; }
+  [[nodiscard]] std::filesystem::path source_of(std::size_t i) const override { return entries_[i].source; }
   [[nodiscard]] std::vector<std::string> skipped() const override { return skipped_; }
   [[nodiscard]] std::vector<manifest::Component> components() const override { return components_; }
 
@@ -69,6 +70,7 @@ class ImportSource final : public EntrySource {
   ImportOptions options_;
   UniqueFd spool_;
   std::vector<SourceEntry> entries_;
+  manifest::EntryList list_;  // entries_ for the packer
   std::vector<std::uint64_t> offsets_;  // per entry: where its bytes start in the spool (files)
   std::vector<std::string> skipped_;
   std::vector<manifest::Component> components_;

@@ -65,36 +65,38 @@ struct Batch {
   std::size_t used = 0;
   std::size_t data_at = 0;  // piece: where its file data starts in the buffer
 
-  char* grow(std::size_t n, const fs::path& source) {
-    if (used + n > buffer->size()) throw_grew(source);
+  // `source` and `entry` name the file in the error (a file larger than the scan saw).
+  char* grow(std::size_t n, const EntrySource& source, std::size_t entry) {
+    if (used + n > buffer->size()) throw_grew(source.source_of(entry));
     char* at = buffer->data() + used;
     used += n;
     return at;
   }
-  void append(const std::string& bytes, const fs::path& source) {
-    std::memcpy(grow(bytes.size(), source), bytes.data(), bytes.size());
+  void append(const std::string& bytes, const EntrySource& source, std::size_t entry) {
+    std::memcpy(grow(bytes.size(), source, entry), bytes.data(), bytes.size());
   }
 };
 
 // Upper bound of the tar bytes of one entry: pax header and records, ustar header, data, padding.
-std::size_t tar_bytes_bound(const SourceEntry& e) {
-  std::size_t pax = e.path.size() + e.link_target.size() + 128;
-  return 3 * manifest::kTarBlock + pax + e.size;
+std::size_t tar_bytes_bound(const manifest::EntryList& list, std::size_t i) {
+  std::size_t pax = list.path_size(i) + list.link_target(i).size() + 128;
+  return 3 * manifest::kTarBlock + pax + list.file_size(i);
 }
 
-manifest::TarHeader header_of(const SourceEntry& e, std::uint64_t size) {
-  return manifest::TarHeader{e.path, e.type, e.mode, size, e.link_target};
+manifest::TarHeader header_of(const manifest::EntryList& list, std::size_t i, std::uint64_t size) {
+  return manifest::TarHeader{list.path(i), list.type(i), list.mode(i), size, std::string(list.link_target(i))};
 }
 
 // The slot the source fills for one small file: its tar header, then its data and padding, in the batch.
 class BatchSlot final : public FileSlot {
  public:
-  BatchSlot(Batch& batch, const SourceEntry& entry) : batch_(batch), entry_(entry), start_(batch.used) {}
+  BatchSlot(Batch& batch, const EntrySource& source, const manifest::EntryList& list, std::size_t entry)
+      : batch_(batch), source_(source), list_(list), entry_(entry), start_(batch.used) {}
   char* data(std::uint64_t size) override {
     std::string header;
-    manifest::append_tar_header(header, header_of(entry_, size));
-    batch_.append(header, entry_.source);
-    char* at = batch_.grow(size + manifest::tar_padding(size), entry_.source);
+    manifest::append_tar_header(header, header_of(list_, entry_, size));
+    batch_.append(header, source_, entry_);
+    char* at = batch_.grow(size + manifest::tar_padding(size), source_, entry_);
     std::memset(at + size, 0, manifest::tar_padding(size));
     return at;
   }
@@ -102,7 +104,9 @@ class BatchSlot final : public FileSlot {
 
  private:
   Batch& batch_;
-  const SourceEntry& entry_;
+  const EntrySource& source_;
+  const manifest::EntryList& list_;
+  std::size_t entry_;
   std::size_t start_;
 };
 
@@ -212,21 +216,15 @@ UniqueFd open_scratch(const fs::path& output) {
   return scratch;
 }
 
-// The manifest's entries in the source's order; sizes and hashes are filled in by the pipeline as files are read.
-// Returns the bytes the source listed, for the progress total.
-std::uint64_t plan_manifest(manifest::Manifest& m, const std::vector<SourceEntry>& src, const PackOptions& options) {
+// The manifest's fields known before the payload. Its entries are the source's list (moved in at the end), in
+// which the pipeline fills in sizes, hashes and frames as files are read. Returns the bytes the source listed,
+// for the progress total.
+std::uint64_t plan_manifest(manifest::Manifest& m, const manifest::EntryList& src, const PackOptions& options) {
   m.created_by = std::string("ccpack ") + kVersion;
   m.compression = {"zstd", options.level, options.window_log};
   m.fingerprint_json = options.fingerprint_json;
-  m.entries.resize(src.size());
   std::uint64_t total_bytes = 0;
-  for (std::size_t i = 0; i < src.size(); ++i) {
-    m.entries[i].path = src[i].path;
-    m.entries[i].type = src[i].type;
-    m.entries[i].mode = src[i].mode;
-    m.entries[i].link_target = src[i].link_target;
-    total_bytes += src[i].size;
-  }
+  for (std::size_t i = 0; i < src.size(); ++i) total_bytes += src.file_size(i);
   return total_bytes;
 }
 
@@ -268,27 +266,27 @@ class PackPipeline {
     Batch* b = &ring_.next();
     *b = Batch{};
     b->first = next_;
-    const SourceEntry& e = src_[next_];
-    if (e.type == EntryType::file && e.size > kPieceBytes) {
+    std::uint64_t size = src_.file_size(next_);
+    if (src_.type(next_) == EntryType::file && size > kPieceBytes) {
       b->piece = true;
       b->count = 1;
       b->offset = next_offset_;
-      b->length = std::min(kPieceBytes, e.size - next_offset_);
+      b->length = std::min(kPieceBytes, size - next_offset_);
+      b->buffer = pool_.take(tar_bytes_bound(src_, next_) - size + b->length);
       next_offset_ += b->length;
-      if (next_offset_ == e.size) {
+      if (next_offset_ == size) {
         next_offset_ = 0;
         ++next_;
       }
-      b->buffer = pool_.take(tar_bytes_bound(e) - e.size + b->length);
       return b;
     }
     std::uint64_t bytes = 0;
     std::size_t bound = 0;
     while (next_ < src_.size() && bytes < kBatchBytes) {
-      const SourceEntry& x = src_[next_];
-      if (x.type == EntryType::file && x.size > kPieceBytes) break;
-      bytes += x.size + manifest::kTarBlock;
-      bound += tar_bytes_bound(x);
+      std::uint64_t x_size = src_.file_size(next_);
+      if (src_.type(next_) == EntryType::file && x_size > kPieceBytes) break;
+      bytes += x_size + manifest::kTarBlock;
+      bound += tar_bytes_bound(src_, next_);
       ++next_;
       ++b->count;
     }
@@ -304,15 +302,14 @@ class PackPipeline {
     }
     std::string header;
     for (std::size_t i = b->first; i < b->first + b->count; ++i) {
-      const SourceEntry& e = src_[i];
-      if (e.type == EntryType::file) {
-        BatchSlot slot(*b, e);
-        m_.entries[i].sha256 = source_.read_file(i, slot);
-        m_.entries[i].size = e.size;  // the source may have found it changed since it listed it
+      if (src_.type(i) == EntryType::file) {
+        BatchSlot slot(*b, source_, src_, i);
+        // The source sets the entry's size in the list when it found the file changed since it listed it.
+        src_.set_sha256(i, source_.read_file(i, slot));
       } else {
         header.clear();
-        manifest::append_tar_header(header, header_of(e, 0));
-        b->append(header, e.source);
+        manifest::append_tar_header(header, header_of(src_, i, 0));
+        b->append(header, source_, i);
       }
     }
     return b;
@@ -320,16 +317,16 @@ class PackPipeline {
 
   // A piece of a large file: its tar header before the first piece, its padding after the last.
   void read_piece(Batch& b) {
-    const SourceEntry& e = src_[b.first];
+    std::uint64_t size = src_.file_size(b.first);
     if (b.offset == 0) {
       std::string header;
-      manifest::append_tar_header(header, header_of(e, e.size));
-      b.append(header, e.source);
+      manifest::append_tar_header(header, header_of(src_, b.first, size));
+      b.append(header, source_, b.first);
     }
     b.data_at = b.used;
-    bool last = b.offset + b.length == e.size;
-    std::size_t padding = last ? manifest::tar_padding(e.size) : 0;
-    char* data = b.grow(b.length + padding, e.source);
+    bool last = b.offset + b.length == size;
+    std::size_t padding = last ? manifest::tar_padding(size) : 0;
+    char* data = b.grow(b.length + padding, source_, b.first);
     std::memset(data + b.length, 0, padding);
     source_.read_piece(b.first, b.offset, b.length, data);
   }
@@ -339,20 +336,18 @@ class PackPipeline {
     bool starts_entry = !b->piece || b->offset == 0;
     if (starts_entry && writer_.raw_in_frame() >= options_.frame_limit) end_frame(b->first);
     auto frame_index = static_cast<std::uint32_t>(m_.frames.size());
-    for (std::size_t i = b->first; i < b->first + b->count; ++i) m_.entries[i].frame = frame_index;
+    for (std::size_t i = b->first; i < b->first + b->count; ++i) src_.set_frame(i, frame_index);
     if (b->piece) {
       piece_hash_.update(b->buffer->data() + b->data_at, b->length);
-      const SourceEntry& e = src_[b->first];
-      if (b->offset + b->length == e.size) {
+      if (b->offset + b->length == src_.file_size(b->first)) {
         Digest digest = piece_hash_.finish();
         source_.check_pieces(b->first, digest);
-        m_.entries[b->first].size = e.size;
-        m_.entries[b->first].sha256 = digest;
+        src_.set_sha256(b->first, digest);
       }
       progress_.advance(b->length);
     } else {
       std::uint64_t n = 0;
-      for (std::size_t i = b->first; i < b->first + b->count; ++i) n += src_[i].size;
+      for (std::size_t i = b->first; i < b->first + b->count; ++i) n += src_.file_size(i);
       progress_.advance(n);
     }
     writer_.feed(b->buffer->data(), b->used);
@@ -376,7 +371,7 @@ class PackPipeline {
   }
 
   EntrySource& source_;
-  std::vector<SourceEntry>& src_;
+  manifest::EntryList& src_;  // the source's list, which becomes the manifest's entries
   manifest::Manifest& m_;
   Progress& progress_;
   const PackOptions& options_;
@@ -395,11 +390,13 @@ void complete_manifest(manifest::Manifest& m, EntrySource& source, const PackOpt
     if (std::optional<std::string> derived = source.derived_fingerprint()) m.fingerprint_json = *derived;
   }
   for (const manifest::Frame& f : m.frames) m.tar_size += f.raw_size;
+  m.entries = std::move(source.entries());
+  const manifest::EntryList& entries = m.entries;
   for (manifest::Component c : source.components()) {
-    for (const SourceEntry& e : source.entries()) {
-      if (manifest::component_of(e.path) == c.name && e.type == EntryType::file) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (entries.type(i) == EntryType::file && entries.component(i) == c.name) {
         ++c.files;
-        c.bytes += e.size;
+        c.bytes += entries.file_size(i);
       }
     }
     m.components.push_back(std::move(c));

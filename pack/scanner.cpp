@@ -1,6 +1,7 @@
 #include "pack/scanner.hpp"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <unistd.h>
@@ -44,20 +45,38 @@ std::string special_kind(mode_t mode) {
   return "special file";
 }
 
-// Builds the entry for one path from its lstat; refuses special files and names the manifest (JSON, UTF-8) cannot
-// hold. Symlinks are judged once the whole tree is known (check_links).
-SourceEntry make_entry(std::string archive_path, fs::path source, const struct stat& st, int dir_fd, const char* name) {
-  if (!is_valid_utf8(name)) {
-    throw Error("cannot pack " + quoted_path(source) + ": its name is not valid UTF-8 (the manifest is JSON); rename it");
+// One name in a folder as the walk found it.
+struct Child {
+  std::string name;
+  EntryType type = EntryType::file;
+  std::uint32_t mode = 0;
+  std::uint64_t size = 0;
+  std::string link_target;
+  FileStamp stamp;  // without its device, numbered by flatten
+  std::uint64_t dev = 0;
+};
+
+// `stamp` with its device `dev` numbered in `devices`.
+FileStamp number_device(FileStamp stamp, std::uint64_t dev, std::vector<std::uint64_t>& devices) {
+  auto it = std::find(devices.begin(), devices.end(), dev);
+  stamp.dev = static_cast<std::uint32_t>(it - devices.begin());
+  if (it == devices.end()) devices.push_back(dev);
+  return stamp;
+}
+
+// Builds the child for one name from its lstat; refuses special files and names the manifest (JSON, UTF-8) cannot
+// hold. Symlinks are judged once the whole tree is known (check_links). `source()` gives its path on disk (built
+// for messages only); `at` is its name for readlinkat in `dir_fd`.
+template <typename Source>
+Child make_child(std::string name, const Source& source, const struct stat& st, int dir_fd, const char* at) {
+  if (!is_valid_utf8(at)) {
+    throw Error("cannot pack " + quoted_path(source()) + ": its name is not valid UTF-8 (the manifest is JSON); rename it");
   }
-  SourceEntry e;
-  e.path = std::move(archive_path);
-  e.source = std::move(source);
+  Child e;
+  e.name = std::move(name);
   e.mode = st.st_mode & 0777;
-  e.dev = st.st_dev;
-  e.ino = st.st_ino;
-  e.mtime = st.st_mtim;
-  e.ctime = st.st_ctim;
+  e.stamp = stamp_of(st, nullptr);
+  e.dev = static_cast<std::uint64_t>(st.st_dev);
   if (S_ISDIR(st.st_mode)) {
     e.type = EntryType::dir;
     e.mode |= 0700;  // ccpack must be able to read back and restore into what it packed
@@ -68,14 +87,14 @@ SourceEntry make_entry(std::string archive_path, fs::path source, const struct s
     e.type = EntryType::symlink;
     e.mode = 0777;
     char buf[4096];
-    ssize_t n = ::readlinkat(dir_fd, name, buf, sizeof buf);
-    if (n < 0) throw_errno("cannot read symlink " + quoted_path(e.source));
+    ssize_t n = ::readlinkat(dir_fd, at, buf, sizeof buf);
+    if (n < 0) throw_errno("cannot read symlink " + quoted_path(source()));
     e.link_target.assign(buf, static_cast<std::size_t>(n));
     if (!is_valid_utf8(e.link_target)) {
-      throw Error("cannot pack symlink " + quoted_path(e.source) + ": its target is not valid UTF-8 (the manifest is JSON)");
+      throw Error("cannot pack symlink " + quoted_path(source()) + ": its target is not valid UTF-8 (the manifest is JSON)");
     }
   } else {
-    throw Error("refusing to pack " + special_kind(st.st_mode) + " " + quoted_path(e.source) +
+    throw Error("refusing to pack " + special_kind(st.st_mode) + " " + quoted_path(source()) +
                 ": only files, folders and symlinks can be packed");
   }
   return e;
@@ -85,9 +104,9 @@ SourceEntry make_entry(std::string archive_path, fs::path source, const struct s
 // (a cache holds thousands of folders, and lstat is most of create's serial time), then flattened in the
 // order a sequential depth-first walk would give, so the result does not depend on scheduling.
 struct Listing {
-  std::vector<SourceEntry> entries;
+  std::vector<Child> children;
   std::vector<std::string> skipped;
-  std::vector<std::unique_ptr<Listing>> subfolders;  // one per folder in `entries`, in the same order
+  std::vector<std::unique_ptr<Listing>> subfolders;  // one per folder in `children`, in the same order
 };
 
 void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archive_dir,
@@ -112,15 +131,15 @@ void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archiv
       if (errno == ENOENT) continue;  // vanished since readdir: nothing to pack
       throw_errno("cannot stat " + quoted_path(dir / name));
     }
-    std::string archive_path = archive_dir + '/';
-    archive_path += name;
     if (const char* why = transient_reason(name, S_ISDIR(st.st_mode), at_root)) {
-      out.skipped.push_back(escaped(archive_path) + " (" + why + ")");
+      out.skipped.push_back(escaped(archive_dir + '/' + name) + " (" + why + ")");
       continue;
     }
-    out.entries.push_back(make_entry(std::move(archive_path), dir / name, st, dir_fd.get(), name.c_str()));
     if (S_ISDIR(st.st_mode)) subfolder_names.push_back(name);
+    const char* at = name.c_str();  // `name` outlives the call: it is copied into the child, not moved
+    out.children.push_back(make_child(name, [&dir, at] { return dir / at; }, st, dir_fd.get(), at));
   }
+  std::vector<std::string>().swap(names);
   out.subfolders.resize(subfolder_names.size());
   oneapi::tbb::parallel_for(std::size_t{0}, subfolder_names.size(), [&](std::size_t i) {
     const std::string& name = subfolder_names[i];
@@ -131,51 +150,149 @@ void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archiv
   });
 }
 
-void flatten(Listing& listing, ScanResult& out) {
+// Appends a listing to `out` in walk order (each folder before its children), below the folder entry `parent`;
+// frees each part once it is in the list.
+void flatten(Listing& listing, std::uint32_t parent, ScanResult& out) {
   std::size_t sub = 0;
-  for (SourceEntry& e : listing.entries) {
-    bool is_dir = e.type == EntryType::dir;
-    out.entries.push_back(std::move(e));
-    if (is_dir) flatten(*listing.subfolders[sub++], out);
+  for (Child& c : listing.children) {
+    std::uint32_t i = out.entries.append(parent, c.name, c.type, c.mode, c.size, c.link_target);
+    out.stamps.push_back(number_device(c.stamp, c.dev, out.devices));
+    if (c.type == EntryType::dir) {
+      flatten(*listing.subfolders[sub], i, out);
+      listing.subfolders[sub++].reset();
+    }
   }
+  std::vector<Child>().swap(listing.children);
   for (std::string& s : listing.skipped) out.skipped.push_back(std::move(s));
 }
 
 // Refuses a symlink that the restore would refuse: resolved through the other links of the tree it was scanned
 // with (manifest/links.hpp owns the rule), it must stay inside its cache folder.
-void check_links(const std::vector<manifest::CacheDir>& dirs, const std::vector<SourceEntry>& entries) {
+void check_links(const std::vector<manifest::CacheDir>& dirs, const manifest::EntryList& entries) {
   manifest::EntryTree tree(entries.size());
-  std::vector<std::pair<const SourceEntry*, std::uint32_t>> links;
-  for (const SourceEntry& e : entries) {
-    manifest::EntryTree::AddResult added = tree.add(e.path, e.type, e.link_target);
-    if (added.status == manifest::EntryTree::Added::ok && e.type == EntryType::symlink) links.emplace_back(&e, added.node);
+  std::vector<std::pair<std::size_t, std::uint32_t>> links;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::uint32_t parent = entries.parent(i);
+    manifest::EntryTree::AddResult added =
+        parent == manifest::EntryList::kNoParent ? tree.add(entries.name(i), entries.type(i), entries.link_target(i))
+                                                 : tree.add_child(parent, entries.name(i), entries.type(i), entries.link_target(i));
+    // A scan lists each name once, folders first: every add succeeds, so node numbers are entry indices.
+    if (added.status != manifest::EntryTree::Added::ok || added.node != i) throw Error("internal error: scanned tree is inconsistent");
+    if (entries.type(i) == EntryType::symlink) links.emplace_back(i, added.node);
   }
-  for (auto [e, node] : links) {
+  for (auto [i, node] : links) {
     manifest::EntryTree::LinkVerdict verdict = tree.resolve_link(node);
     if (verdict == manifest::EntryTree::LinkVerdict::inside) continue;
-    std::string what = "refusing to pack symlink " + quoted_path(e->source) + " -> '" + escaped(e->link_target) + "': ";
+    std::string path = entries.path(i);
+    std::string what = "refusing to pack symlink " + quoted_path(source_path(dirs, path)) + " -> '" +
+                       escaped(entries.link_target(i)) + "': ";
     if (verdict == manifest::EntryTree::LinkVerdict::loops) {
       throw Error(what + "resolving it follows more than " + std::to_string(manifest::kMaxLinkHops) + " symlinks (a loop)");
     }
-    std::string_view component = manifest::component_of(e->path);
+    std::string_view component = manifest::component_of(path);
     auto root = std::find_if(dirs.begin(), dirs.end(), [&](const manifest::CacheDir& d) { return d.name == component; });
     throw Error(what + "it leads outside " + quoted_path(root->dir) + " (replace it with the file it points to)");
   }
 }
 
-int group_of(const SourceEntry& e) {
-  switch (e.type) {
+int group_of(const SourceEntry& e) { return archive_group(e.type, e.size); }
+
+// Byte order of the paths of entries a and b of `list`, compared piece by piece (folder path, '/', name) without
+// building either path.
+bool path_less(const manifest::EntryList& list, std::size_t a, std::size_t b) {
+  std::uint32_t pa = list.parent(a);
+  std::uint32_t pb = list.parent(b);
+  if (pa == pb && pa != manifest::EntryList::kNoParent && list.type(a) != EntryType::dir && list.type(b) != EntryType::dir) {
+    return list.name(a) < list.name(b);
+  }
+  thread_local std::string x;
+  thread_local std::string y;
+  x.clear();
+  y.clear();
+  list.append_path(x, a);
+  list.append_path(y, b);
+  return x < y;
+}
+
+// The entries of `walk` (in walk order) in archive order, with their stamps.
+ScanResult in_archive_order(ScanResult& walk) {
+  const manifest::EntryList& w = walk.entries;
+  std::vector<std::uint32_t> order(w.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  // The rule of sort_in_archive_order: folders keep walk order (parents first); the rest by group, then path.
+  std::stable_sort(order.begin(), order.end(), [&w](std::uint32_t a, std::uint32_t b) {
+    int ga = archive_group(w.type(a), w.file_size(a));
+    int gb = archive_group(w.type(b), w.file_size(b));
+    if (ga != gb) return ga < gb;
+    if (ga == 0) return false;
+    return path_less(w, a, b);
+  });
+  ScanResult out;
+  out.stamps.reserve(order.size());
+  std::vector<std::uint32_t> moved_to(order.size(), manifest::EntryList::kNoParent);
+  for (std::uint32_t i : order) {
+    std::uint32_t p = w.parent(i);
+    moved_to[i] = out.entries.append_from(w, i, p == manifest::EntryList::kNoParent ? p : moved_to[p]);
+    out.stamps.push_back(walk.stamps[i]);
+  }
+  out.skipped = std::move(walk.skipped);
+  out.devices = std::move(walk.devices);
+  return out;
+}
+
+}  // namespace
+
+int archive_group(EntryType type, std::uint64_t size) {
+  switch (type) {
     case EntryType::dir:
       return 0;
     case EntryType::file:
-      return e.size >= kLargeFile ? 1 : 2;
+      return size >= kLargeFile ? 1 : 2;
     case EntryType::symlink:
       return 3;
   }
   return 4;
 }
 
+namespace {
+
+std::uint64_t nanoseconds(const timespec& t) {
+  return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+}
+
 }  // namespace
+
+FileStamp stamp_of(const struct stat& st, std::vector<std::uint64_t>* devices) {
+  FileStamp s;
+  s.ino = st.st_ino;
+  s.mtime_ns = nanoseconds(st.st_mtim);
+  s.ctime_ns = nanoseconds(st.st_ctim);
+  s.dev = static_cast<std::uint32_t>(st.st_dev);
+  if (devices != nullptr) {
+    auto dev = static_cast<std::uint64_t>(st.st_dev);
+    auto it = std::find(devices->begin(), devices->end(), dev);
+    s.dev = static_cast<std::uint32_t>(it - devices->begin());
+    if (it == devices->end()) devices->push_back(dev);
+  }
+  return s;
+}
+
+bool FileStamp::matches(const struct stat& st, std::uint32_t device) const {
+  return st.st_ino == ino && nanoseconds(st.st_mtim) == mtime_ns && nanoseconds(st.st_ctim) == ctime_ns && dev == device;
+}
+
+std::string source_path(const std::vector<manifest::CacheDir>& dirs, std::string_view path) {
+  std::string_view component = manifest::component_of(path);
+  auto root = std::find_if(dirs.begin(), dirs.end(), [&](const manifest::CacheDir& d) { return d.name == component; });
+  if (root == dirs.end()) return std::string(path);
+  std::string out = root->dir.native();
+  std::string_view rel = manifest::relative_of(path);
+  if (!rel.empty()) {
+    out += '/';
+    out += rel;
+  }
+  return out;
+}
 
 void sort_in_archive_order(std::vector<SourceEntry>& entries) {
   // Folders keep walk order (parents first); the rest is ordered by group, then path.
@@ -189,7 +306,7 @@ void sort_in_archive_order(std::vector<SourceEntry>& entries) {
 }
 
 ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
-  ScanResult out;
+  ScanResult walk;
   for (const manifest::CacheDir& root : dirs) {
     struct stat st {};
     if (::stat(root.dir.c_str(), &st) != 0) throw_errno("cannot read " + root.name + " cache folder " + quoted_path(root.dir));
@@ -200,13 +317,19 @@ ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
       throw Error("cannot pack " + root.name + " cache folder " + quoted_path(root.dir) +
                   ": its path is not valid UTF-8 (the manifest is JSON); rename it");
     }
-    out.entries.push_back(make_entry(root.name, root.dir, st, fd.get(), "."));
+    Child c = make_child(root.name, [&root] { return root.dir; }, st, fd.get(), ".");
+    std::uint32_t at = walk.entries.append(manifest::EntryList::kNoParent, c.name, c.type, c.mode, c.size, c.link_target);
+    walk.stamps.push_back(number_device(c.stamp, c.dev, walk.devices));
     Listing listing;
     list_folder(std::move(fd), root.dir, root.name, true, listing);
-    flatten(listing, out);
+    flatten(listing, at, walk);
   }
-  sort_in_archive_order(out.entries);
+  ScanResult out = in_archive_order(walk);
+  walk = ScanResult();
   check_links(dirs, out.entries);
+  // The walk's many small blocks are free now but held by the allocator: give the whole pages back before the
+  // packer allocates the compressor (peak RSS is what issue 14 bounds).
+  ::malloc_trim(0);
   return out;
 }
 

@@ -22,29 +22,49 @@
 #include <string_view>
 #include <vector>
 
+#include "manifest/entry_list.hpp"
 #include "manifest/locations.hpp"
 #include "manifest/tar.hpp"
 
 namespace ccpack::pack {
 
+// One entry as an entry source lists it before it goes into an EntryList (pack/import_source.cpp); the
+// filesystem scan builds the compact list directly.
 struct SourceEntry {
   std::string path;              // archive path: "<component>/<relative>"
-  std::filesystem::path source;  // absolute path on disk
+  std::filesystem::path source;  // where it comes from, for messages
   manifest::EntryType type = manifest::EntryType::file;
   std::uint32_t mode = 0;
   std::uint64_t size = 0;
   std::string link_target;
-  // Identity at scan time, to detect a file that changes before or while it is read.
-  dev_t dev = 0;
-  ino_t ino = 0;
-  timespec mtime{};
-  timespec ctime{};
 };
 
+// A file's identity at scan time, to detect a file that changes before or while it is read (28 bytes). Times are
+// nanoseconds since the epoch, modulo 2^64: two times 584 years apart would compare equal.
+#pragma pack(push, 4)
+struct FileStamp {
+  std::uint64_t ino = 0;
+  std::uint64_t mtime_ns = 0;
+  std::uint64_t ctime_ns = 0;
+  std::uint32_t dev = 0;  // an index into ScanResult::devices
+
+  [[nodiscard]] bool matches(const struct stat& st, std::uint32_t device) const;
+};
+#pragma pack(pop)
+static_assert(sizeof(FileStamp) == 28);
+
+// The stamp of `st` with its device numbered in `devices` (appended when new); null: dev is st_dev's low bits.
+[[nodiscard]] FileStamp stamp_of(const struct stat& st, std::vector<std::uint64_t>* devices);
+
 struct ScanResult {
-  std::vector<SourceEntry> entries;  // in archive order
+  manifest::EntryList entries;     // in archive order: paths, types, modes, sizes, link targets
+  std::vector<FileStamp> stamps;   // one per entry
+  std::vector<std::uint64_t> devices;  // st_dev of the stamps' dev numbers
   std::vector<std::string> skipped;  // archive paths of what was left out, with the reason
 };
+
+// The order rule's groups: folders (kept in walk order), large files, small files, symlinks.
+[[nodiscard]] int archive_group(manifest::EntryType type, std::uint64_t size);
 
 // Transient names that must not be shipped (see above); returns the reason, or nullptr to keep the entry.
 // `at_root`: the name is directly inside a cache folder.
@@ -53,7 +73,11 @@ struct ScanResult {
 // Puts entries listed in walk order (each folder before its children, names in byte order) in archive order.
 void sort_in_archive_order(std::vector<SourceEntry>& entries);
 
-// Scans `dirs` (each must exist). Throws Error naming the offending path.
+// Where archive path `path` of a scan of `dirs` is on disk.
+[[nodiscard]] std::string source_path(const std::vector<manifest::CacheDir>& dirs, std::string_view path);
+
+// Scans `dirs` (each must exist). Throws Error naming the offending path. Memory: the compact list and stamps
+// (about 135 bytes an entry), after a walk that holds about twice that for a moment and gives it back.
 [[nodiscard]] ScanResult scan(const std::vector<manifest::CacheDir>& dirs);
 
 }  // namespace ccpack::pack
