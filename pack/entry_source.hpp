@@ -7,8 +7,9 @@
 //                                             still while it was read;
 //   ImportSource (import_source.hpp)          a foreign tar/zip archive, for `import`: its files are spooled to
 //                                             an unlinked scratch file first, so they can be read in any order.
-// Both order their entries with the scanner's rule (pack/scanner.hpp), so the same folders give the same tar
-// stream whichever source they come through.
+// Both order their entries with the scanner's rule (pack/scanner.hpp), then the packer lays them out in frames
+// (pack/layout.hpp) through reorder(), so the same folders give the same tar stream whichever source they come
+// through.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,24 @@
 #include "util/sha256.hpp"
 
 namespace ccpack::pack {
+
+// Puts `v` in the order `order` gives (v[k] becomes the old v[order[k]]; `order` is a permutation) in place, one
+// cycle at a time: no second copy of a million-entry list.
+template <class T>
+void permute(std::vector<T>& v, const std::vector<std::size_t>& order) {
+  std::vector<bool> done(v.size(), false);
+  for (std::size_t start = 0; start < v.size(); ++start) {
+    if (done[start]) continue;
+    T first = std::move(v[start]);
+    std::size_t at = start;
+    for (std::size_t from = order[at]; from != start; at = from, from = order[at]) {
+      v[at] = std::move(v[from]);
+      done[at] = true;
+    }
+    v[at] = std::move(first);
+    done[at] = true;
+  }
+}
 
 // Where one file's bytes go in the packer's batch. data(size) lays out the tar header for `size` bytes of data
 // and returns where they go; discard() drops what data() laid out, so a source can read a changed file again.
@@ -47,6 +66,10 @@ class EntrySource {
   [[nodiscard]] virtual manifest::EntryList& entries() = 0;
   // Where entry `i` comes from, for messages.
   [[nodiscard]] virtual std::filesystem::path source_of(std::size_t i) const = 0;
+  // Puts the entries in another archive order (pack/layout.hpp): entry k becomes the one that was entry order[k]
+  // (folders keep their order, each before what is inside it). Called at most once, after open() and before any
+  // read; the source reorders what it keeps per entry with them.
+  virtual void reorder(const std::vector<std::size_t>& order) = 0;
   // Archive paths left out, each with its reason.
   [[nodiscard]] virtual std::vector<std::string> skipped() const = 0;
   // One per top-level folder, in archive order: name, kind and where it came from (files and bytes are counted

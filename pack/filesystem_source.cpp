@@ -17,6 +17,7 @@
 #include <cstring>
 #include <optional>
 
+#include "pack/layout.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -171,6 +172,17 @@ constexpr std::size_t kStampChunk = 4096;
 
 void FilesystemSource::open() {
   scanned_ = scan(dirs_);
+  count_unread();
+}
+
+// The stamps move with their entries (a released chunk held no file's stamp), and are counted again.
+void FilesystemSource::reorder(const std::vector<std::size_t>& order) {
+  scanned_.entries = reordered(scanned_.entries, order);
+  permute(scanned_.stamps, order);
+  count_unread();
+}
+
+void FilesystemSource::count_unread() {
   const manifest::EntryList& list = scanned_.entries;
   std::size_t chunks = (list.size() + kStampChunk - 1) / kStampChunk;
   unread_ = std::make_unique<std::atomic<std::uint32_t>[]>(chunks);

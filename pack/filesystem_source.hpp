@@ -26,8 +26,11 @@ class FilesystemSource final : public EntrySource {
   [[nodiscard]] Digest read_file(std::size_t i, FileSlot& slot) override;
   void read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) override;
   void check_pieces(std::size_t i, const Digest& digest) override;
+  void reorder(const std::vector<std::size_t>& order) override;
 
  private:
+  // Counts the files of each chunk of stamps still to be read, and releases the chunks that hold none.
+  void count_unread();
   // Entry i's stamp is needed until its file is read; then its part of the stamps can go (see finished()).
   void finished(std::size_t i);
   void release_chunk(std::size_t chunk);

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "pack/foreign_reader.hpp"
+#include "pack/layout.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 
@@ -326,6 +327,12 @@ void ImportSource::put_in_order(const std::unordered_map<std::string, std::uint6
   }
   list_ = manifest::EntryList();
   for (const SourceEntry& e : entries_) list_.push_back({e.path, e.type, e.mode, e.size, {}, e.link_target, 0});
+}
+
+void ImportSource::reorder(const std::vector<std::size_t>& order) {
+  permute(offsets_, order);
+  permute(entries_, order);
+  list_ = reordered(list_, order);
 }
 
 Digest ImportSource::read_file(std::size_t i, FileSlot& slot) {

@@ -53,6 +53,7 @@ class ImportSource final : public EntrySource {
   [[nodiscard]] Digest read_file(std::size_t i, FileSlot& slot) override;
   void read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) override;
   void check_pieces(std::size_t, const Digest&) override {}  // spooled bytes cannot change
+  void reorder(const std::vector<std::size_t>& order) override;
 
   // "POSIX pax interchange format, zstd" and the like (after open).
   [[nodiscard]] const std::string& format() const { return format_; }

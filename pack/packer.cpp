@@ -8,11 +8,12 @@
 //   3. serial, in order:   hash large-file pieces in order, feed the batch to zstd, write compressed bytes to a
 //                          scratch file, and end a frame at an entry boundary once it passes the frame limit.
 //
-// Compression ratio vs parallelism: the payload is a few large frames (1 GiB of tar each by default), each
+// Compression ratio vs parallelism: frames end where pack/layout.hpp says (each FX-graph pickle with the Triton
+// kernels it embeds, so restore can decode frames in parallel), or past PackOptions::frame_limit; each is
 // compressed with long-distance matching over a 128 MiB window by zstd's own worker threads (nbWorkers = jobs),
-// which keep long-range matches across their jobs. Independent small frames would lose the cross-file
-// redundancy that dominates these caches (39.6 MB vs 19.7 MB on the real fixture); 128 MiB is the largest window
-// stock `zstd -d` accepts without flags. Finally the header (manifest, signatures) is written to the output
+// which keep long-range matches across their jobs. Frames cut anywhere else would lose the cross-file redundancy
+// that dominates these caches (39.6 MB vs 19.7 MB on the real fixture); 128 MiB is the largest window stock
+// `zstd -d` accepts without flags. Finally the header (manifest, signatures) is written to the output
 // and the payload copied after it, all inside an AtomicFile.
 #include "pack/packer.hpp"
 
@@ -233,7 +234,7 @@ std::uint64_t plan_manifest(manifest::Manifest& m, const manifest::EntryList& sr
 class PackPipeline {
  public:
   PackPipeline(EntrySource& source, manifest::Manifest& m, Progress& progress, int scratch_fd, const PackOptions& options,
-               unsigned jobs)
+               unsigned jobs, std::vector<std::size_t> frame_starts)
       : source_(source),
         src_(source.entries()),
         m_(m),
@@ -241,7 +242,8 @@ class PackPipeline {
         options_(options),
         writer_(scratch_fd, options, jobs),
         pool_(kBatchBytes + kPieceBytes + (1 << 20)),
-        ring_(2 * static_cast<std::size_t>(jobs) + 2) {}
+        ring_(2 * static_cast<std::size_t>(jobs) + 2),
+        frame_starts_(std::move(frame_starts)) {}
 
   // Runs the pipeline over every entry and ends the last frame; returns the payload size.
   std::uint64_t run() {
@@ -285,6 +287,7 @@ class PackPipeline {
     while (next_ < src_.size() && bytes < kBatchBytes) {
       std::uint64_t x_size = src_.file_size(next_);
       if (src_.type(next_) == EntryType::file && x_size > kPieceBytes) break;
+      if (b->count > 0 && starts_frame(next_)) break;  // a batch never spans a frame boundary
       bytes += x_size + manifest::kTarBlock;
       bound += tar_bytes_bound(src_, next_);
       ++next_;
@@ -334,7 +337,10 @@ class PackPipeline {
   // Stage 3 (serial, in order): frame boundaries, large-file hashes, progress, and the bytes into zstd.
   void compress_batch(Batch* b) {
     bool starts_entry = !b->piece || b->offset == 0;
-    if (starts_entry && writer_.raw_in_frame() >= options_.frame_limit) end_frame(b->first);
+    if (starts_entry && writer_.raw_in_frame() > 0 &&
+        (writer_.raw_in_frame() >= options_.frame_limit || starts_frame(b->first))) {
+      end_frame(b->first);
+    }
     auto frame_index = static_cast<std::uint32_t>(m_.frames.size());
     for (std::size_t i = b->first; i < b->first + b->count; ++i) src_.set_frame(i, frame_index);
     if (b->piece) {
@@ -351,6 +357,11 @@ class PackPipeline {
       progress_.advance(n);
     }
     writer_.feed(b->buffer->data(), b->used);
+  }
+
+  // Whether the layout starts a frame at entry `i`.
+  [[nodiscard]] bool starts_frame(std::size_t i) const {
+    return std::binary_search(frame_starts_.begin(), frame_starts_.end(), i);
   }
 
   // Ends the current frame before entry `next_first` and records it in the manifest.
@@ -382,6 +393,7 @@ class PackPipeline {
   Sha256 piece_hash_;
   std::uint64_t frame_first_entry_ = 0;
   TokenRing<Batch> ring_;
+  std::vector<std::size_t> frame_starts_;  // from the layout
 };
 
 // What is known only after the payload: the derived fingerprint, the tar size and the per-component totals.
@@ -434,6 +446,7 @@ PackResult create_archive(EntrySource& source, const fs::path& output, const Pac
   UniqueFd scratch = open_scratch(output);
 
   source.open();
+  std::vector<std::size_t> frame_starts = lay_out(source, options.layout);
   PackResult result;
   manifest::Manifest& m = result.manifest;
   std::uint64_t total_bytes = plan_manifest(m, source.entries(), options);
@@ -442,7 +455,7 @@ PackResult create_archive(EntrySource& source, const fs::path& output, const Pac
   Progress progress("create", total_bytes, options.progress);
   std::uint64_t payload_size = 0;
   {  // The compressor and the batch buffers are freed before the manifest is serialised: peaks do not add up.
-    PackPipeline pipeline(source, m, progress, scratch.get(), options, jobs);
+    PackPipeline pipeline(source, m, progress, scratch.get(), options, jobs, std::move(frame_starts));
     payload_size = pipeline.run();
   }
   progress.finish();

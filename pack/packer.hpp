@@ -12,6 +12,7 @@
 #include "manifest/locations.hpp"
 #include "manifest/manifest.hpp"
 #include "pack/entry_source.hpp"
+#include "pack/layout.hpp"
 
 namespace ccpack::pack {
 
@@ -20,6 +21,7 @@ struct PackOptions {
   int window_log = 27;                     // zstd long-range window (<= manifest::kMaxWindowLog)
   unsigned jobs = 0;                       // 0: all cores
   std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
+  LayoutLimits layout;                     // where else frames end (pack/layout.hpp)
   std::string fingerprint_json = "{}";    // "{}": none given; the source's derived one, if any, is used
   bool progress = false;
   // Returns the signature block for the exact manifest bytes (set by the CLI when a signing key is given);

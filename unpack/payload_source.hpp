@@ -2,8 +2,8 @@
 // a stream that arrives while extraction runs (`restore oci://`, where the download and the extraction overlap and
 // no copy of the archive is written anywhere).
 //
-// The extractor reads the payload strictly in order (frames are contiguous and decoded one after the other), so a
-// stream needs no random access: StreamedPayload is a bounded queue between a producer thread (the download) and
+// For a stream the extractor decodes the frames one after the other (a file's frames are decoded several at once),
+// so it reads the payload strictly in order and a stream needs no random access: StreamedPayload is a bounded queue between a producer thread (the download) and
 // the reader. The producer starts on the first read, so a restore that finds every folder already restored
 // transfers no payload byte. Its bytes are not trusted: the extractor checks every frame's SHA-256 and every file's
 // against the manifest, as for a file. A producer failure (network, integrity) is rethrown to the reader with its

@@ -1,6 +1,6 @@
 // libFuzzer target: ccpack's reading of a tar stream and libarchive's must agree on every stream ccpack accepts:
 // the same entries, in order, with the same path, type, mode, size, content and link target. "ccpack accepts"
-// is what restore accepts: the stream decodes with manifest/tar.hpp's primitives walked as unpack/extractor.cpp
+// is what restore accepts: the stream decodes with manifest/tar.hpp's primitives walked as unpack/frame_stream.cpp
 // walks them, and the entries it lists pass Manifest::validate (restore extracts only entries its validated
 // manifest lists). ccpack is stricter (three entry types, no GNU extensions), so a stream only libarchive accepts
 // is fine; one that ccpack accepts and libarchive reads differently is a bug. Found so far: a pax path with a NUL
@@ -29,7 +29,7 @@ struct Item {
   std::uint32_t mode;
 };
 
-// The stream as restore's reader walks it (unpack/extractor.cpp): pax 'x' headers apply to the next entry,
+// The stream as restore's reader walks it (unpack/frame_stream.cpp): pax 'x' headers apply to the next entry,
 // only files, folders and symlinks, two zero blocks end it and nothing may follow.
 std::optional<std::vector<Item>> ccpack_read(std::string_view s) {
   std::vector<Item> items;

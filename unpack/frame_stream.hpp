@@ -1,0 +1,152 @@
+// One zstd frame of an archive's payload, decoded and parsed as tar into 4 MiB chunks, every byte checked
+// against the manifest. Frames end at tar entry boundaries (docs/FORMAT.md), so each frame parses on its own:
+// the restore decodes several at once (unpack/extractor.cpp), each through its own FrameStream.
+//
+// next() reads the frame's compressed bytes (only the range the manifest gives it), hashes them, decompresses
+// and parses the tar stream: every header is checked against the next manifest entry of
+// this frame (path, type, mode, size, link), and the chunk carries the pieces of file data that lie in it, for
+// the writer. At the frame's end it checks the SHA-256 of the compressed bytes, the raw size, and that the frame
+// ends where the manifest says: after its last entry, or, for the last frame, after the end-of-archive blocks.
+//
+// Where the bytes go. Decoded whole (when frames are decoded in parallel, for a frame of up to kWholeFrameBytes):
+// straight into one buffer of the frame's raw size (ZSTD_d_stableOutBuffer), the chunks being views into it; zstd
+// needs no window of its own and no copy from it, which shortens the critical path (real H200 cache, largest
+// frame: 0.072 s of CPU instead of 0.113 s). Otherwise through zstd's window (up to 128 MiB) into each chunk's own
+// 4 MiB buffer: the window of the FrameDecoder, reused frame after frame, is the only history in memory, and
+// fresh memory is what a restore on a busy machine pays for most (page zeroing: 16% of its CPU with one window,
+// 32-45% with a buffer per frame, on the 2-core dev VM).
+#pragma once
+
+#include <zstd.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "manifest/manifest.hpp"
+#include "unpack/archive.hpp"
+#include "util/big_buffer.hpp"
+#include "util/fs.hpp"
+#include "util/progress.hpp"
+#include "util/sha256.hpp"
+
+namespace ccpack::unpack {
+
+inline constexpr std::size_t kChunkBytes = 4 << 20;
+inline constexpr std::size_t kInputBytes = 1 << 20;
+// Frames up to this raw size are decoded into one buffer of their size (see above). pack/layout.hpp makes frames
+// of up to about 200 MB from real caches; older archives hold up to 1 GiB per frame.
+inline constexpr std::uint64_t kWholeFrameBytes = 256ULL << 20;
+
+// A file whose data spans chunks: opened before its first piece is written, hashed piece by piece in order.
+struct LargeFile {
+  UniqueFd fd;
+  Sha256 hash;
+};
+
+struct Piece {
+  std::uint32_t entry = 0;
+  std::size_t at = 0;  // offset in the chunk
+  std::size_t length = 0;
+  std::uint64_t file_offset = 0;
+  bool last = false;
+  std::shared_ptr<LargeFile> large;  // null: the whole file is in this chunk
+};
+
+struct Chunk {
+  // A frame decoded through zstd's window: kChunkBytes, allocated on first use and reused for every chunk this
+  // slot carries. A frame decoded whole: unused, the chunk is a view into the frame's buffer.
+  BigBuffer buffer;
+  char* base = nullptr;  // the chunk's first byte
+  std::size_t size = 0;
+  std::vector<Piece> pieces;
+
+  [[nodiscard]] char* data() { return base; }
+};
+
+// An entry path in a message: quoted and escaped, so a hostile name cannot break the message's one line.
+[[nodiscard]] std::string quoted(const manifest::Entry& e);
+// "entry 12 'inductor/x.py'"
+[[nodiscard]] std::string entry_name(const manifest::Entry& e, std::size_t index);
+
+// A zstd decompression context for the frames one thread decodes one after the other: its window (touched once)
+// serves them all.
+class FrameDecoder {
+ public:
+  FrameDecoder();
+  ~FrameDecoder();
+  FrameDecoder(const FrameDecoder&) = delete;
+  FrameDecoder& operator=(const FrameDecoder&) = delete;
+  [[nodiscard]] ZSTD_DCtx* get() const { return dctx_; }
+
+ private:
+  ZSTD_DCtx* dctx_;
+};
+
+class FrameStream {
+ public:
+  // Frame `frame` of the archive's (fully loaded) manifest, decoded with `decoder` (whole when `whole` and the
+  // frame is at most kWholeFrameBytes); `tar_offset`: the raw bytes of the frames before it.
+  FrameStream(const Archive& a, FrameDecoder& decoder, std::size_t frame, std::uint64_t tar_offset, bool whole,
+              Progress& progress);
+  FrameStream(const FrameStream&) = delete;
+  FrameStream& operator=(const FrameStream&) = delete;
+
+  // Fills `chunk` with the next part of the frame (at least kChunkBytes but at its end); false once the frame is
+  // over and checked. Throws IntegrityError naming the frame or entry. A chunk of a frame decoded whole stays
+  // valid as long as the FrameStream.
+  bool next(Chunk& chunk);
+
+  // The memory a FrameStream of frame `f` and its decoder take at most, with `tokens` chunks in flight.
+  [[nodiscard]] static std::uint64_t memory(const manifest::Frame& f, int window_log, std::size_t tokens, bool whole);
+
+ private:
+  enum class Phase { header, pax, data, padding, end, done };
+
+  [[nodiscard]] std::string frame_name() const;
+  void read_input();
+  void fill(Chunk& c);
+  void fill_whole(Chunk& c);
+  void end_of_frame(std::size_t rc, std::size_t produced);
+  void parse(Chunk& c);
+  void finish() const;
+  std::size_t take_data(Chunk& c, std::size_t pos, std::size_t avail);
+  void on_block(Chunk& c, std::size_t pos);
+  bool on_end_block(const std::string& where);
+  void start_pax(const manifest::UstarBlock& b, const std::string& where);
+  std::size_t match_entry(const manifest::UstarBlock& b, const std::string& where);
+  void start_entry(Chunk& c, std::size_t pos, std::size_t index);
+
+  const Archive& a_;
+  const manifest::Manifest& m_;
+  const manifest::Frame& f_;
+  std::size_t frame_;
+  bool last_frame_;
+  Progress& progress_;
+  ZSTD_DCtx* dctx_;  // the decoder's
+  std::vector<char> input_;
+  ZSTD_inBuffer in_{};
+  std::uint64_t in_left_ = 0;
+  std::uint64_t in_offset_ = 0;
+  std::uint64_t raw_in_frame_ = 0;
+  Sha256 frame_hash_;
+  bool frame_done_ = false;
+  BigBuffer whole_;  // the frame's raw bytes, when decoded whole (raw size plus one block, see fill_whole)
+
+  Phase phase_ = Phase::header;
+  std::string block_;
+  std::string pax_;
+  std::uint64_t pax_need_ = 0;
+  std::uint64_t pax_size_ = 0;
+  bool pending_pax_ = false;
+  std::uint64_t tar_offset_ = 0;
+  std::size_t next_entry_ = 0;
+  std::size_t end_entry_ = 0;  // one past this frame's last entry
+  std::size_t current_ = 0;
+  std::uint64_t data_left_ = 0;
+  std::uint64_t pad_left_ = 0;
+  std::shared_ptr<LargeFile> large_;
+};
+
+}  // namespace ccpack::unpack
