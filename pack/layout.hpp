@@ -12,10 +12,10 @@
 //                        followed by the unnamed kernel folders just like it (autotuning's second compile of the
 //                        same kernel: same name and size of the largest file);
 //   frame(s) of the rest: the other files in the scanner's order (large, then small), then symlinks, cut into
-//                        frames of about kRestFrameBytes.
+//                        frames of about LayoutLimits::rest_frame_bytes.
 //
-// A group opens a new frame unless the frame before holds less than kMinGroupFrameBytes. A kernel folder named
-// by several bundles goes with the first. Below kSplitThreshold of tar the entries keep the scanner's order in one
+// A group opens a new frame unless the frame before holds less than min_group_frame_bytes. A kernel folder named
+// by several bundles goes with the first. Below split_threshold of tar the entries keep the scanner's order in one
 // frame: small caches keep the exact bytes they always had (tests/data/golden-v1.ccpack).
 //
 // plan_layout is a pure function of the entry list and what each bundle names; lay_out is the driver that finds
