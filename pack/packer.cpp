@@ -47,9 +47,12 @@ namespace {
 
 constexpr std::uint64_t kBatchBytes = 4ULL << 20;
 constexpr std::uint64_t kPieceBytes = 16ULL << 20;
-// zstd worker job size. Measured on the real fixture at level 1 (2 workers): 8 MiB 19.30 MB, 16 MiB 19.16 MB,
-// 32 MiB 18.90 MB, zstd's default 19.52 MB; peak RSS 294, 321, 370 and 261 MiB; time the same within noise.
-constexpr int kJobBytes = 32 << 20;
+// zstd worker job size: each job in flight holds its input, so it sets most of create's memory past the window.
+// Single-frame layout, real fixture, level 1, 2 workers: 8 MiB 19.30 MB, 16 MiB 19.16 MB, 32 MiB 18.90 MB, zstd's
+// default 19.52 MB; peak RSS 294, 321, 370 and 261 MiB. With pack/layout's frames: 16 MiB 12.58 MB / 301 MiB,
+// 32 MiB 12.35 MB / 313 MiB on the fixture, and at 1M tiny files 482 vs 529 MiB peak: 16 MiB keeps a million
+// files under 512 MiB for 1.8% of size.
+constexpr int kJobBytes = 16 << 20;
 
 [[noreturn]] void throw_grew(const fs::path& source) {
   throw Error("file " + quoted_path(source) + " grew while being packed; stop the writer (torch.compile) and run create again");
