@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -160,10 +161,14 @@ class EntryList {
     [[nodiscard]] std::size_t size() const { return size_; }
     void push_back(const T& v) {
       if (size_ == blocks_.size() * kPerBlock) blocks_.push_back(std::make_unique<Block>(kBlockBytes));
-      // Fresh mapped pages read as zeros: a zero value is not written, so the page stays untouched (and costs
-      // nothing) until a real value is set (the packer's digests, set as files are read).
-      const auto* bytes = reinterpret_cast<const unsigned char*>(&v);
-      if (std::any_of(bytes, bytes + sizeof(T), [](unsigned char c) { return c != 0; })) new (&(*this)[size_]) T(v);
+      // Fresh mapped pages read as zeros: a zero digest is not written, so the page stays untouched (and costs
+      // nothing) until a real value is set (the packer's digests, set as files are read). Only for digests,
+      // which have no padding bytes: a struct's padding may hold anything, so its bytes are never tested.
+      if constexpr (std::is_same_v<T, Digest>) {
+        if (std::any_of(v.begin(), v.end(), [](std::uint8_t c) { return c != 0; })) new (&(*this)[size_]) T(v);
+      } else {
+        new (&(*this)[size_]) T(v);
+      }
       ++size_;
     }
 

@@ -132,7 +132,11 @@ void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archiv
       throw_errno("cannot stat " + quoted_path(dir / name));
     }
     if (const char* why = transient_reason(name, S_ISDIR(st.st_mode), at_root)) {
-      out.skipped.push_back(escaped(archive_dir + '/' + name) + " (" + why + ")");
+      std::string path = archive_dir;
+      path.append(1, '/').append(name);
+      std::string skipped = escaped(path);
+      skipped.append(" (").append(why).append(")");
+      out.skipped.push_back(std::move(skipped));
       continue;
     }
     if (S_ISDIR(st.st_mode)) subfolder_names.push_back(name);
