@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
+
+#include "manifest/locations.hpp"
 
 namespace ccpack::test {
 
@@ -26,6 +29,13 @@ void write_file(const std::filesystem::path& path, const std::string& content, u
 
 // Everything under `root`: relative path -> "type mode content-or-target" (folders: "dir mode").
 [[nodiscard]] std::map<std::string, std::string> snapshot(const std::filesystem::path& root);
+
+// The two standard components, Inductor and Triton, at the given folders (origin "test").
+[[nodiscard]] inline std::vector<manifest::CacheDir> dirs_of(const std::filesystem::path& inductor,
+                                                             const std::filesystem::path& triton) {
+  return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"},
+          {"triton", manifest::ComponentKind::triton, triton, "test"}};
+}
 
 // Unpacks the real fixture once into a shared folder; returns empty when the fixture is absent.
 [[nodiscard]] std::filesystem::path real_fixture();

@@ -20,10 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<manifest::CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) {
-  return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"},
-          {"triton", manifest::ComponentKind::triton, triton, "test"}};
-}
+using test::dirs_of;
 
 // An FX-graph pickle naming a Triton kernel folder (so the layout splits the archive), 24 files of 100-250 KB in
 // nested folders, a file larger than a restore chunk, an empty file and a symlink.

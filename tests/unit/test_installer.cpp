@@ -19,10 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<manifest::CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) {
-  return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"},
-          {"triton", manifest::ComponentKind::triton, triton, "test"}};
-}
+using test::dirs_of;
 
 // Two archives of different content, and pod folders holding a third state.
 struct Scene {

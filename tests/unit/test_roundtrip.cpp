@@ -26,10 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<manifest::CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) {
-  return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"},
-          {"triton", manifest::ComponentKind::triton, triton, "test"}};
-}
+using test::dirs_of;
 
 // A small cache with the shapes that matter: nesting, an empty folder, an executable, a relative symlink, a long
 // path (pax), an empty file, a file larger than one restore chunk, and transient entries that must be skipped.
