@@ -20,6 +20,7 @@ int run(const VerifyOptions& o) {
   Reporter out(o.common);
   unpack::TrustReport trust;
   unpack::Archive a = open_trusted(o.archive, o.trust, out, trust);
+  a.drop_manifest_text();
   unpack::ExtractStats s = unpack::extract(a, {}, unpack::ExtractOptions{o.common.jobs, out.progress()});
   out.report({{"archive", o.archive.string()},
               {"files", s.files},

@@ -61,6 +61,11 @@ void Archive::load_full() {
   depth = ManifestDepth::full;
 }
 
+void Archive::drop_manifest_text() {
+  if (depth != ManifestDepth::full) throw Error("internal: manifest text dropped before the full parse");
+  std::string().swap(header.manifest);
+}
+
 Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate, ManifestDepth depth) {
   Archive a;
   a.path = path;

@@ -57,6 +57,10 @@ struct Archive {
   // that its top-level fields are those stage 1 read; nothing when already done. Throws IntegrityError.
   void load_full();
 
+  // Frees the manifest text (header.manifest) once load_full has parsed it: what reads the payload needs only the
+  // parsed manifest and the digest, and the text is ~250 MB at a million entries. Precondition: depth is full.
+  void drop_manifest_text();
+
   // SHA-256 of the exact manifest bytes: the archive's identity (restore markers). Its one owner is the header.
   [[nodiscard]] const Digest& manifest_digest() const { return header.manifest_sha256; }
 

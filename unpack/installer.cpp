@@ -232,9 +232,8 @@ void load_unless_noop(Archive& archive, const RestorePlan& plan) {
                           [](const PlannedComponent& p) { return p.action == Action::already || p.action == Action::skip; });
   if (!noop) {
     archive.load_full();
-    // Parsed into archive.manifest, hashed (the digest is kept) and checked: restore never reads the text again,
-    // so its memory goes back before the payload is decompressed (~250 MB at a million entries).
-    std::string().swap(archive.header.manifest);
+    // Parsed, hashed (the digest is kept) and checked: restore never reads the text again.
+    archive.drop_manifest_text();
   }
 }
 
