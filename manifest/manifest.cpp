@@ -93,42 +93,66 @@ void append_entry_json(std::string& out, const EntryList& list, std::size_t i, s
 // An untrusted name inside a message: quoted and escaped (util/escape.hpp), so the message stays one line.
 std::string q(std::string_view untrusted) { return "'" + escaped(untrusted) + "'"; }
 
-const json& need(const json& obj, const char* key, const std::string& where) {
+// Where a field lies, for messages ("entries[3]"): spelled out only when a message is built, so parsing a million
+// entries builds no names.
+class Where {
+ public:
+  Where(const char* name) : name_(name) {}         // NOLINT(google-explicit-constructor): a plain name is a place
+  Where(const std::string& name) : name_(name) {}  // NOLINT(google-explicit-constructor)
+  Where(std::string_view array, std::size_t index) : name_(array), index_(index) {}
+  [[nodiscard]] std::string str() const {
+    std::string out(name_);
+    if (index_ != kNoIndex) out += "[" + std::to_string(index_) + "]";
+    return out;
+  }
+  [[nodiscard]] std::string field(const char* key) const { return str() + "." + key; }
+
+ private:
+  static constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+  std::string_view name_;
+  std::size_t index_ = kNoIndex;
+};
+
+const json& need(const json& obj, const char* key, const Where& where) {
   auto it = obj.find(key);
-  if (it == obj.end()) bad(where + "." + key, "is missing");
+  if (it == obj.end()) bad(where.field(key), "is missing");
   return *it;
 }
 
-std::uint64_t get_u64(const json& obj, const char* key, const std::string& where) {
+std::uint64_t get_u64(const json& obj, const char* key, const Where& where) {
   const json& v = need(obj, key, where);
-  if (!v.is_number_unsigned()) bad(where + "." + key, "is not a non-negative integer");
+  if (!v.is_number_unsigned()) bad(where.field(key), "is not a non-negative integer");
   return v.get<std::uint64_t>();
 }
 
-std::string get_string(const json& obj, const char* key, const std::string& where) {
+// The string value of `key`, a view into the tree (valid while it lives).
+const std::string& string_ref(const json& obj, const char* key, const Where& where) {
   const json& v = need(obj, key, where);
-  if (!v.is_string()) bad(where + "." + key, "is not a string");
-  return v.get<std::string>();
+  if (!v.is_string()) bad(where.field(key), "is not a string");
+  return v.get_ref<const std::string&>();
 }
 
-Digest get_digest(const json& obj, const char* key, const std::string& where) {
-  auto d = digest_from_hex(get_string(obj, key, where));
-  if (!d) bad(where + "." + key, "is not a lower-case SHA-256 hex digest");
+std::string get_string(const json& obj, const char* key, const Where& where) { return string_ref(obj, key, where); }
+
+Digest get_digest(const json& obj, const char* key, const Where& where) {
+  auto d = digest_from_hex(string_ref(obj, key, where));
+  if (!d) bad(where.field(key), "is not a lower-case SHA-256 hex digest");
   return *d;
 }
 
-std::uint32_t parse_mode(const std::string& text, const std::string& where) {
+std::uint32_t parse_mode(const std::string& text, const Where& where) {
   std::uint32_t mode = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), mode, 8);
-  if (text.size() != 4 || ec != std::errc{} || ptr != text.data() + text.size()) bad(where, "is not a 4-digit octal mode");
+  if (text.size() != 4 || ec != std::errc{} || ptr != text.data() + text.size())
+    bad(where.field("mode"), "is not a 4-digit octal mode");
   return mode;
 }
 
-EntryType parse_type(const std::string& text, const std::string& where) {
+EntryType parse_type(const std::string& text, const Where& where) {
   if (text == "file") return EntryType::file;
   if (text == "dir") return EntryType::dir;
   if (text == "symlink") return EntryType::symlink;
-  bad(where, "has unknown entry type " + q(text));
+  bad(where.field("type"), "has unknown entry type " + q(text));
 }
 
 ComponentKind parse_kind(const std::string& text, const std::string& where) {
@@ -174,7 +198,7 @@ std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const std::string& f
 }
 
 Frame parse_frame(const json& o, std::size_t i) {
-  std::string where = "frames[" + std::to_string(i) + "]";
+  Where where("frames", i);
   Frame f;
   f.offset = get_u64(o, "offset", where);
   f.compressed_size = get_u64(o, "compressed_size", where);
@@ -186,19 +210,19 @@ Frame parse_frame(const json& o, std::size_t i) {
 }
 
 Entry parse_entry(const json& o, std::size_t i) {
-  std::string where = "entries[" + std::to_string(i) + "]";
-  if (!o.is_object()) bad(where, "is not an object");
+  Where where("entries", i);
+  if (!o.is_object()) bad(where.str(), "is not an object");
   Entry e;
   e.path = get_string(o, "path", where);
-  e.type = parse_type(get_string(o, "type", where), where + ".type");
-  e.mode = parse_mode(get_string(o, "mode", where), where + ".mode");
+  e.type = parse_type(string_ref(o, "type", where), where);
+  e.mode = parse_mode(string_ref(o, "mode", where), where);
   if (e.type == EntryType::file) {
     e.size = get_u64(o, "size", where);
     e.sha256 = get_digest(o, "sha256", where);
   }
   if (e.type == EntryType::symlink) e.link_target = get_string(o, "target", where);
   std::uint64_t frame = get_u64(o, "frame", where);
-  if (frame > UINT32_MAX) bad(where + ".frame", "is out of range");
+  if (frame > UINT32_MAX) bad(where.field("frame"), "is out of range");
   e.frame = static_cast<std::uint32_t>(frame);
   return e;
 }
@@ -288,12 +312,18 @@ Manifest Manifest::parse(std::string_view text, const Limits& limits) {
   EntryList entries;
   std::vector<Frame> frames;
   std::string top_key;
-  std::size_t kept = 0;             // JSON values in the tree now
+  bool in_entries = false;           // top_key is "entries"
+  bool in_frames = false;            // top_key is "frames"
+  std::size_t kept = 0;              // JSON values in the tree now
   std::size_t kept_before_item = 0;  // ... when the entry or frame being parsed began
   JsonFilter<json> stream = [&](int depth, json::parse_event_t event, json& parsed) {
     using Event = json::parse_event_t;
-    bool streamed = depth == 2 && (top_key == "entries" || top_key == "frames");
-    if (event == Event::key && depth == 1) top_key = parsed.get<std::string>();
+    if (event == Event::key && depth == 1) {
+      top_key = parsed.get_ref<const std::string&>();
+      in_entries = top_key == "entries";
+      in_frames = top_key == "frames";
+    }
+    bool streamed = depth == 2 && (in_entries || in_frames);
     if (event == Event::value || event == Event::object_start || event == Event::array_start) {
       if (streamed && event == Event::object_start) kept_before_item = kept;
       if (++kept > limits.max_json_values) {
@@ -302,7 +332,7 @@ Manifest Manifest::parse(std::string_view text, const Limits& limits) {
       }
     }
     if (!streamed || event != Event::object_end) return true;
-    if (top_key == "entries") {
+    if (in_entries) {
       if (entries.size() >= limits.max_entries)
         bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
       entries.push_back(parse_entry(parsed, entries.size()));

@@ -2,6 +2,8 @@
 
 #include <openssl/evp.h>
 
+#include <array>
+
 #include "util/error.hpp"
 
 namespace ccpack {
@@ -64,20 +66,29 @@ std::string to_hex(std::span<const std::uint8_t> bytes) {
   return out;
 }
 
+namespace {
+// Value of a lower-case hex digit, or 0xFF: one lookup per digit (manifests hold a digest per file).
+constexpr std::array<std::uint8_t, 256> hex_values() {
+  std::array<std::uint8_t, 256> t{};
+  t.fill(0xFF);
+  for (int c = '0'; c <= '9'; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - 'a' + 10);
+  return t;
+}
+constexpr std::array<std::uint8_t, 256> kHexValue = hex_values();
+}  // namespace
+
 std::optional<Digest> digest_from_hex(std::string_view hex) {
   if (hex.size() != 64) return std::nullopt;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
   Digest out{};
+  std::uint8_t any_bad = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
-    int hi = nibble(hex[2 * i]);
-    int lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+    std::uint8_t hi = kHexValue[static_cast<unsigned char>(hex[2 * i])];
+    std::uint8_t lo = kHexValue[static_cast<unsigned char>(hex[2 * i + 1])];
+    any_bad |= static_cast<std::uint8_t>((hi | lo) & 0xF0);
+    out[i] = static_cast<std::uint8_t>(hi << 4 | (lo & 0x0F));
   }
+  if (any_bad != 0) return std::nullopt;
   return out;
 }
 

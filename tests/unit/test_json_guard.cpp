@@ -51,6 +51,31 @@ TEST_CASE("a repeated key is refused anywhere, with the path named") {
   CHECK_NOTHROW(parse_untrusted<json>(R"({"a":{"k":1},"b":{"k":1},"k":[{"k":1},{"k":2}]})", "test"));
 }
 
+TEST_CASE("a repeated key is refused in an object of many keys, before and after the key list turns into a set") {
+  // Keys k0..k39 (an object's first 16 are searched in order, the rest through a set), then one of them again.
+  auto object_with = [](int keys, int repeat) {
+    std::string s = "{\"o\":{";
+    for (int i = 0; i < keys; ++i) s += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+    return s + "\"k" + std::to_string(repeat) + "\":0}}";
+  };
+  CHECK_NOTHROW(parse_untrusted<json>(object_with(40, 40), "manifest"));
+  for (int keys : {3, 16, 17, 40}) {
+    for (int repeat : {0, keys / 2, keys - 1}) {
+      CHECK_THROWS_WITH(
+          parse_untrusted<json>(object_with(keys, repeat), "manifest"),
+          "manifest field 'o.k" + std::to_string(repeat) + "' is repeated (a JSON key appears twice in one object)");
+    }
+  }
+  // A slot reused by the next object starts empty: sibling objects of 20 keys each, same names, all accepted.
+  std::string siblings = "{\"l\":[";
+  for (int o = 0; o < 3; ++o) {
+    siblings += o == 0 ? "{" : ",{";
+    for (int i = 0; i < 20; ++i) siblings += (i == 0 ? "\"k" : ",\"k") + std::to_string(i) + "\":1";
+    siblings += "}";
+  }
+  CHECK_NOTHROW(parse_untrusted<json>(siblings + "]}", "manifest"));
+}
+
 TEST_CASE("malformed JSON is an integrity error on one line") {
   CHECK_THROWS_WITH(parse_untrusted<json>("{\"a\":\n\x01}", "marker"), Catch::StartsWith("marker is not valid JSON: "));
   try {

@@ -223,3 +223,22 @@ TEST_CASE("entries are written exactly as nlohmann's dump() writes them") {
   CHECK(doc["entries"][2]["path"] == m.entries[2].path);
   CHECK(doc["entries"][3]["target"] == m.entries[3].link_target);
 }
+
+TEST_CASE("a digest reads back only from 64 lower-case hex digits") {
+  Digest d = Sha256::of("hello");
+  std::string hex = to_hex(d);
+  REQUIRE(digest_from_hex(hex) == d);
+  CHECK_FALSE(digest_from_hex(hex.substr(1)));
+  CHECK_FALSE(digest_from_hex(hex + "0"));
+  for (std::size_t at : {std::size_t{0}, std::size_t{1}, std::size_t{62}, std::size_t{63}}) {
+    for (char c : {'A', 'F', 'g', 'G', '/', ':', '`', '\0', '\xff'}) {
+      std::string bad = hex;
+      bad[at] = c;
+      CHECK_FALSE(digest_from_hex(bad));
+    }
+  }
+  CHECK(digest_from_hex(std::string(64, 'f')) == Digest{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
+  CHECK(digest_from_hex(std::string(64, '0')) == Digest{});
+}
