@@ -9,6 +9,10 @@
 #   no-op       ccpack restore when the folders already hold the archive: probe memo on (a hit after the first
 #               run) and off (CCPACK_PROBE_CACHE=off: the Python probe runs every time)
 #   fingerprint ccpack fingerprint, memo on and off
+#   bounds      what a restore here cannot beat: the largest zstd frame of ccpack's payload decoded alone
+#               (zstd -d -T1; frames decode in parallel, so the largest is the critical path), and the restore
+#               floor (scripts/benchkit/floor.c, built with the host's C compiler when there is one: only creating
+#               the same folders and files from the tar stream in memory) with 1 thread and one per core
 # Usage: scale.sh CCPACK_BINARY [--fixture FIXTURE.tar.xz] [--cache INDUCTOR_DIR TRITON_DIR] [--reps N]
 # Prints one "RESULT name key=value ..." line per cache; needs tar, zstd and python3 (for medians and timing).
 set -u
@@ -41,6 +45,43 @@ PY
 }
 median() { python3 -c 'import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print("%.4f" % statistics.median(v) if v else "nan")' "$@"; }
 
+# The largest frame's decode time and the restore floor for the archive $1/a.ccpack; prints one BOUNDS line.
+bounds() {
+  local C=$1 i fz=() f1=() fn=() big
+  big=$(python3 - "$C/a.ccpack" "$C/big.zst" <<'PY'
+import json, struct, sys
+with open(sys.argv[1], "rb") as f:
+    head = f.read(72)
+    n = struct.unpack_from("<I", head, 4)[0]
+    m = struct.unpack_from("<I", head, 64)[0]
+    f.seek(68)
+    manifest = json.loads(f.read(m))
+    frame = max(manifest["frames"], key=lambda fr: fr["raw_size"])
+    f.seek(8 + n + frame["offset"])
+    with open(sys.argv[2], "wb") as out:
+        out.write(f.read(frame["compressed_size"]))
+print("%d/%d" % (frame["raw_size"], len(manifest["frames"])))
+PY
+) || return 1
+  for ((i = 0; i < reps; i++)); do fz+=("$(t zstd -q -d -T1 --long=27 -c "$C/big.zst" -o /dev/null -f)") || return 1; done
+  local cc_bin="" floor_line="floor=not-measured(no C compiler)"
+  for c in cc gcc clang; do command -v "$c" >/dev/null && { cc_bin=$c; break; }; done
+  if [ -n "$cc_bin" ] && "$cc_bin" -O2 -pthread -o "$W/floor" "$(dirname "$0")/../benchkit/floor.c" 2>/dev/null; then
+    zstd -q -dc "$C/a.ccpack" > "$C/t.tar"
+    for ((i = 0; i < reps; i++)); do
+      for n in 1 "$(nproc)"; do
+        rm -rf "$C/fl"; mkdir -p "$C/fl"; sync
+        local v; v=$("$W/floor" "$C/t.tar" "$C/fl" "$n" | sed -n 's/.*create_s=\([0-9.]*\).*/\1/p')
+        if [ "$n" = 1 ]; then f1+=("$v"); else fn+=("$v"); fi
+      done
+    done
+    floor_line="floor_1thread=$(median "${f1[@]}") floor_$(nproc)threads=$(median "${fn[@]}")"
+    rm -rf "$C/fl" "$C/t.tar"
+  fi
+  echo "BOUNDS largest_frame_raw/frames=$big largest_frame_zstd_d_T1=$(median "${fz[@]}") $floor_line"
+  rm -f "$C/big.zst"
+}
+
 measure() {  # name inductor_dir triton_dir
   local name=$1 src_ind=$2 src_tri=$3 i
   local C="$W/$name"; mkdir -p "$C"
@@ -68,6 +109,7 @@ measure() {  # name inductor_dir triton_dir
     foff+=("$(CCPACK_PROBE_CACHE=off t "$BIN" fingerprint)") || return 1
   done
   CCPACK_PROBE_CACHE="$W/memo.json" "$BIN" fingerprint | tail -1
+  bounds "$C" || return 1
   local mcc msc mcr msr
   mcc=$(median "${cc[@]}"); msc=$(median "${sc[@]}"); mcr=$(median "${cr[@]}"); msr=$(median "${sr[@]}")
   echo "RESULT $name files=$files bytes=$bytes archive=$(stat -c %s "$C/a.ccpack") stock_archive=$(stat -c %s "$C/s.tar.zst")" \
