@@ -33,9 +33,11 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "unpack/frame_stream.hpp"
@@ -88,28 +90,46 @@ void check_digest(const Digest& got, const Entry& e, std::size_t index) {
   if (got != e.sha256) throw IntegrityError(entry_name(e, index) + ": SHA-256 mismatch (corrupt or tampered archive)");
 }
 
-// The staging root of each component (-1: not restored, only verified), looked up by an entry's path.
+// The staging root of each component (-1: not restored, only verified) and its group-file relocator (null: none),
+// looked up by an entry's path.
 class Roots {
  public:
-  Roots(const manifest::Manifest& m, const std::vector<StagingTarget>& targets) : m_(m), roots_(m.components.size(), -1) {
+  Roots(const manifest::Manifest& m, const std::vector<StagingTarget>& targets)
+      : m_(m), roots_(m.components.size(), -1), relocators_(m.components.size(), nullptr) {
     for (const StagingTarget& t : targets) {
       for (std::size_t i = 0; i < m.components.size(); ++i) {
-        if (m.components[i].name == t.component) roots_[i] = t.root_fd;
+        if (m.components[i].name == t.component) {
+          roots_[i] = t.root_fd;
+          relocators_[i] = t.relocator;
+        }
       }
     }
   }
 
   [[nodiscard]] int of(const Entry& e) const {
-    std::string_view comp = manifest::component_of(e.path);
-    for (std::size_t i = 0; i < m_.components.size(); ++i) {
-      if (m_.components[i].name == comp) return roots_[i];
-    }
-    return -1;
+    std::size_t i = component_index(e);
+    return i < roots_.size() ? roots_[i] : -1;
+  }
+
+  // The relocator that rewrites manifest entry `index` (a group file of a component restored elsewhere), or null.
+  [[nodiscard]] GroupRelocator* relocator_for(const Entry& e, std::size_t index) const {
+    std::size_t i = component_index(e);
+    if (i >= relocators_.size() || relocators_[i] == nullptr || roots_[i] < 0) return nullptr;
+    return relocators_[i]->handles(index) ? relocators_[i] : nullptr;
   }
 
  private:
+  [[nodiscard]] std::size_t component_index(const Entry& e) const {
+    std::string_view comp = manifest::component_of(e.path);
+    for (std::size_t i = 0; i < m_.components.size(); ++i) {
+      if (m_.components[i].name == comp) return i;
+    }
+    return m_.components.size();
+  }
+
   const manifest::Manifest& m_;
   std::vector<int> roots_;
+  std::vector<GroupRelocator*> relocators_;
 };
 
 // The file count and bytes the manifest lists, before anything is read.
@@ -166,7 +186,9 @@ class Writer {
       if (!p.large || p.file_offset != 0) continue;
       const Entry& e = m_.entries[p.entry];
       int root = roots_.of(e);
-      if (root >= 0) p.large->fd = create_file(root, e, umask_);
+      if (root < 0) continue;
+      p.large->fd = create_file(root, e, umask_);
+      if (roots_.relocator_for(e, p.entry) != nullptr) p.large->held.resize(e.size);
     }
     return c;
   }
@@ -178,14 +200,18 @@ class Writer {
       const Entry& e = m_.entries[p.entry];
       const char* data = c->data() + p.at;
       if (p.large) {
-        if (p.large->fd.valid()) pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), quoted(e));
+        if (!p.large->held.empty()) {
+          std::memcpy(p.large->held.data() + p.file_offset, data, p.length);  // pieces of one file never overlap
+        } else if (p.large->fd.valid()) {
+          pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), quoted(e));
+        }
         continue;
       }
       check_digest(Sha256::of(data, p.length), e, p.entry);
       int root = roots_.of(e);
       if (root < 0) continue;
       UniqueFd fd = create_file(root, e, umask_);
-      write_all(fd.get(), data, p.length, quoted(e));
+      write_content(fd, e, p.entry, std::string_view(data, p.length));
       ++local_written;
     }
     written_ += local_written;
@@ -198,7 +224,9 @@ class Writer {
       if (!p.large) continue;
       p.large->hash.update(c->data() + p.at, p.length);
       if (p.last) {
-        check_digest(p.large->hash.finish(), m_.entries[p.entry], p.entry);
+        const Entry& e = m_.entries[p.entry];
+        check_digest(p.large->hash.finish(), e, p.entry);
+        if (!p.large->held.empty()) write_content(p.large->fd, e, p.entry, p.large->held);
         if (p.large->fd.valid()) {
           if (::close(p.large->fd.release()) != 0) throw_errno("cannot write " + quoted(m_.entries[p.entry]));
           ++written_;
@@ -210,6 +238,14 @@ class Writer {
   [[nodiscard]] std::uint64_t written() const { return written_; }
 
  private:
+  // Writes a checked file's content: as packed, or rewritten by its component's relocator (a group file).
+  void write_content(const UniqueFd& fd, const Entry& e, std::size_t index, std::string_view packed) const {
+    GroupRelocator* relocator = roots_.relocator_for(e, index);
+    std::optional<std::string> rewritten = relocator != nullptr ? relocator->rewrite(index, packed) : std::nullopt;
+    std::string_view out = rewritten ? std::string_view(*rewritten) : packed;
+    write_all(fd.get(), out.data(), out.size(), quoted(e));
+  }
+
   void make_folders() const {
     for (std::size_t i = 0; i < m_.entries.size(); ++i) {
       if (m_.entries.type(i) != EntryType::dir) continue;

@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "unpack/archive.hpp"
+#include "unpack/relocate.hpp"
 
 namespace ccpack::unpack {
 
 struct StagingTarget {
   std::string component;
   int root_fd = -1;  // an open, empty folder; -1: check this component's entries but write nothing
+  // Rewrites the component's Triton group files as they are written (unpack/relocate.hpp); null: as packed.
+  GroupRelocator* relocator = nullptr;
 };
 
 struct ExtractOptions {

@@ -43,6 +43,9 @@ inline constexpr std::uint64_t kWholeFrameBytes = 256ULL << 20;
 struct LargeFile {
   UniqueFd fd;
   Sha256 hash;
+  // A group file to relocate (unpack/relocate.hpp): its pieces are gathered here, at their offsets, and written
+  // once, rewritten, at the last piece. Empty otherwise.
+  std::string held;
 };
 
 struct Piece {

@@ -11,14 +11,24 @@
 // + (V's last path element). When V is absolute, ends with "/" + R, and R names a file entry of the same component
 // in the archive, V becomes T + "/" + R. The folder V was built in is read from V itself, so caches copied
 // elsewhere before packing, or imported, relocate the same way. Nothing else changes: other keys and values
-// are kept, keys keep their order; the file is written back as compact JSON with the same mode, through a
-// temporary and a rename inside the staging folder. A group file that is not such JSON is left as packed and
-// counted. The rewritten file is read back and compared with what was written, before the swap.
+// are kept, keys keep their order; the file is written as compact JSON with its mode. A group file that is not
+// such JSON is written as packed and counted.
+//
+// Where: as the extractor writes each group file into the staging folder (unpack/extractor.cpp), after its packed
+// bytes are checked against the manifest, so a rewritten file costs no second write, no temporary and no rename.
+// (Rewriting them after extraction, read back and renamed over, took 1.1 s of a 3.8 s restore at 100k files,
+// 11k group files, on one thread: ext4 flushes a file renamed over another at once.)
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "manifest/manifest.hpp"
 
@@ -31,9 +41,41 @@ struct RelocationStats {
   std::uint64_t files_unparsed = 0;   // group files that are not the expected JSON, left as packed
 };
 
-// Rewrites the group files of component `component` (index in `manifest`) extracted under `staging_fd`, for
-// their final folder `target`. Paths that already point into `target` are kept. Throws Error on I/O.
-RelocationStats relocate_group_files(const manifest::Manifest& manifest, std::size_t component, int staging_fd,
-                                     const std::filesystem::path& target);
+// The group files of component `component` (index in `manifest`), rewritten for their final folder `target`.
+// Paths that already point into `target` are kept. rewrite() may be called from several threads at once.
+class GroupRelocator {
+ public:
+  GroupRelocator(const manifest::Manifest& manifest, std::size_t component, const std::filesystem::path& target);
+
+  // Whether manifest entry `entry` is one of the component's group files (a file named __grp__*.json).
+  [[nodiscard]] bool handles(std::size_t entry) const;
+  // What to write for group file `entry`, whose packed bytes (already checked) are `packed`: the rewritten JSON, or
+  // nullopt to write the packed bytes (nothing to move, or not the expected JSON). Counts into stats().
+  [[nodiscard]] std::optional<std::string> rewrite(std::size_t entry, std::string_view packed);
+  [[nodiscard]] RelocationStats stats() const;
+
+ private:
+  // The files a group file may name lie in its own folder: (folder entry, name) in the compact entry list
+  // (manifest/entry_list.hpp) is enough, and no path is copied.
+  struct ChildKey {
+    std::uint32_t parent;
+    std::string_view name;
+    bool operator==(const ChildKey&) const = default;
+  };
+  struct ChildHash {
+    std::size_t operator()(const ChildKey& k) const noexcept;
+  };
+  using FileSet = std::unordered_set<ChildKey, ChildHash>;
+
+  [[nodiscard]] bool rewrite_paths(nlohmann::ordered_json& doc, std::size_t entry, RelocationStats& stats) const;
+
+  manifest::EntryList scratch_;  // a compact copy of an edited list (entries_ may point here)
+  const manifest::EntryList* entries_ = nullptr;
+  std::string component_;
+  std::string to_;  // the target folder, with a trailing '/'
+  FileSet files_;   // this component's files
+  mutable std::mutex mutex_;
+  RelocationStats stats_;
+};
 
 }  // namespace ccpack::unpack

@@ -96,3 +96,31 @@ TEST_CASE("relocated restore of the real fixture: every __grp__ child path exist
   CHECK(missing == 0);
   CHECK(r.components[1].relocation.paths_rewritten + r.components[0].relocation.paths_rewritten == children);
 }
+
+TEST_CASE("a group file larger than a decoded chunk is gathered across chunks and rewritten whole") {
+  // 5 MiB of JSON: more than one 4 MiB chunk (unpack/frame_stream.hpp), so its pieces are written apart and
+  // the relocator must see the whole document at its last piece.
+  test::ScratchDir t;
+  fs::path build = t / "build/tri/HASH1";
+  test::write_file(build / "k.cubin", "cubin");
+  nlohmann::ordered_json doc;
+  doc["child_paths"]["k.cubin"] = (build / "k.cubin").string();
+  doc["child_paths"]["pad"] = std::string(5 << 20, 'x');  // not an absolute path: kept
+  doc["other"] = 1;
+  test::write_file(build / "__grp__big.json", doc.dump(2));  // packed pretty, written back compact
+  test::write_file(t / "build/ind/x", "x");
+  (void)pack::create_archive(dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", {});
+  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
+  unpack::RestoreReport r = unpack::restore(a, dirs_of(t / "pod/ind", t / "pod/tri"), {});
+  CHECK(r.components[1].relocation.group_files == 1);
+  CHECK(r.components[1].relocation.paths_rewritten == 1);
+  CHECK(r.components[1].relocation.paths_kept == 1);
+  CHECK(r.components[1].relocation.files_unparsed == 0);
+  doc["child_paths"]["k.cubin"] = (t / "pod/tri/HASH1/k.cubin").lexically_normal().string();
+  CHECK(test::slurp(t / "pod/tri/HASH1/__grp__big.json") == doc.dump());
+  // Not relocated (--no-relocate): the packed bytes, whole.
+  unpack::RestoreOptions keep;
+  keep.relocate = false;
+  r = unpack::restore(a, dirs_of(t / "pod2/ind", t / "pod2/tri"), keep);
+  CHECK(test::slurp(t / "pod2/tri/HASH1/__grp__big.json") == test::slurp(build / "__grp__big.json"));
+}
