@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "manifest/canonical_entries.hpp"
 #include "manifest/json_guard.hpp"
 #include "manifest/links.hpp"
 #include "manifest/names.hpp"
@@ -304,7 +306,11 @@ std::string Manifest::to_json() const {
   return out;
 }
 
-Manifest Manifest::parse(std::string_view text, const Limits& limits) {
+namespace {
+
+// The general reader: any JSON, every rule checked, every refusal named. `given`: entries already read from this
+// manifest's array (parse_canonical), `text` then holding an empty array in its place.
+Manifest parse_general_with(std::string_view text, const Limits& limits, EntryList* given) {
   // Entries and frames are converted as they are parsed and dropped from the document tree, so memory holds one
   // entry's tree at a time rather than a tree of every entry (1.6 KiB each: 160 MB at 100k files). Everything
   // else stays in the tree, so it is counted: past limits.max_json_values the manifest is refused before the tree
@@ -350,13 +356,43 @@ Manifest Manifest::parse(std::string_view text, const Limits& limits) {
     throw IntegrityError(std::string("manifest has a field of the wrong type: ") + escaped(e.what()));
   }
   if (!root.is_object()) bad("(root)", "is not an object");
+  if (given != nullptr) entries = std::move(*given);
   entries.forget_folders();  // the folder index served the parse; validation walks the list's own folder links
   try {
-    return from_json_tree(root, std::move(frames), std::move(entries), limits);
+    return Manifest::from_json_tree(root, std::move(frames), std::move(entries), limits);
   } catch (const json::exception& e) {
     throw IntegrityError(std::string("manifest has a field of the wrong type: ") + escaped(e.what()));
   }
 }
+
+// The manifest as create writes it, its entries array last: the array read by read_canonical_entries, the rest
+// (with an empty array in its place) by the general reader. Nullopt when the array is not in create's form or
+// anything is refused: the general reader then reads the whole text and gives the verdict.
+std::optional<Manifest> parse_canonical(std::string_view text, const Limits& limits) {
+  constexpr std::string_view kKey = ",\"entries\":";
+  std::size_t key = text.find(kKey);
+  if (key == std::string_view::npos || !text.ends_with("]}")) return std::nullopt;
+  std::size_t array_at = key + kKey.size();
+  std::string_view array = text.substr(array_at, text.size() - 1 - array_at);
+  try {
+    std::optional<EntryList> entries = read_canonical_entries(array, limits.max_entries);
+    if (!entries) return std::nullopt;
+    std::string rest(text.substr(0, array_at));
+    rest += "[]}";
+    return parse_general_with(rest, limits, &*entries);
+  } catch (const IntegrityError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Manifest Manifest::parse(std::string_view text, const Limits& limits) {
+  if (std::optional<Manifest> m = parse_canonical(text, limits)) return std::move(*m);
+  return parse_general(text, limits);
+}
+
+Manifest Manifest::parse_general(std::string_view text, const Limits& limits) { return parse_general_with(text, limits, nullptr); }
 
 Manifest Manifest::from_top_level_tree(const nlohmann::json& root) {
   Manifest m;

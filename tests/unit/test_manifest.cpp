@@ -1,8 +1,11 @@
 // The manifest is the gate for untrusted archives: every unsafe or inconsistent field is refused by name.
 #include <catch2/catch.hpp>
+#include <cctype>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "manifest/canonical_entries.hpp"
 #include "manifest/manifest.hpp"
 #include "util/error.hpp"
 
@@ -241,4 +244,94 @@ TEST_CASE("a digest reads back only from 64 lower-case hex digits") {
                                                         0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                                         0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
   CHECK(digest_from_hex(std::string(64, '0')) == Digest{});
+}
+
+namespace {
+
+// parse (canonical reader for create's form, else general) and parse_general give the same manifest or the same
+// refusal.
+void check_readers_agree(const std::string& text, const Limits& limits = {}) {
+  std::string fast, general;
+  try {
+    fast = Manifest::parse(text, limits).to_json();
+  } catch (const IntegrityError& e) {
+    fast = std::string("refused: ") + e.what();
+  }
+  try {
+    general = Manifest::parse_general(text, limits).to_json();
+  } catch (const IntegrityError& e) {
+    general = std::string("refused: ") + e.what();
+  }
+  INFO(text.substr(0, 400));
+  CHECK(fast == general);
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+// The entries array of a manifest text.
+std::string_view array_of(const std::string& text) {
+  std::size_t at = text.find(",\"entries\":") + 11;
+  return std::string_view(text).substr(at, text.size() - 1 - at);
+}
+
+}  // namespace
+
+TEST_CASE("the canonical entries reader takes create's form only, and reads it as the general reader does") {
+  std::string json = sample().to_json();
+  // Create's form: read, to the same entries.
+  std::optional<EntryList> fast = read_canonical_entries(array_of(json), 100);
+  REQUIRE(fast);
+  CHECK(fast->size() == 5);
+  CHECK((*fast)[2].sha256 == Sha256::of("hello"));
+  CHECK((*fast)[3].link_target == "a.py");
+  CHECK((*fast)[0].mode == 0755);
+  CHECK(Manifest::parse(json).to_json() == json);
+  CHECK_FALSE(read_canonical_entries(array_of(json), 4));  // more than the limit: the general reader refuses
+  // Anything else: given up, so the general reader decides.
+  const std::vector<std::pair<std::string, std::string>> others = {
+      {"\"inductor/fx/a.py\"", "\"inductor/fx/\\u0061.py\""},        // an escape
+      {"\"inductor/fx/a.py\"", "\"inductor/fx/\xc3\xa9.py\""},        // a byte outside printable ASCII
+      {"{\"path\":\"inductor/fx/a.py\",\"type\":\"file\"", "{\"type\":\"file\",\"path\":\"inductor/fx/a.py\""},
+      {",\"mode\":\"0644\"", ", \"mode\":\"0644\""},                   // whitespace
+      {"\"size\":5", "\"size\":05"},                                   // a leading zero: not JSON
+      {"\"size\":5", "\"size\":18446744073709551616"},                 // past 64 bits
+      {"\"size\":5", "\"size\":5.0"},
+      {"\"size\":5", "\"size\":-5"},
+      {"\"mode\":\"0644\"", "\"mode\":\"0648\""},
+      {"\"type\":\"file\"", "\"type\":\"fifo\""},
+      {"\"frame\":0}", "\"frame\":4294967296}"},
+      {"\"frame\":0}", "\"frame\":0,\"extra\":1}"},
+      {"\"a.py\",\"frame\"", "\"a.py\",\"size\":1,\"frame\""},         // a key a symlink does not have
+  };
+  for (const auto& [from, to] : others) {
+    std::string text = replaced(json, from, to);
+    CHECK_FALSE(read_canonical_entries(array_of(text), 100));
+    check_readers_agree(text);
+  }
+  std::string upper = to_hex(Sha256::of("hello"));
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  check_readers_agree(replaced(json, to_hex(Sha256::of("hello")), upper));
+}
+
+TEST_CASE("parse and the general reader agree on whole manifests, accepted or refused") {
+  std::string json = sample().to_json();
+  check_readers_agree(json);
+  check_readers_agree(json, Limits{.max_entries = 4});
+  // Read fast, refused by the rules on entries: the same refusal, by name.
+  check_readers_agree(with([](Manifest& m) { m.entries[2].path = "inductor/../a.py"; }));
+  check_readers_agree(with([](Manifest& m) { m.entries[3].link_target = "/etc/passwd"; }));
+  check_readers_agree(with([](Manifest& m) { m.entries[2].mode = 04755; }));
+  check_readers_agree(with([](Manifest& m) { m.entries[2].frame = 1; }));
+  // Around the array: a repeated key, a key named "entries" elsewhere, a truncated or extended text.
+  check_readers_agree(replaced(json, ",\"entries\":", ",\"entries\":[],\"entries\":"));
+  check_readers_agree(replaced(json, "\"fingerprint\":{}", "\"fingerprint\":{\"x\":1,\"entries\":[]}"));
+  check_readers_agree(replaced(json, "\"fingerprint\":{}", "\"fingerprint\":{\"x\":{\"y\":1,\"entries\":[]}}"));
+  check_readers_agree(json.substr(0, json.size() - 1));
+  check_readers_agree(json.substr(0, json.size() - 2) + "]]}");
+  check_readers_agree(json + " ");
+  check_readers_agree(json.substr(0, json.size() - 2) + ",{}]}");
 }
