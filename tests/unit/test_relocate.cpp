@@ -39,6 +39,21 @@ std::string group_json(const fs::path& dir, const std::string& kernel) {
   return doc.dump();
 }
 
+// Packs t/build/{ind,tri} into t/a.ccpack and restores it into t/pod/{ind,tri}.
+unpack::RestoreReport pack_and_restore(const test::ScratchDir& t, unpack::Archive& a) {
+  (void)pack::create_archive(dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", {});
+  a = unpack::Archive::open(t / "a.ccpack");
+  return unpack::restore(a, dirs_of(t / "pod/ind", t / "pod/tri"), {});
+}
+
+void check_stats(const unpack::RelocationStats& s, std::uint64_t groups, std::uint64_t rewritten, std::uint64_t kept,
+                 std::uint64_t unparsed) {
+  CHECK(s.group_files == groups);
+  CHECK(s.paths_rewritten == rewritten);
+  CHECK(s.paths_kept == kept);
+  CHECK(s.files_unparsed == unparsed);
+}
+
 }  // namespace
 
 TEST_CASE("relocated restore: group files name the new folder, other bytes are as packed") {
@@ -52,14 +67,9 @@ TEST_CASE("relocated restore: group files name the new folder, other bytes are a
   test::write_file(ind / "k.cubin", "cubin3");
   test::write_file(ind / "k.json", "{}");
   test::write_file(ind / "__grp__k.json", group_json(ind, "k"));
-  (void)pack::create_archive(dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", {});
-  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
-
-  unpack::RestoreReport r = unpack::restore(a, dirs_of(t / "pod/ind", t / "pod/tri"), {});
-  CHECK(r.components[1].relocation.group_files == 2);
-  CHECK(r.components[1].relocation.paths_rewritten == 2);
-  CHECK(r.components[1].relocation.paths_kept == 1);
-  CHECK(r.components[1].relocation.files_unparsed == 1);
+  unpack::Archive a;
+  unpack::RestoreReport r = pack_and_restore(t, a);
+  check_stats(r.components[1].relocation, 2, 2, 1, 1);
   CHECK(r.components[0].relocation.paths_rewritten == 2);
   for (const auto& [group, child] : child_paths(t / "pod")) {
     if (child == "/usr/lib/libdevice.10.bc") continue;
@@ -109,13 +119,9 @@ TEST_CASE("a group file larger than a decoded chunk is gathered across chunks an
   doc["other"] = 1;
   test::write_file(build / "__grp__big.json", doc.dump(2));  // packed pretty, written back compact
   test::write_file(t / "build/ind/x", "x");
-  (void)pack::create_archive(dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", {});
-  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
-  unpack::RestoreReport r = unpack::restore(a, dirs_of(t / "pod/ind", t / "pod/tri"), {});
-  CHECK(r.components[1].relocation.group_files == 1);
-  CHECK(r.components[1].relocation.paths_rewritten == 1);
-  CHECK(r.components[1].relocation.paths_kept == 1);
-  CHECK(r.components[1].relocation.files_unparsed == 0);
+  unpack::Archive a;
+  unpack::RestoreReport r = pack_and_restore(t, a);
+  check_stats(r.components[1].relocation, 1, 1, 1, 0);
   doc["child_paths"]["k.cubin"] = (t / "pod/tri/HASH1/k.cubin").lexically_normal().string();
   CHECK(test::slurp(t / "pod/tri/HASH1/__grp__big.json") == doc.dump());
   // Not relocated (--no-relocate): the packed bytes, whole.
