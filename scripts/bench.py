@@ -10,7 +10,7 @@ How: a case is "fixture" (--cache DIR, else the real fixture <repo>/../shared/fi
 unpacked once into WORKDIR/fixture, else gen_synthetic_cache.py --scale 1), "100k" (gen_synthetic_cache.py
 --files 100000) or "1m" (--files 1000000 --tiny, in its own loop-mounted ext4 image with enough inodes); the
 synthetic caches are generated once and kept in WORKDIR. Every repetition runs ccpack and then stock
-(alternating), each after `sync` + 0.5 s (not timed); wall time is time.perf_counter() around the child, CPU
+(alternating), each after `sync` + SETTLE_S, 3 s (not timed); wall time is time.perf_counter() around the child, CPU
 time and peak RSS come from os.wait4() (for a shell pipeline or `tar -I zstd`, the max over its children).
 Restores (reference mode, the default as root): each into a freshly made ext4 filesystem (benchkit/freshfs.py;
 made and mounted before the timed part), ccpack's and stock's alike, as a new pod's empty volume;
