@@ -176,8 +176,12 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
     if (!c.reason.empty()) line += ": " + c.reason;
     out.say(line);
     if (relocated(c) && (c.action == unpack::Action::restore || c.action == unpack::Action::already)) {
-      out.say(c.name + ": built in " + quoted_path(c.build_dir) + ", restored into " + quoted_path(c.dir) + "; " +
-              std::to_string(c.relocation.paths_rewritten) + " Triton group paths rewritten. " + kRelocationCost);
+      // A folder that already held this archive was relocated by the restore that wrote it; this run rewrote nothing.
+      std::string rewritten = c.action == unpack::Action::already
+                                  ? "its Triton group paths were rewritten when it was restored"
+                                  : std::to_string(c.relocation.paths_rewritten) + " Triton group paths rewritten";
+      out.say(c.name + ": built in " + quoted_path(c.build_dir) + ", restored into " + quoted_path(c.dir) + "; " + rewritten +
+              ". " + kRelocationCost);
     }
   }
   if (purged) say_purge(out, *purged, false);
