@@ -106,16 +106,22 @@ class Roots {
     }
   }
 
+  // Where manifest entry `index` goes: its component's staging root (-1: not restored) and, when it is a group
+  // file of a component restored with relocation, the relocator that rewrites it (else null). One lookup.
+  struct Target {
+    int root = -1;
+    GroupRelocator* relocator = nullptr;
+  };
+  [[nodiscard]] Target target(const Entry& e, std::size_t index) const {
+    std::size_t i = component_index(e);
+    if (i >= roots_.size() || roots_[i] < 0) return {};
+    GroupRelocator* r = relocators_[i];
+    return {roots_[i], r != nullptr && r->handles(index) ? r : nullptr};
+  }
+
   [[nodiscard]] int of(const Entry& e) const {
     std::size_t i = component_index(e);
     return i < roots_.size() ? roots_[i] : -1;
-  }
-
-  // The relocator that rewrites manifest entry `index` (a group file of a component restored elsewhere), or null.
-  [[nodiscard]] GroupRelocator* relocator_for(const Entry& e, std::size_t index) const {
-    std::size_t i = component_index(e);
-    if (i >= relocators_.size() || relocators_[i] == nullptr || roots_[i] < 0) return nullptr;
-    return relocators_[i]->handles(index) ? relocators_[i] : nullptr;
   }
 
  private:
@@ -185,10 +191,10 @@ class Writer {
     for (const Piece& p : c->pieces) {
       if (!p.large || p.file_offset != 0) continue;
       const Entry& e = m_.entries[p.entry];
-      int root = roots_.of(e);
-      if (root < 0) continue;
-      p.large->fd = create_file(root, e, umask_);
-      if (roots_.relocator_for(e, p.entry) != nullptr) p.large->held.resize(e.size);
+      Roots::Target t = roots_.target(e, p.entry);
+      if (t.root < 0) continue;
+      p.large->fd = create_file(t.root, e, umask_);
+      if (t.relocator != nullptr) p.large->held.resize(e.size);
     }
     return c;
   }
@@ -208,10 +214,10 @@ class Writer {
         continue;
       }
       check_digest(Sha256::of(data, p.length), e, p.entry);
-      int root = roots_.of(e);
-      if (root < 0) continue;
-      UniqueFd fd = create_file(root, e, umask_);
-      write_content(fd, e, p.entry, std::string_view(data, p.length));
+      Roots::Target t = roots_.target(e, p.entry);
+      if (t.root < 0) continue;
+      UniqueFd fd = create_file(t.root, e, umask_);
+      write_content(fd, e, p.entry, std::string_view(data, p.length), t.relocator);
       ++local_written;
     }
     written_ += local_written;
@@ -226,7 +232,7 @@ class Writer {
       if (p.last) {
         const Entry& e = m_.entries[p.entry];
         check_digest(p.large->hash.finish(), e, p.entry);
-        if (!p.large->held.empty()) write_content(p.large->fd, e, p.entry, p.large->held);
+        if (!p.large->held.empty()) write_content(p.large->fd, e, p.entry, p.large->held, roots_.target(e, p.entry).relocator);
         if (p.large->fd.valid()) {
           if (::close(p.large->fd.release()) != 0) throw_errno("cannot write " + quoted(m_.entries[p.entry]));
           ++written_;
@@ -238,9 +244,9 @@ class Writer {
   [[nodiscard]] std::uint64_t written() const { return written_; }
 
  private:
-  // Writes a checked file's content: as packed, or rewritten by its component's relocator (a group file).
-  void write_content(const UniqueFd& fd, const Entry& e, std::size_t index, std::string_view packed) const {
-    GroupRelocator* relocator = roots_.relocator_for(e, index);
+  // Writes a checked file's content: as packed, or rewritten by `relocator` (a group file; null: none).
+  void write_content(const UniqueFd& fd, const Entry& e, std::size_t index, std::string_view packed,
+                     GroupRelocator* relocator) const {
     std::optional<std::string> rewritten = relocator != nullptr ? relocator->rewrite(index, packed) : std::nullopt;
     std::string_view out = rewritten ? std::string_view(*rewritten) : packed;
     write_all(fd.get(), out.data(), out.size(), quoted(e));
