@@ -194,7 +194,8 @@ class Writer {
       Roots::Target t = roots_.target(e, p.entry);
       if (t.root < 0) continue;
       p.large->fd = create_file(t.root, e, umask_);
-      if (t.relocator != nullptr) p.large->held.resize(e.size);
+      // A group file is gathered whole to be rewritten, unless its size is past what a group file can be.
+      if (t.relocator != nullptr && !t.relocator->skips(p.entry)) p.large->held.resize(e.size);
     }
     return c;
   }

@@ -55,6 +55,14 @@ bool GroupRelocator::handles(std::size_t entry) const {
          entries.component(entry) == component_;
 }
 
+bool GroupRelocator::skips(std::size_t entry) {
+  if (entries_->file_size(entry) <= kMaxGroupFileBytes) return false;
+  std::lock_guard lock(mutex_);
+  ++stats_.group_files;
+  ++stats_.files_unparsed;
+  return true;
+}
+
 // Rewrites one parsed group document in place; false when it is not {"child_paths": {...}} of strings.
 bool GroupRelocator::rewrite_paths(ojson& doc, std::size_t entry, RelocationStats& stats) const {
   if (!doc.is_object() || !doc.contains("child_paths") || !doc["child_paths"].is_object()) return false;

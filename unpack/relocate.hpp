@@ -49,6 +49,9 @@ class GroupRelocator {
 
   // Whether manifest entry `entry` is one of the component's group files (a file named __grp__*.json).
   [[nodiscard]] bool handles(std::size_t entry) const;
+  // Whether group file `entry` is too large to be read (its manifest size is over 16 MiB, which no Triton group
+  // file comes near): it is then written as packed, never held in memory, and counted as unparsed.
+  [[nodiscard]] bool skips(std::size_t entry);
   // What to write for group file `entry`, whose packed bytes (already checked) are `packed`: the rewritten JSON, or
   // nullopt to write the packed bytes (nothing to move, or not the expected JSON). Counts into stats().
   [[nodiscard]] std::optional<std::string> rewrite(std::size_t entry, std::string_view packed);

@@ -130,3 +130,33 @@ TEST_CASE("a group file larger than a decoded chunk is gathered across chunks an
   r = unpack::restore(a, dirs_of(t / "pod2/ind", t / "pod2/tri"), keep);
   CHECK(test::slurp(t / "pod2/tri/HASH1/__grp__big.json") == test::slurp(build / "__grp__big.json"));
 }
+
+TEST_CASE("a group file past 16 MiB is written as packed and counted, never gathered") {
+  // Its manifest size decides, before any byte is read: a hostile archive declaring a huge group file makes
+  // restore hold nothing.
+  test::ScratchDir t;
+  fs::path build = t / "build/tri/HASH1";
+  test::write_file(build / "k.cubin", "cubin");
+  nlohmann::ordered_json doc;
+  doc["child_paths"]["k.cubin"] = (build / "k.cubin").string();
+  doc["pad"] = std::string((16 << 20) + 1, 'x');
+  test::write_file(build / "__grp__huge.json", doc.dump());
+  test::write_file(t / "build/ind/x", "x");
+  unpack::Archive a;
+  unpack::RestoreReport r = pack_and_restore(t, a);
+  check_stats(r.components[1].relocation, 1, 0, 0, 1);
+  CHECK(test::slurp(t / "pod/tri/HASH1/__grp__huge.json") == test::slurp(build / "__grp__huge.json"));
+  // The bound itself, on the relocator: 16 MiB is read, one byte more is skipped and counted.
+  for (std::size_t i = 0; i < a.manifest.entries.size(); ++i) {
+    if (a.manifest.entries[i].path != "triton/HASH1/__grp__huge.json") continue;
+    unpack::GroupRelocator relocator(a.manifest, 1, t / "pod2/tri");
+    CHECK(relocator.handles(i));
+    CHECK(relocator.skips(i));
+    check_stats(relocator.stats(), 1, 0, 0, 1);
+    manifest::Manifest edited = a.manifest;
+    edited.entries[i].size = 16 << 20;
+    unpack::GroupRelocator at_bound(edited, 1, t / "pod2/tri");
+    CHECK_FALSE(at_bound.skips(i));
+    check_stats(at_bound.stats(), 0, 0, 0, 0);
+  }
+}
