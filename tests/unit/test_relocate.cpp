@@ -46,6 +46,16 @@ unpack::RestoreReport pack_and_restore(const test::ScratchDir& t, unpack::Archiv
   return unpack::restore(a, dirs_of(t / "pod/ind", t / "pod/tri"), {});
 }
 
+// A kernel file t/build/tri/HASH1/k.cubin, a file in t/build/ind, and a group document naming the kernel, which the
+// caller pads and writes.
+nlohmann::ordered_json kernel_and_group(const test::ScratchDir& t) {
+  test::write_file(t / "build/tri/HASH1/k.cubin", "cubin");
+  test::write_file(t / "build/ind/x", "x");
+  nlohmann::ordered_json doc;
+  doc["child_paths"]["k.cubin"] = (t / "build/tri/HASH1/k.cubin").string();
+  return doc;
+}
+
 void check_stats(const unpack::RelocationStats& s, std::uint64_t groups, std::uint64_t rewritten, std::uint64_t kept,
                  std::uint64_t unparsed) {
   CHECK(s.group_files == groups);
@@ -112,13 +122,10 @@ TEST_CASE("a group file larger than a decoded chunk is gathered across chunks an
   // the relocator must see the whole document at its last piece.
   test::ScratchDir t;
   fs::path build = t / "build/tri/HASH1";
-  test::write_file(build / "k.cubin", "cubin");
-  nlohmann::ordered_json doc;
-  doc["child_paths"]["k.cubin"] = (build / "k.cubin").string();
+  nlohmann::ordered_json doc = kernel_and_group(t);
   doc["child_paths"]["pad"] = std::string(5 << 20, 'x');  // not an absolute path: kept
   doc["other"] = 1;
   test::write_file(build / "__grp__big.json", doc.dump(2));  // packed pretty, written back compact
-  test::write_file(t / "build/ind/x", "x");
   unpack::Archive a;
   unpack::RestoreReport r = pack_and_restore(t, a);
   check_stats(r.components[1].relocation, 1, 1, 1, 0);
@@ -136,12 +143,9 @@ TEST_CASE("a group file past 16 MiB is written as packed and counted, never gath
   // restore hold nothing.
   test::ScratchDir t;
   fs::path build = t / "build/tri/HASH1";
-  test::write_file(build / "k.cubin", "cubin");
-  nlohmann::ordered_json doc;
-  doc["child_paths"]["k.cubin"] = (build / "k.cubin").string();
+  nlohmann::ordered_json doc = kernel_and_group(t);
   doc["pad"] = std::string((16 << 20) + 1, 'x');
   test::write_file(build / "__grp__huge.json", doc.dump());
-  test::write_file(t / "build/ind/x", "x");
   unpack::Archive a;
   unpack::RestoreReport r = pack_and_restore(t, a);
   check_stats(r.components[1].relocation, 1, 0, 0, 1);
