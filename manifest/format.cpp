@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <semaphore>
+#include <thread>
 #include <utility>
 
 #include "util/error.hpp"
@@ -96,6 +98,51 @@ struct HeaderReader {
       throw IntegrityError(name + " is truncated inside the manifest");
     }
     h.manifest_sha256 = Sha256::of(h.manifest);  // the one hash of the manifest bytes a reader computes
+    check_manifest_digest();
+  }
+
+  // The manifest through one small buffer, piece by piece to `sink` and the hash; nothing of it is kept. A
+  // helper thread hashes each piece while the sink reads it (at a million files each takes ~0.15 s alone).
+  void stream_manifest(const ManifestSink& sink) {
+    std::string piece(std::min<std::uint64_t>(manifest_size, kManifestPiece), '\0');
+    Sha256 hash;
+    std::binary_semaphore go{0};
+    std::binary_semaphore hashed{0};
+    bool last = false;
+    std::jthread hasher([&] {
+      for (go.acquire(); !last; go.acquire()) {
+        hash.update(piece);
+        hashed.release();
+      }
+    });
+    auto stop = [&] {  // the hasher is idle whenever this runs
+      last = true;
+      go.release();
+    };
+    try {
+      for (std::uint64_t at = 0; at < manifest_size; at += piece.size()) {
+        piece.resize(std::min<std::uint64_t>(manifest_size - at, piece.size()));
+        if (pread_full(fd, piece.data(), piece.size(), static_cast<off_t>(kFixedBytes + at), name) != piece.size()) {
+          throw IntegrityError(name + " is truncated inside the manifest");
+        }
+        go.release();
+        struct WaitHashed {
+          std::binary_semaphore& s;
+          ~WaitHashed() { s.acquire(); }  // the piece is not refilled, nor the thread stopped, while it is hashed
+        } wait{hashed};
+        sink(piece);
+      }
+    } catch (...) {
+      stop();
+      throw;
+    }
+    stop();
+    hasher.join();
+    h.manifest_sha256 = hash.finish();
+    check_manifest_digest();
+  }
+
+  void check_manifest_digest() const {
     if (std::memcmp(h.manifest_sha256.data(), fixed + L::manifest_sha256, h.manifest_sha256.size()) != 0)
       throw IntegrityError(name + ": manifest SHA-256 mismatch (corrupt header)");
   }
@@ -160,14 +207,15 @@ std::string encode_header(const ArchiveHeader& header) {
   return h.before + header.manifest + h.after;
 }
 
-ArchiveHeader read_header(int fd, const std::filesystem::path& path) {
+ArchiveHeader read_header(int fd, const std::filesystem::path& path, const ManifestSink& sink) {
   HeaderReader r(fd, quoted_path(path));
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw_errno("cannot stat " + r.name);
   r.file_size = static_cast<std::uint64_t>(st.st_size);
   r.read_fixed();
   r.decode_fixed_fields();
-  r.read_manifest();
+  if (sink) r.stream_manifest(sink);
+  else r.read_manifest();
   r.read_signatures();
   r.check_file_size();
   return std::move(r.h);

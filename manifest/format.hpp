@@ -19,7 +19,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "util/sha256.hpp"
 
@@ -55,7 +57,7 @@ static_assert(HeaderLayout::magic - HeaderLayout::frame_size == 4 && HeaderLayou
 struct ArchiveHeader {
   std::uint32_t version = kFormatVersion;
   std::uint64_t payload_size = 0;
-  std::string manifest;  // exact bytes, as signed
+  std::string manifest;  // exact bytes, as signed (empty when read_header sent them to a sink)
   // SHA-256 of `manifest`: the archive's identity (restore markers), what signatures sign and what the header
   // records. read_header computes it once, checks it against the recorded one, and every reader reuses it.
   Digest manifest_sha256{};
@@ -74,8 +76,16 @@ struct HeaderAround {
 };
 [[nodiscard]] HeaderAround encode_header_around(const ArchiveHeader& header);
 
+// Where read_header sends the manifest instead of keeping it: its bytes in order, in pieces of kManifestPiece
+// (the last shorter), each one hashed before it is sent. What the sink keeps is its own affair; the header's
+// `manifest` stays empty, and the digest is computed and checked as when the text is kept.
+using ManifestSink = std::function<void(std::string_view piece)>;
+inline constexpr std::size_t kManifestPiece = 256 << 10;
+
 // Reads and checks the header frame of `fd` (named `path` in errors); throws IntegrityError on any mismatch,
-// including a file size that does not match the recorded payload size (truncation, appended bytes).
-[[nodiscard]] ArchiveHeader read_header(int fd, const std::filesystem::path& path);
+// including a file size that does not match the recorded payload size (truncation, appended bytes). With a
+// `sink`, the manifest goes to it instead of into the header (a no-op restore at a million files reads 250 MB of
+// manifest for its top-level fields and its digest: manifest/top_level.hpp).
+[[nodiscard]] ArchiveHeader read_header(int fd, const std::filesystem::path& path, const ManifestSink& sink = {});
 
 }  // namespace ccpack::manifest

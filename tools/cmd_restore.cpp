@@ -8,6 +8,7 @@
 // are stale here with the rules of `ccpack purge`; a refused component still refuses the whole restore).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
@@ -228,7 +229,13 @@ int run(RestoreOptions& o) {
   if (!o.at_build_paths) probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
   // The signature is checked before the manifest is parsed, and before any target folder is touched.
   unpack::TrustReport trust;
-  unpack::Archive a = open_trusted(o.archive, o.trust, out, trust, unpack::ManifestDepth::top_level);
+  // Folders that all hold a restore's marker most likely hold this archive: the no-op reads the manifest in
+  // pieces, for its top-level fields and its digest, and never holds it whole (unpack/archive.hpp).
+  bool likely_noop = !dirs.empty() && std::all_of(dirs.begin(), dirs.end(), [](const manifest::CacheDir& d) {
+    return !unpack::read_marker_digest(d.dir).empty();
+  });
+  unpack::Archive a = open_trusted(o.archive, o.trust, out, trust, unpack::ManifestDepth::top_level,
+                                   likely_noop ? unpack::ManifestText::stream : unpack::ManifestText::keep);
   if (o.at_build_paths) {
     dirs = manifest::build_dirs(a.manifest);
     require_writable(dirs);

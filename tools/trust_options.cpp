@@ -85,8 +85,8 @@ unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Report
 }
 
 unpack::Archive open_trusted(const fs::path& path, const TrustOptions& options, const Reporter& out, unpack::TrustReport& report,
-                             unpack::ManifestDepth depth) {
-  return unpack::Archive::open(path, trust_gate(options, out, report), depth);
+                             unpack::ManifestDepth depth, unpack::ManifestText text) {
+  return unpack::Archive::open(path, trust_gate(options, out, report), depth, text);
 }
 
 std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required) {

@@ -52,9 +52,10 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 // through `out` whenever the opt-out is in effect. `report` receives what the check found.
 // The trust check as a header gate (unpack::Archive::HeaderGate), filling `report`; warns on every opt-out.
 [[nodiscard]] unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report);
-// `depth` as for unpack::Archive::open (restore reads the top level only, and the rest when it writes).
+// `depth` and `text` as for unpack::Archive::open (restore reads the top level only, and the rest when it writes).
 [[nodiscard]] unpack::Archive open_trusted(const std::filesystem::path& path, const TrustOptions& options, const Reporter& out,
-                                          unpack::TrustReport& report, unpack::ManifestDepth depth = unpack::ManifestDepth::full);
+                                          unpack::TrustReport& report, unpack::ManifestDepth depth = unpack::ManifestDepth::full,
+                                          unpack::ManifestText text = unpack::ManifestText::keep);
 
 // The key from --sign-key, else from CCPACK_SIGNING_KEY, else nullopt (with `required`: a usage error).
 [[nodiscard]] std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required);

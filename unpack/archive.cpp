@@ -5,14 +5,16 @@
 
 #include <algorithm>
 
+#include "manifest/top_level.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::unpack {
 namespace {
 
 // Stage 1: parses the signature block, runs the gate (the trust check), then reads the manifest's top-level
-// fields; sets a.signatures and a.manifest. The gate runs before the manifest parser.
-void check_header(Archive& a, const Archive::HeaderGate& gate) {
+// fields, from the text or, when it was streamed, from `scan`; sets a.signatures and a.manifest. The gate runs
+// before the manifest parser (the scan copies bytes and interprets none).
+void check_header(Archive& a, const Archive::HeaderGate& gate, manifest::TopLevelScan* scan = nullptr) {
   const std::filesystem::path& path = a.path;
   try {
     a.signatures = manifest::parse_signature_block(a.header.signatures);
@@ -21,7 +23,8 @@ void check_header(Archive& a, const Archive::HeaderGate& gate) {
   }
   if (gate) gate(path, a.header, a.signatures);
   try {
-    a.manifest = manifest::Manifest::parse_top_level(a.header.manifest);
+    a.manifest = scan ? scan->finish([&a] { return a.read_manifest_again(); })
+                      : manifest::Manifest::parse_top_level(a.header.manifest);
   } catch (const IntegrityError& e) {
     throw IntegrityError(quoted_path(path) + ": " + e.what());
   }
@@ -43,8 +46,20 @@ bool same_top_level(const manifest::Manifest& a, const manifest::Manifest& b) {
 
 }  // namespace
 
+std::string Archive::read_manifest_again() const {
+  manifest::ArchiveHeader again = manifest::read_header(fd.get(), path);
+  if (again.manifest_sha256 != header.manifest_sha256) {
+    throw IntegrityError(quoted_path(path) + " changed while it was read: its manifest is not the one checked");
+  }
+  return std::move(again.manifest);
+}
+
 void Archive::load_full() {
   if (depth == ManifestDepth::full) return;
+  if (text_streamed) {
+    header.manifest = read_manifest_again();
+    text_streamed = false;
+  }
   manifest::Manifest full;
   try {
     full = manifest::Manifest::parse(header.manifest);
@@ -66,7 +81,7 @@ void Archive::drop_manifest_text() {
   std::string().swap(header.manifest);
 }
 
-Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate, ManifestDepth depth) {
+Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate, ManifestDepth depth, ManifestText text) {
   Archive a;
   a.path = path;
   a.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -74,8 +89,15 @@ Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate,
   struct stat st {};
   if (::fstat(a.fd.get(), &st) == 0 && !S_ISREG(st.st_mode))
     throw Error("archive " + quoted_path(path) + " is not a regular file");
-  a.header = manifest::read_header(a.fd.get(), path);
-  check_header(a, gate);
+  if (text == ManifestText::stream && depth == ManifestDepth::top_level) {
+    manifest::TopLevelScan scan;
+    a.header = manifest::read_header(a.fd.get(), path, [&scan](std::string_view piece) { scan.feed(piece); });
+    a.text_streamed = true;
+    check_header(a, gate, &scan);
+  } else {
+    a.header = manifest::read_header(a.fd.get(), path);
+    check_header(a, gate);
+  }
   if (depth == ManifestDepth::full) a.load_full();
   return a;
 }

@@ -7,6 +7,8 @@
 // fingerprint, compression; frames and entries stepped over). Stage 2 (load_full): the full parse and validation
 // of every frame and entry, which anything that reads the payload needs. open() does both unless asked for
 // ManifestDepth::top_level; restore asks for that and runs stage 2 only when it writes (unpack/installer.cpp).
+// A restore whose folders all hold markers also asks for ManifestText::stream: stage 1 then hashes and scans the
+// manifest in pieces and keeps none of it, and stage 2, if it comes, reads the text again and checks its digest.
 #pragma once
 
 #include <filesystem>
@@ -29,12 +31,18 @@ enum class ManifestDepth {
   full,       // stage 2 done: the whole manifest parsed and validated
 };
 
+// Whether stage 1 keeps the manifest text for stage 2 (keep), or reads it in pieces through one small buffer
+// (stream: manifest/top_level.hpp) and stage 2, if it comes, reads it again and checks that it hashes the same.
+// A restore that will most likely write nothing streams: at a million files the text is ~250 MB of fresh memory.
+enum class ManifestText { keep, stream };
+
 struct Archive {
   std::filesystem::path path;
   UniqueFd fd;
   manifest::ArchiveHeader header;
   manifest::Manifest manifest;  // at ManifestDepth::top_level, without frames and entries (see depth)
   ManifestDepth depth = ManifestDepth::full;
+  bool text_streamed = false;  // stage 1 streamed the manifest: header.manifest is empty until load_full
   std::vector<manifest::Signature> signatures;  // the header's signature block, parsed (not yet verified)
   // Where payload bytes come from instead of `fd` (a stream for `restore oci://`); null: the file.
   std::shared_ptr<PayloadSource> payload;
@@ -45,8 +53,9 @@ struct Archive {
                                         const std::vector<manifest::Signature>& signatures)>;
 
   // Throws Error (missing, unreadable) or IntegrityError (anything wrong inside), or what `gate` throws.
+  // `text` matters only at ManifestDepth::top_level.
   [[nodiscard]] static Archive open(const std::filesystem::path& path, const HeaderGate& gate = {},
-                                    ManifestDepth depth = ManifestDepth::full);
+                                    ManifestDepth depth = ManifestDepth::full, ManifestText text = ManifestText::keep);
   // An archive known by its header alone (fetched from a registry); `name` stands for the path in messages.
   // Parses the signature block, runs `gate`, then parses and checks the manifest as `open` does; the payload
   // comes from `payload`.
@@ -54,8 +63,11 @@ struct Archive {
                                            std::shared_ptr<PayloadSource> payload, const HeaderGate& gate = {});
 
   // Stage 2: parses and validates the whole manifest (frames, entries, the payload size they cover) and checks
-  // that its top-level fields are those stage 1 read; nothing when already done. Throws IntegrityError.
+  // that its top-level fields are those stage 1 read; nothing when already done. Throws IntegrityError, also
+  // when a streamed manifest read again is not the one stage 1 hashed (the file changed in between).
   void load_full();
+  // The manifest text read again from the file, checked to hash as stage 1's did (ManifestText::stream).
+  [[nodiscard]] std::string read_manifest_again() const;
 
   // Frees the manifest text (header.manifest) once load_full has parsed it: what reads the payload needs only the
   // parsed manifest and the digest, and the text is ~250 MB at a million entries. Precondition: depth is full.

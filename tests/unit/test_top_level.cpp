@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "manifest/manifest.hpp"
+#include "manifest/top_level.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
@@ -41,7 +42,45 @@ std::vector<CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) 
   return {{"inductor", ComponentKind::inductor, inductor, "test"}, {"triton", ComponentKind::triton, triton, "test"}};
 }
 
+// What a scan fed `pieces` concludes: the top-level fields it read, or its error message.
+std::string outcome(const std::vector<std::string_view>& pieces, const std::string& whole) {
+  TopLevelScan scan;
+  for (std::string_view p : pieces) scan.feed(p);
+  try {
+    Manifest m = scan.finish([&] { return whole; });
+    return "ok " + m.to_json();
+  } catch (const IntegrityError& e) {
+    return std::string("error ") + e.what();
+  }
+}
+
 }  // namespace
+
+TEST_CASE("the top-level scan concludes the same wherever the text is cut into pieces") {
+  std::string json = sample().to_json();
+  std::string body = json.substr(0, json.size() - 1);  // without the final '}'
+  // Runs of backslashes before quotes, inside a member that is read and inside one that is stepped over.
+  std::string tricky = replaced(replaced(json, "2.9.0", R"(2.9 \\\" \\\\\" \\\\)"), ".py", R"(\\\\\".py)");
+  const std::vector<std::string> texts = {
+      json, tricky, replaced(json, "\"tar_size\"", "\"tar\\u005fsize\""), body + ",\"tar_size\":1}",
+      replaced(json, "\"entries\":[", "\"entries\":[}"), replaced(json, "\"entries\":[", "\"entries\":[" + std::string(70, '[')),
+      json.substr(0, json.find(".py")), json + "x", "[]", "", " { } ", body + ",}", body + ",\"x\" 1}",
+      replaced(json, "\"format\":1", "\"format\":2")};
+  for (const std::string& text : texts) {
+    INFO(text);
+    const std::string whole = outcome({text}, text);
+    if (text == json || text == tricky) CHECK(whole.starts_with("ok "));
+    for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+      INFO("cut at " << cut);
+      std::string_view v(text);
+      REQUIRE(outcome({v.substr(0, cut), v.substr(cut)}, text) == whole);
+    }
+    std::vector<std::string_view> bytes;
+    for (std::size_t i = 0; i < text.size(); ++i) bytes.push_back(std::string_view(text).substr(i, 1));
+    CHECK(outcome(bytes, text) == whole);
+  }
+  CHECK(Manifest::parse_top_level(tricky).fingerprint_json == Manifest::parse(tricky).fingerprint_json);
+}
 
 TEST_CASE("the top-level parse reads what the full parse reads, and leaves frames and entries out") {
   std::string json = sample().to_json();
@@ -122,4 +161,80 @@ TEST_CASE("restore parses the entries only when it writes, and a no-op reads the
   CHECK(r.components[0].action == unpack::Action::already);
   CHECK(r.components[1].action == unpack::Action::restore);
   CHECK(third.depth == unpack::ManifestDepth::full);
+}
+
+TEST_CASE("a streamed stage 1 reads what a kept one reads, and stage 2 reads the text again, checked") {
+  test::ScratchDir t;
+  test::write_file(t / "ind/23/c23x.py", "print('kernel')\n");
+  test::write_file(t / "tri/K/k.json", "{}");
+  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+  unpack::Archive kept = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
+  unpack::Archive streamed =
+      unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream);
+  CHECK(streamed.text_streamed);
+  CHECK(streamed.header.manifest.empty());
+  CHECK(streamed.manifest_digest() == kept.manifest_digest());
+  CHECK(streamed.manifest.to_json() == kept.manifest.to_json());
+  streamed.load_full();
+  kept.load_full();
+  CHECK_FALSE(streamed.text_streamed);
+  CHECK(streamed.header.manifest == kept.header.manifest);
+  CHECK(streamed.manifest.to_json() == kept.manifest.to_json());
+  CHECK(streamed.manifest.entries.size() == 6);
+
+  // The file rewritten in place between the stages: stage 2 must not parse bytes that stage 1 did not check.
+  test::write_file(t / "ind/23/c23x.py", "print('other kernel')\n");
+  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "b.ccpack", pack::PackOptions{});
+  unpack::Archive first = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream);
+  test::write_file(t / "a.ccpack", test::slurp(t / "b.ccpack"));  // same inode, new bytes
+  CHECK_THROWS_WITH(first.load_full(), Catch::Contains("changed while it was read: its manifest is not the one checked"));
+}
+
+TEST_CASE("a streamed stage 1 runs the gate before any parse and refuses bad structure in the same words") {
+  test::ScratchDir t;
+  test::write_file(t / "ind/a.py", "print(1)\n");
+  test::write_file(t / "tri/K/k.json", "{}");
+  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
+  for (const std::string& bad : {std::string("#"), std::string("{\"entries\":[}")}) {
+    INFO(bad);
+    ArchiveHeader h = a.header;
+    h.manifest.replace(0, bad.size(), bad);
+    test::write_file(t / "b.ccpack", encode_header(h) + test::slurp(t / "a.ccpack").substr(a.header.header_size));
+    int calls = 0;
+    auto gate = [&](const fs::path&, const ArchiveHeader&, const std::vector<Signature>&) {
+      ++calls;
+      throw IntegrityError("refused by the gate");
+    };
+    auto open = [&](unpack::ManifestText text, const unpack::Archive::HeaderGate& g) {
+      try {
+        (void)unpack::Archive::open(t / "b.ccpack", g, unpack::ManifestDepth::top_level, text);
+        return std::string("opened");
+      } catch (const IntegrityError& e) {
+        return std::string(e.what());
+      }
+    };
+    CHECK(open(unpack::ManifestText::stream, gate) == "refused by the gate");
+    CHECK(calls == 1);
+    std::string words = open(unpack::ManifestText::keep, {});
+    CHECK_THAT(words, Catch::Contains("manifest is not valid JSON"));
+    CHECK(open(unpack::ManifestText::stream, {}) == words);
+  }
+}
+
+TEST_CASE("a restore from a streamed stage 1 is a no-op without the text, and writes after reading it") {
+  test::ScratchDir t;
+  test::write_file(t / "ind/23/c23x.py", "print('kernel')\n");
+  test::write_file(t / "tri/K/k.json", "{}");
+  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+  auto out = dirs_of(t / "out/ind", t / "out/tri");
+  auto open = [&] { return unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream); };
+  unpack::Archive first = open();
+  CHECK_FALSE(unpack::restore(first, out, {}).noop());
+  CHECK(first.depth == unpack::ManifestDepth::full);
+  CHECK(test::slurp(t / "out/ind/23/c23x.py") == "print('kernel')\n");
+  unpack::Archive again = open();
+  CHECK(unpack::restore(again, out, {}).noop());
+  CHECK(again.header.manifest.empty());
+  CHECK(again.depth == unpack::ManifestDepth::top_level);
 }
