@@ -45,17 +45,20 @@ using manifest::EntryType;
 
 namespace {
 
-constexpr std::uint64_t kBatchBytes = 4ULL << 20;
+// Batches, pieces of large files and zstd jobs are small because fresh memory is what create pays for most on a
+// VM (page zeroing was 38% of create's CPU on the 2-core dev VM, real fixture): every buffer in flight is memory
+// touched once more. Measured together, alternating runs 3 s apart (scripts/bench.py's settle), real fixture:
+// 4 MiB batches, 4 MiB pieces, 16 MiB jobs: 1.06-1.37 s, peak 254 MiB, 12,576,741 bytes; 1 MiB, 1 MiB, 4 MiB:
+// 0.82-1.11 s, 191 MiB, 12,805,691 bytes (+1.8%); stock 0.83-0.96 s, 149 MiB, 19.7 MB. At 100k files: 4.00 vs
+// 3.76 s, 274 vs 205 MiB, 71.36 vs 71.49 MB.
+constexpr std::uint64_t kBatchBytes = 1ULL << 20;
 // Every batch buffer can hold a piece, so this sets the pool's buffer size (kBatchBytes + kPieceBytes + 1 MiB) and,
-// times the tokens in flight (2 per job + 2), create's memory besides zstd's. Real fixture, 2 cores: 16 MiB pieces
-// 302-313 MB peak RSS, 4 MiB 252-258 MB, same bytes out, same time within noise (0.62-0.77 s both, quiet runs).
-constexpr std::uint64_t kPieceBytes = 4ULL << 20;
-// zstd worker job size: each job in flight holds its input, so it sets most of create's memory past the window.
-// Single-frame layout, real fixture, level 1, 2 workers: 8 MiB 19.30 MB, 16 MiB 19.16 MB, 32 MiB 18.90 MB, zstd's
-// default 19.52 MB; peak RSS 294, 321, 370 and 261 MiB. With pack/layout's frames: 16 MiB 12.58 MB / 301 MiB,
-// 32 MiB 12.35 MB / 313 MiB on the fixture, and at 1M tiny files 482 vs 529 MiB peak: 16 MiB keeps a million
-// files under 512 MiB for 1.8% of size.
-constexpr int kJobBytes = 16 << 20;
+// times the tokens in flight (2 per job + 2), create's memory besides zstd's.
+constexpr std::uint64_t kPieceBytes = 1ULL << 20;
+// zstd worker job size: each job in flight holds its input, and zstd's input ring holds the 128 MiB window plus
+// three jobs, so it sets most of create's memory past the window. Earlier, with 16 MiB jobs (single frame, real
+// fixture: 8 MiB 19.30 MB, 16 MiB 19.16 MB, 32 MiB 18.90 MB) a million files peaked at 482 MiB.
+constexpr int kJobBytes = 4 << 20;
 
 [[noreturn]] void throw_grew(const fs::path& source) {
   throw Error("file " + quoted_path(source) + " grew while being packed; stop the writer (torch.compile) and run create again");
