@@ -7,6 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/enumerable_thread_specific.h>
+#include <oneapi/tbb/parallel_for.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -29,7 +33,6 @@ using Key = std::tuple<std::string, std::string, int, std::string>;  // backend,
 
 struct Counter {
   std::map<Key, std::uint64_t> kernels;
-  std::uint64_t total = 0;
 };
 
 // Names in `dir` with their d_type (DT_UNKNOWN resolved with lstat), without following links.
@@ -64,17 +67,15 @@ std::optional<Key> read_target(const fs::path& file) {
   return Key{t->backend, t->arch, t->warp_size, t->triton_version};
 }
 
-// One Triton cache folder: <dir>/<hash>/<kernel>.json.
-void scan_triton_folder(const fs::path& dir, Counter& c) {
+// The kernel .json files of one Triton cache folder (<dir>/<hash>/<kernel>.json), appended to `files` until it
+// holds kMaxKernels.
+void find_kernel_jsons(const fs::path& dir, std::vector<fs::path>& files) {
   for (const auto& [hash, is_dir] : list(dir)) {
     if (!is_dir) continue;
     for (const auto& [name, sub_is_dir] : list(dir / hash)) {
       if (sub_is_dir || !name.ends_with(".json") || name.starts_with("__grp__")) continue;
-      if (c.total >= kMaxKernels) return;
-      if (auto key = read_target(dir / hash / name)) {
-        ++c.kernels[*key];
-        ++c.total;
-      }
+      if (files.size() >= kMaxKernels) return;
+      files.push_back(dir / hash / name);
     }
   }
 }
@@ -153,14 +154,28 @@ void reconcile_triton(Fingerprint& fp, const std::vector<TritonTarget>& targets,
 }  // namespace
 
 std::vector<TritonTarget> read_triton_targets(const std::vector<manifest::CacheDir>& dirs) {
-  Counter c;
+  std::vector<fs::path> files;
   for (const manifest::CacheDir& d : dirs) {
-    if (d.kind == manifest::ComponentKind::triton) scan_triton_folder(d.dir, c);
+    if (d.kind == manifest::ComponentKind::triton) find_kernel_jsons(d.dir, files);
     if (d.kind == manifest::ComponentKind::inductor) {
       for (const auto& [device, is_dir] : list(d.dir / "triton")) {
-        if (is_dir) scan_triton_folder(d.dir / "triton" / device, c);
+        if (is_dir) find_kernel_jsons(d.dir / "triton" / device, files);
       }
     }
+  }
+  // Read and parsed on every core: at a million files (113,750 kernels) this took 4 s on one thread, before any
+  // packing. The counts are merged in a map, so the result does not depend on the order.
+  oneapi::tbb::enumerable_thread_specific<Counter> counters;
+  oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::size_t>(0, files.size(), 64),
+                            [&](const oneapi::tbb::blocked_range<std::size_t>& r) {
+                              Counter& c = counters.local();
+                              for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                                if (auto key = read_target(files[i])) ++c.kernels[*key];
+                              }
+                            });
+  Counter c;
+  for (const Counter& part : counters) {
+    for (const auto& [key, n] : part.kernels) c.kernels[key] += n;
   }
   std::vector<TritonTarget> out;
   for (const auto& [key, n] : c.kernels) {

@@ -3,7 +3,8 @@
 // Every Triton kernel folder holds a `<kernel>.json` naming its target ("target": {"backend": "cuda", "arch": 90,
 // "warp_size": 32}) and "triton_version". They are read in the triton component (<triton>/<hash>/*.json) and in
 // Inductor's own Triton folder (<inductor>/triton/<device>/<hash>/*.json); only those small files are read
-// (at most manifest::kMaxKernelJsonBytes each, at most kMaxKernels in all), and a file that is not such a JSON is ignored.
+// (at most manifest::kMaxKernelJsonBytes each, at most kMaxKernels in all, in parallel), and a file that is not such a JSON is
+// ignored.
 //
 // `reconcile` then makes the fingerprint agree with the cache, so an archive never claims one GPU while its
 // kernels were built for another: where the cache's kernels name one target, gpu.vendor / gpu.arch /

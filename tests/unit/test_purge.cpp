@@ -76,6 +76,18 @@ TEST_CASE("kernel json: the target and version, or nothing for anything else") {
   CHECK_FALSE(manifest::parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": -1}, "triton_version": "3.6.0"})"));
   CHECK_FALSE(manifest::parse_kernel_json(R"({"target": 1, "target": 2})"));
   CHECK_FALSE(manifest::parse_kernel_json(std::string(100, '[')));
+  // The other members are dropped unbuilt, but still parsed: a "target" inside one of them is not the root's, and
+  // a member that is not JSON, or a repeated one, refuses the file.
+  const std::string around = R"({"hash": "ab", "meta": {"target": {"backend": "hip", "arch": "gfx942", "warp_size": 64}}, )"
+                             R"("target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "shared": [1, [2, {"x": null}]], )"
+                             R"("triton_version": "3.6.0"})";
+  auto kept = manifest::parse_kernel_json(around);
+  REQUIRE(kept);
+  CHECK(kept->backend == "cuda");
+  CHECK(kept->arch == "90");
+  CHECK(kept->triton_version == "3.6.0");
+  CHECK_FALSE(manifest::parse_kernel_json(R"({"hash": tru, "target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})"));
+  CHECK_FALSE(manifest::parse_kernel_json(R"({"hash": 1, "hash": 2, "target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})"));
 }
 
 TEST_CASE("CUDA major of a wheel path") {
