@@ -173,10 +173,6 @@ void flatten(Listing& listing, std::uint32_t parent, ScanResult& out) {
 // Refuses a symlink that the restore would refuse: resolved through the other links of the tree it was scanned
 // with (manifest/links.hpp owns the rule), it must stay inside its cache folder.
 void check_links(const std::vector<manifest::CacheDir>& dirs, const manifest::EntryList& entries) {
-  // Without a symlink there is nothing to resolve (a tree of a million entries took ~1 s to build).
-  bool any_link = false;
-  for (std::size_t i = 0; i < entries.size() && !any_link; ++i) any_link = entries.type(i) == EntryType::symlink;
-  if (!any_link) return;
   manifest::EntryTree tree(entries.size());
   std::vector<std::pair<std::size_t, std::uint32_t>> links;
   for (std::size_t i = 0; i < entries.size(); ++i) {
