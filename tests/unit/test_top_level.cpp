@@ -42,6 +42,13 @@ std::vector<CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) 
   return {{"inductor", ComponentKind::inductor, inductor, "test"}, {"triton", ComponentKind::triton, triton, "test"}};
 }
 
+// A kernel file and a Triton folder in t/ind and t/tri, packed into t/a.ccpack (6 entries).
+void pack_sample(const test::ScratchDir& t) {
+  test::write_file(t / "ind/23/c23x.py", "print('kernel')\n");
+  test::write_file(t / "tri/K/k.json", "{}");
+  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+}
+
 // What a scan fed `pieces` concludes: the top-level fields it read, or its error message.
 std::string outcome(const std::vector<std::string_view>& pieces, const std::string& whole) {
   TopLevelScan scan;
@@ -134,9 +141,7 @@ TEST_CASE("the top-level parse refuses repeats, deep nesting and broken structur
 
 TEST_CASE("restore parses the entries only when it writes, and a no-op reads the top level only") {
   test::ScratchDir t;
-  test::write_file(t / "ind/23/c23x.py", "print('kernel')\n");
-  test::write_file(t / "tri/K/k.json", "{}");
-  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+  pack_sample(t);
   auto out = dirs_of(t / "out/ind", t / "out/tri");
 
   unpack::Archive first = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
@@ -165,9 +170,7 @@ TEST_CASE("restore parses the entries only when it writes, and a no-op reads the
 
 TEST_CASE("a streamed stage 1 reads what a kept one reads, and stage 2 reads the text again, checked") {
   test::ScratchDir t;
-  test::write_file(t / "ind/23/c23x.py", "print('kernel')\n");
-  test::write_file(t / "tri/K/k.json", "{}");
-  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+  pack_sample(t);
   unpack::Archive kept = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
   unpack::Archive streamed =
       unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream);
@@ -224,9 +227,7 @@ TEST_CASE("a streamed stage 1 runs the gate before any parse and refuses bad str
 
 TEST_CASE("a restore from a streamed stage 1 is a no-op without the text, and writes after reading it") {
   test::ScratchDir t;
-  test::write_file(t / "ind/23/c23x.py", "print('kernel')\n");
-  test::write_file(t / "tri/K/k.json", "{}");
-  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+  pack_sample(t);
   auto out = dirs_of(t / "out/ind", t / "out/tri");
   auto open = [&] { return unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream); };
   unpack::Archive first = open();
