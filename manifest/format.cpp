@@ -110,7 +110,9 @@ struct HeaderReader {
     std::binary_semaphore hashed{0};
     bool last = false;
     std::jthread hasher([&] {
-      for (go.acquire(); !last; go.acquire()) {
+      while (true) {
+        go.acquire();
+        if (last) return;  // set by stop() before it releases `go`
         hash.update(piece);
         hashed.release();
       }
