@@ -44,9 +44,9 @@ const std::vector<FieldRule> kRules = {
     {field::env_compile_threads, warn, warn, warn, "compile threads change speed, not results"},
     {field::world_size, warn, warn, warn, "ranks of another world size may compile other graphs (sharded shapes)"},
     {field::paths_inductor, none, warn, none,
-     "relocated: Inductor rewrites paths, but autotuning re-ran on some models (first step 58 s vs 20 s)"},
+     "relocated: its FX-graph and AOTAutograd entries name the build folder; restore rewrites them"},
     {field::paths_triton, warn, none, none,
-     "relocated: __grp__*.json hold absolute paths; standalone Triton misses unless they are rewritten"},
+     "relocated: __grp__*.json hold absolute paths; restore rewrites them"},
     {kTargetsField, stale, stale, stale, "the cache's Triton kernels (also bundled in Inductor's entries) target another GPU"},
 };
 

@@ -45,10 +45,24 @@ struct RestoreOptions {
   RegistryOptions registry;
 };
 
-// What it costs to restore into other folders than the build machine's, said where it happens.
-constexpr const char* kRelocationCost =
-    "Inductor may re-run autotuning in other folders (measured on one model: first step 58 s against 20 s in the build "
-    "folders); `restore --at-build-paths --print-env` restores exactly where it was built";
+// What a restore into other folders than the build machine's rewrote, and what that implies, from this run's
+// counts (docs/RELOCATION.md): nothing to warn about when every path-bearing file was rewritten.
+std::string relocation_line(const unpack::ComponentOutcome& c) {
+  if (c.action == unpack::Action::already) return "its paths were rewritten when it was restored";
+  const unpack::RelocationStats& s = c.relocation;
+  std::string line = std::to_string(s.paths_rewritten) + " Triton group paths rewritten";
+  if (s.pickle_files != 0) {
+    line += ", " + std::to_string(s.pickle_paths_rewritten) + " paths in " + std::to_string(s.pickle_files) +
+            " FX-graph and AOTAutograd entries";
+  }
+  std::uint64_t unread = s.files_unparsed + s.pickle_files_unparsed;
+  if (unread != 0) {
+    line += "; " + std::to_string(unread) +
+            " files could not be read and were restored as packed: those kernels may miss and autotune again "
+            "(`restore --at-build-paths --print-env` restores exactly where it was built)";
+  }
+  return line;
+}
 
 // For --at-build-paths: each folder must be creatable and writable here, said before anything is written.
 void require_writable(const std::vector<manifest::CacheDir>& dirs) {
@@ -157,7 +171,10 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
                        {"bytes", c.bytes},
                        {"build_dir", c.build_dir.string()},
                        {"relocated", relocated(c)},
-                       {"group_paths_rewritten", c.relocation.paths_rewritten}});
+                       {"group_paths_rewritten", c.relocation.paths_rewritten},
+                       {"pickle_files", c.relocation.pickle_files},
+                       {"pickle_paths_rewritten", c.relocation.pickle_paths_rewritten},
+                       {"files_unparsed", c.relocation.files_unparsed + c.relocation.pickle_files_unparsed}});
     }
     out.report({{"archive", o.archive.string()},
                 {"noop", r.noop()},
@@ -178,11 +195,8 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
     out.say(line);
     if (relocated(c) && (c.action == unpack::Action::restore || c.action == unpack::Action::already)) {
       // A folder that already held this archive was relocated by the restore that wrote it; this run rewrote nothing.
-      std::string rewritten = c.action == unpack::Action::already
-                                  ? "its Triton group paths were rewritten when it was restored"
-                                  : std::to_string(c.relocation.paths_rewritten) + " Triton group paths rewritten";
-      out.say(c.name + ": built in " + quoted_path(c.build_dir) + ", restored into " + quoted_path(c.dir) + "; " + rewritten +
-              ". " + kRelocationCost);
+      out.say(c.name + ": built in " + quoted_path(c.build_dir) + ", restored into " + quoted_path(c.dir) + "; " +
+              relocation_line(c));
     }
   }
   if (purged) say_purge(out, *purged, false);

@@ -110,12 +110,12 @@ class Roots {
   // file of a component restored with relocation, the relocator that rewrites it (else null). One lookup.
   struct Target {
     int root = -1;
-    GroupRelocator* relocator = nullptr;
+    PathRelocator* relocator = nullptr;
   };
   [[nodiscard]] Target target(const Entry& e, std::size_t index) const {
     std::size_t i = component_index(e);
     if (i >= roots_.size() || roots_[i] < 0) return {};
-    GroupRelocator* r = relocators_[i];
+    PathRelocator* r = relocators_[i];
     return {roots_[i], r != nullptr && r->handles(index) ? r : nullptr};
   }
 
@@ -135,7 +135,7 @@ class Roots {
 
   const manifest::Manifest& m_;
   std::vector<int> roots_;
-  std::vector<GroupRelocator*> relocators_;
+  std::vector<PathRelocator*> relocators_;
 };
 
 // The file count and bytes the manifest lists, before anything is read.
@@ -247,7 +247,7 @@ class Writer {
  private:
   // Writes a checked file's content: as packed, or rewritten by `relocator` (a group file; null: none).
   void write_content(const UniqueFd& fd, const Entry& e, std::size_t index, std::string_view packed,
-                     GroupRelocator* relocator) const {
+                     PathRelocator* relocator) const {
     std::optional<std::string> rewritten = relocator != nullptr ? relocator->rewrite(index, packed) : std::nullopt;
     std::string_view out = rewritten ? std::string_view(*rewritten) : packed;
     write_all(fd.get(), out.data(), out.size(), quoted(e));

@@ -16,7 +16,7 @@ struct StagingTarget {
   std::string component;
   int root_fd = -1;  // an open, empty folder; -1: check this component's entries but write nothing
   // Rewrites the component's Triton group files as they are written (unpack/relocate.hpp); null: as packed.
-  GroupRelocator* relocator = nullptr;
+  PathRelocator* relocator = nullptr;
 };
 
 struct ExtractOptions {

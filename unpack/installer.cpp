@@ -160,14 +160,14 @@ std::vector<ComponentFacts> read_facts(const manifest::Manifest& m, const std::v
 // for the final folder, write its marker.
 void stage(const Archive& archive, std::vector<Slot*>& todo, const RestoreOptions& options, RestoreReport& report) {
   std::vector<StagingTarget> targets;
-  std::vector<std::unique_ptr<GroupRelocator>> relocators;
+  std::vector<std::unique_ptr<PathRelocator>> relocators;
   for (Slot* s : todo) {
     s->staging = s->parent / manifest::staging_name(s->base, std::to_string(::getpid()));
     if (::mkdir(s->staging.c_str(), 0700) != 0) throw_errno("cannot create staging folder " + quoted_path(s->staging));
     s->staging_fd.reset(::open(s->staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!s->staging_fd.valid()) throw_errno("cannot open staging folder " + quoted_path(s->staging));
     mark_top_of_tree(s->staging_fd.get());
-    relocators.push_back(options.relocate ? std::make_unique<GroupRelocator>(archive.manifest, s->component, s->target) : nullptr);
+    relocators.push_back(options.relocate ? std::make_unique<PathRelocator>(archive.manifest, s->component, s->target) : nullptr);
     targets.push_back(StagingTarget{archive.manifest.components[s->component].name, s->staging_fd.get(), relocators.back().get()});
   }
   (void)extract(archive, targets, ExtractOptions{options.jobs, options.progress});

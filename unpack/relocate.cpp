@@ -2,9 +2,11 @@
 #include "unpack/relocate.hpp"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <vector>
 
 #include "manifest/json_guard.hpp"
+#include "unpack/pickle_paths.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::unpack {
@@ -14,20 +16,40 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 constexpr std::uint64_t kMaxGroupFileBytes = 16u << 20;
+constexpr std::uint64_t kMaxPickleBytes = 256u << 20;
+constexpr std::string_view kPickledFolders[] = {"fxgraph", "aotautograd"};  // Inductor's, below its root
 constexpr int kMaxDepth = 16;
 
 bool is_group_file(std::string_view name) { return name.starts_with("__grp__") && name.ends_with(".json"); }
 
 }  // namespace
 
-std::size_t GroupRelocator::ChildHash::operator()(const ChildKey& k) const noexcept {
+// Per entry: whether it is a file below one of the component's top-level pickled folders. Folders come before
+// what they hold in the entry list, so one pass in order sees each parent's answer first.
+std::vector<bool> pickled_entries(const manifest::EntryList& entries, std::string_view component) {
+  std::vector<bool> below(entries.size(), false);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::uint32_t p = entries.parent(i);
+    if (p == manifest::EntryList::kNoParent || p >= i || entries.component(i) != component) continue;
+    bool top = entries.parent(p) == manifest::EntryList::kNoParent && entries.type(i) == manifest::EntryType::dir &&
+               std::find(std::begin(kPickledFolders), std::end(kPickledFolders), entries.name(i)) != std::end(kPickledFolders);
+    below[i] = top || below[p];
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) below[i] = below[i] && entries.type(i) == manifest::EntryType::file;
+  return below;
+}
+
+std::size_t PathRelocator::ChildHash::operator()(const ChildKey& k) const noexcept {
   return std::hash<std::string_view>{}(k.name) ^ (std::size_t{k.parent} * 0x9e3779b97f4a7c15ULL);
 }
 
-GroupRelocator::GroupRelocator(const manifest::Manifest& manifest, std::size_t component, const fs::path& target)
+PathRelocator::PathRelocator(const manifest::Manifest& manifest, std::size_t component, const fs::path& target)
     : entries_(&manifest.entries.compact(scratch_)),
       component_(manifest.components[component].name),
-      to_(target.lexically_normal().string() + "/") {
+      to_(target.lexically_normal().string() + "/"),
+      source_(fs::path(manifest.components[component].source).lexically_normal().string()) {
+  if (manifest.components[component].kind == manifest::ComponentKind::inductor) pickled_ = pickled_entries(*entries_, component_);
+  while (source_.size() > 1 && source_.back() == '/') source_.pop_back();
   // Only the files of folders that hold a group file of this component can be named (a million-file cache
   // builds the set in a fraction of the time it takes for every file).
   const manifest::EntryList& entries = *entries_;
@@ -35,7 +57,7 @@ GroupRelocator::GroupRelocator(const manifest::Manifest& manifest, std::size_t c
   std::size_t candidates = 0;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     std::uint32_t p = entries.parent(i);
-    if (p != manifest::EntryList::kNoParent && !has_group[p] && handles(i)) has_group[p] = true;
+    if (p != manifest::EntryList::kNoParent && !has_group[p] && is_group(i)) has_group[p] = true;
   }
   for (std::size_t i = 0; i < entries.size(); ++i) {
     std::uint32_t p = entries.parent(i);
@@ -49,22 +71,27 @@ GroupRelocator::GroupRelocator(const manifest::Manifest& manifest, std::size_t c
   }
 }
 
-bool GroupRelocator::handles(std::size_t entry) const {
+bool PathRelocator::handles(std::size_t entry) const {
+  return is_group(entry) || (entry < pickled_.size() && pickled_[entry]);
+}
+
+bool PathRelocator::is_group(std::size_t entry) const {
   const manifest::EntryList& entries = *entries_;
   return entries.type(entry) == manifest::EntryType::file && is_group_file(entries.name(entry)) &&
          entries.component(entry) == component_;
 }
 
-bool GroupRelocator::skips(std::size_t entry) {
-  if (entries_->file_size(entry) <= kMaxGroupFileBytes) return false;
+bool PathRelocator::skips(std::size_t entry) {
+  bool group = is_group(entry);
+  if (entries_->file_size(entry) <= (group ? kMaxGroupFileBytes : kMaxPickleBytes)) return false;
   std::lock_guard lock(mutex_);
-  ++stats_.group_files;
-  ++stats_.files_unparsed;
+  ++(group ? stats_.group_files : stats_.pickle_files);
+  ++(group ? stats_.files_unparsed : stats_.pickle_files_unparsed);
   return true;
 }
 
 // Rewrites one parsed group document in place; false when it is not {"child_paths": {...}} of strings.
-bool GroupRelocator::rewrite_paths(ojson& doc, std::size_t entry, RelocationStats& stats) const {
+bool PathRelocator::rewrite_paths(ojson& doc, std::size_t entry, RelocationStats& stats) const {
   if (!doc.is_object() || !doc.contains("child_paths") || !doc["child_paths"].is_object()) return false;
   std::string file_path = entries_->path(entry);
   std::string_view file_rel = manifest::relative_of(file_path);
@@ -87,7 +114,50 @@ bool GroupRelocator::rewrite_paths(ojson& doc, std::size_t entry, RelocationStat
   return true;
 }
 
-std::optional<std::string> GroupRelocator::rewrite(std::size_t entry, std::string_view packed) {
+std::optional<std::string> PathRelocator::rewrite(std::size_t entry, std::string_view packed) {
+  return is_group(entry) ? rewrite_group(entry, packed) : rewrite_pickle(packed);
+}
+
+bool PathRelocator::is_component_file(std::string_view relative) {
+  std::call_once(file_hashes_once_, [this] {
+    const manifest::EntryList& entries = *entries_;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (entries.type(i) != manifest::EntryType::file || entries.component(i) != component_) continue;
+      std::string path = entries.path(i);
+      file_hashes_.insert(std::hash<std::string_view>{}(manifest::relative_of(path)));
+    }
+  });
+  return file_hashes_.count(std::hash<std::string_view>{}(relative)) != 0;
+}
+
+std::optional<std::string> PathRelocator::rewrite_pickle(std::string_view packed) {
+  RelocationStats mine;
+  mine.pickle_files = 1;
+  std::optional<std::string> out;
+  std::optional<std::vector<std::string>> roots =
+      pickle_build_folders(packed, [this](std::string_view rel) { return is_component_file(rel); });
+  std::string to = to_.substr(0, to_.size() - 1);
+  if (roots) {
+    if (!source_.empty() && source_.front() == '/') roots->push_back(source_);
+    std::erase(*roots, to);
+    std::optional<PickleRewrite> r = roots->empty() ? std::nullopt : rewrite_pickle_paths(packed, *roots, to);
+    if (r && r->strings_rewritten != 0) {
+      mine.pickle_paths_rewritten = r->strings_rewritten;
+      out = std::move(r->bytes);
+    } else if (!r && !roots->empty()) {
+      mine.pickle_files_unparsed = 1;  // its read-back failed
+    }
+  } else {
+    mine.pickle_files_unparsed = 1;
+  }
+  std::lock_guard lock(mutex_);
+  stats_.pickle_files += mine.pickle_files;
+  stats_.pickle_paths_rewritten += mine.pickle_paths_rewritten;
+  stats_.pickle_files_unparsed += mine.pickle_files_unparsed;
+  return out;
+}
+
+std::optional<std::string> PathRelocator::rewrite_group(std::size_t entry, std::string_view packed) {
   RelocationStats mine;
   mine.group_files = 1;
   std::optional<std::string> out;
@@ -115,7 +185,7 @@ std::optional<std::string> GroupRelocator::rewrite(std::size_t entry, std::strin
   return out;
 }
 
-RelocationStats GroupRelocator::stats() const {
+RelocationStats PathRelocator::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;
 }

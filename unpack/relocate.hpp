@@ -1,5 +1,6 @@
-// Relocation of Triton's group files: a restored Triton cache must hit in a folder other than the one it was
-// built in.
+// Relocation: a restored cache must hit in a folder other than the one it was built in. Two kinds of file name
+// the build folder by absolute path and are rewritten as they are written: Triton's group files (below) and
+// Inductor's pickled FX-graph and AOTAutograd entries (unpack/pickle_paths.hpp holds that transformation).
 //
 // Triton stores, for each kernel, `<HASH>/__grp__<name>.json` = {"child_paths": {"<file>": "<absolute path>"}},
 // and drops any child whose absolute path does not exist, so a Triton cache restored under another folder
@@ -27,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -39,21 +41,27 @@ struct RelocationStats {
   std::uint64_t paths_rewritten = 0;  // child paths moved from the build folder to the target
   std::uint64_t paths_kept = 0;       // child paths left as they were (already there, or not a packed file)
   std::uint64_t files_unparsed = 0;   // group files that are not the expected JSON, left as packed
+  std::uint64_t pickle_files = 0;              // Inductor FX-graph and AOTAutograd entries seen
+  std::uint64_t pickle_paths_rewritten = 0;    // str values in them moved from the build folder to the target
+  std::uint64_t pickle_files_unparsed = 0;     // entries that are not a pickle this reader takes, left as packed
 };
 
-// The group files of component `component` (index in `manifest`), rewritten for their final folder `target`.
-// Paths that already point into `target` are kept. rewrite() may be called from several threads at once.
-class GroupRelocator {
+// The path-bearing files of component `component` (index in `manifest`), rewritten for their final folder
+// `target`: group files of every component, and for an Inductor component the files below its top-level
+// `fxgraph/` and `aotautograd/` folders. Paths that already point into `target` are kept. rewrite() may be
+// called from several threads at once.
+class PathRelocator {
  public:
-  GroupRelocator(const manifest::Manifest& manifest, std::size_t component, const std::filesystem::path& target);
+  PathRelocator(const manifest::Manifest& manifest, std::size_t component, const std::filesystem::path& target);
 
-  // Whether manifest entry `entry` is one of the component's group files (a file named __grp__*.json).
+  // Whether manifest entry `entry` is one of the files this relocator rewrites.
   [[nodiscard]] bool handles(std::size_t entry) const;
-  // Whether group file `entry` is too large to be read (its manifest size is over 16 MiB, which no Triton group
-  // file comes near): it is then written as packed, never held in memory, and counted as unparsed.
+  // Whether file `entry` is too large to be read (a group file over 16 MiB, which no Triton group file comes
+  // near; a pickled entry over 256 MiB, three times the largest measured): it is then written as packed, never
+  // held in memory, and counted as unparsed.
   [[nodiscard]] bool skips(std::size_t entry);
-  // What to write for group file `entry`, whose packed bytes (already checked) are `packed`: the rewritten JSON, or
-  // nullopt to write the packed bytes (nothing to move, or not the expected JSON). Counts into stats().
+  // What to write for file `entry`, whose packed bytes (already checked) are `packed`: the rewritten bytes, or
+  // nullopt to write the packed bytes (nothing to move, or not the expected form). Counts into stats().
   [[nodiscard]] std::optional<std::string> rewrite(std::size_t entry, std::string_view packed);
   [[nodiscard]] RelocationStats stats() const;
 
@@ -71,12 +79,20 @@ class GroupRelocator {
   using FileSet = std::unordered_set<ChildKey, ChildHash>;
 
   [[nodiscard]] bool rewrite_paths(nlohmann::ordered_json& doc, std::size_t entry, RelocationStats& stats) const;
+  [[nodiscard]] bool is_group(std::size_t entry) const;
+  [[nodiscard]] std::optional<std::string> rewrite_group(std::size_t entry, std::string_view packed);
+  [[nodiscard]] std::optional<std::string> rewrite_pickle(std::string_view packed);
+  [[nodiscard]] bool is_component_file(std::string_view relative);  // a file of this component, by its path in it
 
   manifest::EntryList scratch_;  // a compact copy of an edited list (entries_ may point here)
   const manifest::EntryList* entries_ = nullptr;
   std::string component_;
   std::string to_;  // the target folder, with a trailing '/'
   FileSet files_;   // this component's files
+  std::string source_;                   // the folder the component was packed from
+  std::vector<bool> pickled_;            // per entry: a file below the component's fxgraph/ or aotautograd/
+  std::once_flag file_hashes_once_;      // file_hashes_ is built at the first pickle (most restores have none)
+  std::unordered_set<std::uint64_t> file_hashes_;  // hashes of this component's file paths, relative to its root
   mutable std::mutex mutex_;
   RelocationStats stats_;
 };

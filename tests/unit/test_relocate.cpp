@@ -153,13 +153,13 @@ TEST_CASE("a group file past 16 MiB is written as packed and counted, never gath
   // The bound itself, on the relocator: 16 MiB is read, one byte more is skipped and counted.
   for (std::size_t i = 0; i < a.manifest.entries.size(); ++i) {
     if (a.manifest.entries[i].path != "triton/HASH1/__grp__huge.json") continue;
-    unpack::GroupRelocator relocator(a.manifest, 1, t / "pod2/tri");
+    unpack::PathRelocator relocator(a.manifest, 1, t / "pod2/tri");
     CHECK(relocator.handles(i));
     CHECK(relocator.skips(i));
     check_stats(relocator.stats(), 1, 0, 0, 1);
     manifest::Manifest edited = a.manifest;
     edited.entries[i].size = 16 << 20;
-    unpack::GroupRelocator at_bound(edited, 1, t / "pod2/tri");
+    unpack::PathRelocator at_bound(edited, 1, t / "pod2/tri");
     CHECK_FALSE(at_bound.skips(i));
     check_stats(at_bound.stats(), 0, 0, 0, 0);
   }

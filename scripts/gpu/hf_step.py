@@ -1,0 +1,66 @@
+# One bf16 training step of a HuggingFace `transformers` model built from its config (no download) under
+# torch.compile; prints one JSON line: first and second step times, every Inductor counter, and the files the run
+# added to the cache folders (by kind), so runs in place and relocated can be compared field by field.
+# Usage: hf_step.py LABEL [MODEL]   MODEL: gpt2 (default: 2 layers, vocab 8192, batch 8 x 512) or llama
+# (2 layers, hidden 1024, vocab 8192). The cache folders come from TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR.
+import json, os, sys, time
+
+def listing():
+    out = set()
+    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
+        root = os.environ.get(var)
+        for dirpath, _, files in os.walk(root or "/nonexistent"):
+            out.update(os.path.join(dirpath, f) for f in files)
+    return out
+
+def kind(path):
+    base = os.path.basename(path)
+    if base.endswith(".best_config"): return "best_config"
+    if "/fxgraph/" in path: return "fxgraph"
+    if "/aotautograd/" in path: return "aotautograd"
+    if base.startswith("__grp__"): return "triton_group"
+    if base.endswith(".cubin"): return "triton_kernel"
+    return "other"
+
+def build(name):
+    import transformers
+    if name == "llama":
+        cfg = transformers.LlamaConfig(num_hidden_layers=2, hidden_size=1024, intermediate_size=2816,
+                                       num_attention_heads=16, num_key_value_heads=16, vocab_size=8192,
+                                       max_position_embeddings=512)
+        return transformers.LlamaForCausalLM(cfg)
+    cfg = transformers.GPT2Config(n_layer=2, vocab_size=8192, n_positions=512)
+    return transformers.GPT2LMHeadModel(cfg)
+
+def main():
+    label = sys.argv[1]
+    name = sys.argv[2] if len(sys.argv) > 2 else "gpt2"
+    import torch
+    from torch._dynamo.utils import counters
+    torch.manual_seed(0)
+    before = listing()
+    model = build(name).cuda().to(torch.bfloat16)
+    model.config.use_cache = False
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    cmodel = torch.compile(model, mode=os.environ.get("MODE", "max-autotune-no-cudagraphs"))
+    ids = torch.randint(0, 8192, (8, 512), device="cuda")
+    def step():
+        out = cmodel(input_ids=ids, labels=ids)
+        out.loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        return float(out.loss)
+    t0 = time.time(); step(); first = time.time() - t0
+    t0 = time.time(); loss = step(); second = time.time() - t0
+    added = sorted(listing() - before)
+    if os.environ.get("ADDED_OUT"):
+        with open(os.environ["ADDED_OUT"], "w") as f:
+            f.write("\n".join(added) + "\n")
+    by_kind = {}
+    for p in added:
+        by_kind[kind(p)] = by_kind.get(kind(p), 0) + 1
+    print(json.dumps({"label": label, "model": name, "first_step_s": round(first, 2), "second_step_s": round(second, 3),
+                      "loss": loss, "counters": {k: dict(v) for k, v in counters.items()},
+                      "added": by_kind, "added_kernels": sorted({os.path.basename(p)[:-6] for p in added if p.endswith(".cubin")})}),
+          flush=True)
+
+main()
