@@ -248,9 +248,12 @@ class Writer {
   // Writes a checked file's content: as packed, or rewritten by `relocator` (a group file; null: none).
   void write_content(const UniqueFd& fd, const Entry& e, std::size_t index, std::string_view packed,
                      PathRelocator* relocator) const {
-    std::optional<std::string> rewritten = relocator != nullptr ? relocator->rewrite(index, packed) : std::nullopt;
-    std::string_view out = rewritten ? std::string_view(*rewritten) : packed;
-    write_all(fd.get(), out.data(), out.size(), quoted(e));
+    std::optional<Splice> rewritten = relocator != nullptr ? relocator->rewrite(index, packed) : std::nullopt;
+    if (rewritten) {
+      rewritten->write(fd.get(), packed, quoted(e));
+    } else {
+      write_all(fd.get(), packed.data(), packed.size(), quoted(e));
+    }
   }
 
   void make_folders() const {

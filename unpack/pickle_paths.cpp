@@ -3,8 +3,14 @@
 // or (the text protocol) up to a newline. The walker never interprets a value beyond the strings it moves.
 #include "unpack/pickle_paths.hpp"
 
+#include <sys/uio.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstring>
+
+#include "util/error.hpp"
 
 namespace ccpack::unpack {
 namespace {
@@ -109,17 +115,96 @@ bool walk(std::string_view d, Visit&& visit) {
   }
 }
 
-void append_str(std::string& out, std::string_view value) {
+void append_str(Splice& out, std::string_view value) {
   char len[8];
   std::size_t n = value.size();
   std::size_t width = n < 256 ? 1 : n <= 0xffffffffu ? 4 : 8;
-  out.push_back(width == 1 ? kShortBinUnicode : width == 4 ? kBinUnicode : kBinUnicode8);
+  char code = width == 1 ? kShortBinUnicode : width == 4 ? kBinUnicode : kBinUnicode8;
   for (std::size_t i = 0; i < width; ++i) len[i] = static_cast<char>((static_cast<std::uint64_t>(n) >> (8 * i)) & 0xff);
-  out.append(len, width);
-  out.append(value);
+  out.add(std::string_view(&code, 1));
+  out.add(std::string_view(len, width));
+  out.add(value);
+}
+
+// Reads back what a splice of `packed` will write: each piece must hold whole opcodes, the first must open like a
+// pickle, STOP must be the last opcode of the last piece, and the strings must number `strings`.
+bool reads_back(const Splice& s, std::string_view packed, std::uint64_t strings) {
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < s.pieces.size(); ++i) {
+    const Splice::Piece& p = s.pieces[i];
+    std::string_view span = p.added ? std::string_view(s.added).substr(p.at, p.size) : packed.substr(p.at, p.size);
+    if (i == 0 && !(span.size() >= 2 && span[0] == '\x80' && span[1] >= 2 && span[1] <= 5)) return false;  // PROTO
+    std::size_t at = 0;
+    while (at < span.size()) {
+      std::optional<Op> op = op_at(span, at);
+      if (!op) return false;
+      seen += is_str(op->code) ? 1 : 0;
+      at = op->end;
+      if (op->code == kStop && (i + 1 != s.pieces.size() || at != span.size())) return false;
+      if (op->code != kStop && i + 1 == s.pieces.size() && at == span.size()) return false;
+    }
+  }
+  return !s.pieces.empty() && seen == strings;
 }
 
 }  // namespace
+
+void Splice::keep(std::size_t at, std::size_t size) {
+  if (size == 0) return;
+  if (!pieces.empty() && !pieces.back().added && pieces.back().at + pieces.back().size == at) {
+    pieces.back().size += size;
+  } else {
+    pieces.push_back({false, at, size});
+  }
+}
+
+void Splice::add(std::string_view bytes) {
+  if (!pieces.empty() && pieces.back().added && pieces.back().at + pieces.back().size == added.size()) {
+    pieces.back().size += bytes.size();
+  } else {
+    pieces.push_back({true, added.size(), bytes.size()});
+  }
+  added.append(bytes);
+}
+
+std::uint64_t Splice::size() const {
+  std::uint64_t n = 0;
+  for (const Piece& p : pieces) n += p.size;
+  return n;
+}
+
+std::string Splice::assemble(std::string_view packed) const {
+  std::string out;
+  out.reserve(size());
+  for (const Piece& p : pieces) out.append(p.added ? std::string_view(added).substr(p.at, p.size) : packed.substr(p.at, p.size));
+  return out;
+}
+
+void Splice::write(int fd, std::string_view packed, const std::string& what) const {
+  std::vector<iovec> iov;
+  iov.reserve(std::min<std::size_t>(pieces.size(), IOV_MAX));
+  std::size_t next = 0;
+  while (next < pieces.size()) {
+    iov.clear();
+    for (; next < pieces.size() && iov.size() < IOV_MAX; ++next) {
+      const Piece& p = pieces[next];
+      const char* base = p.added ? added.data() : packed.data();
+      iov.push_back({const_cast<char*>(base + p.at), p.size});
+    }
+    std::size_t first = 0;
+    while (first < iov.size()) {
+      ssize_t n = ::writev(fd, iov.data() + first, static_cast<int>(iov.size() - first));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw_errno("cannot write " + what);
+      auto done = static_cast<std::size_t>(n);
+      while (first < iov.size() && done >= iov[first].iov_len) done -= iov[first++].iov_len;
+      if (first < iov.size()) {
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + done;
+        iov[first].iov_len -= done;
+      }
+    }
+  }
+}
 
 bool looks_like_pickle(std::string_view data) {
   return data.size() >= 3 && data[0] == '\x80' && data[1] >= 2 && data[1] <= 5;
@@ -148,12 +233,11 @@ std::optional<std::vector<std::string>> pickle_build_folders(std::string_view da
   return found;
 }
 
-std::optional<PickleRewrite> rewrite_pickle_paths(std::string_view data, const std::vector<std::string>& from,
-                                                  std::string_view to) {
+std::optional<Splice> rewrite_pickle_paths(std::string_view data, const std::vector<std::string>& from,
+                                           std::string_view to) {
   std::vector<std::string> roots = from;  // longest first, so a nested folder wins over its parent
   std::sort(roots.begin(), roots.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-  PickleRewrite r;
-  r.bytes.reserve(data.size() + data.size() / 64);
+  Splice r;
   std::uint64_t strings = 0;
   bool ok = walk(data, [&](const Op& op) {
     if (op.code == kFrame) return;
@@ -164,18 +248,18 @@ std::optional<PickleRewrite> rewrite_pickle_paths(std::string_view data, const s
         if (value.size() > root.size() && value.starts_with(root) && value[root.size()] == '/') {
           std::string moved(to);
           moved.append(value.substr(root.size()));
-          append_str(r.bytes, moved);
+          append_str(r, moved);
           ++r.strings_rewritten;
           return;
         }
       }
     }
-    r.bytes.append(data.substr(op.begin, op.end - op.begin));
+    r.keep(op.begin, op.end - op.begin);
   });
   if (!ok) return std::nullopt;
-  // Read back: the written stream parses to its STOP and holds as many strings as the packed one.
-  std::uint64_t again = 0;
-  if (!walk(r.bytes, [&](const Op& op) { again += is_str(op.code) ? 1 : 0; }) || again != strings) return std::nullopt;
+  // Read back: the stream to be written parses to its STOP and holds as many strings as the packed one. It is
+  // walked piece by piece where it is, never assembled.
+  if (r.strings_rewritten != 0 && !reads_back(r, data, strings)) return std::nullopt;
   return r;
 }
 

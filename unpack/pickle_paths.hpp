@@ -29,9 +29,23 @@
 
 namespace ccpack::unpack {
 
-struct PickleRewrite {
-  std::string bytes;                   // the rewritten pickle
+// A file's new content as spans of its packed bytes and of new bytes, in order: a large pickle is written from
+// the bytes already in memory, with no second copy of it.
+struct Splice {
+  struct Piece {
+    bool added = false;  // from `added`, else from the packed bytes
+    std::size_t at = 0, size = 0;
+  };
+  std::string added;
+  std::vector<Piece> pieces;
   std::uint64_t strings_rewritten = 0;  // str values moved from a build folder to the target
+
+  void keep(std::size_t at, std::size_t size);  // packed bytes [at, at + size), joined to a packed piece before
+  void add(std::string_view bytes);
+  [[nodiscard]] std::uint64_t size() const;
+  [[nodiscard]] std::string assemble(std::string_view packed) const;  // the whole content, for reading back
+  // Writes the content to `fd` (writev, in batches); throws Error naming `what` on failure.
+  void write(int fd, std::string_view packed, const std::string& what) const;
 };
 
 // Whether `data` starts like a pickle this reader takes (0x80, protocol 2 to 5).
@@ -44,7 +58,7 @@ struct PickleRewrite {
 
 // `data` with each str value that begins with one of `from` + "/" moved to `to` (the longest match wins).
 // nullopt when `data` is not a pickle this reader takes, or when its read-back fails.
-[[nodiscard]] std::optional<PickleRewrite> rewrite_pickle_paths(std::string_view data,
+[[nodiscard]] std::optional<Splice> rewrite_pickle_paths(std::string_view data,
                                                                 const std::vector<std::string>& from,
                                                                 std::string_view to);
 

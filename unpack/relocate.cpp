@@ -114,7 +114,7 @@ bool PathRelocator::rewrite_paths(ojson& doc, std::size_t entry, RelocationStats
   return true;
 }
 
-std::optional<std::string> PathRelocator::rewrite(std::size_t entry, std::string_view packed) {
+std::optional<Splice> PathRelocator::rewrite(std::size_t entry, std::string_view packed) {
   return is_group(entry) ? rewrite_group(entry, packed) : rewrite_pickle(packed);
 }
 
@@ -130,20 +130,20 @@ bool PathRelocator::is_component_file(std::string_view relative) {
   return file_hashes_.count(std::hash<std::string_view>{}(relative)) != 0;
 }
 
-std::optional<std::string> PathRelocator::rewrite_pickle(std::string_view packed) {
+std::optional<Splice> PathRelocator::rewrite_pickle(std::string_view packed) {
   RelocationStats mine;
   mine.pickle_files = 1;
-  std::optional<std::string> out;
+  std::optional<Splice> out;
   std::optional<std::vector<std::string>> roots =
       pickle_build_folders(packed, [this](std::string_view rel) { return is_component_file(rel); });
   std::string to = to_.substr(0, to_.size() - 1);
   if (roots) {
     if (!source_.empty() && source_.front() == '/') roots->push_back(source_);
     std::erase(*roots, to);
-    std::optional<PickleRewrite> r = roots->empty() ? std::nullopt : rewrite_pickle_paths(packed, *roots, to);
+    std::optional<Splice> r = roots->empty() ? std::nullopt : rewrite_pickle_paths(packed, *roots, to);
     if (r && r->strings_rewritten != 0) {
       mine.pickle_paths_rewritten = r->strings_rewritten;
-      out = std::move(r->bytes);
+      out = std::move(r);
     } else if (!r && !roots->empty()) {
       mine.pickle_files_unparsed = 1;  // its read-back failed
     }
@@ -157,10 +157,10 @@ std::optional<std::string> PathRelocator::rewrite_pickle(std::string_view packed
   return out;
 }
 
-std::optional<std::string> PathRelocator::rewrite_group(std::size_t entry, std::string_view packed) {
+std::optional<Splice> PathRelocator::rewrite_group(std::size_t entry, std::string_view packed) {
   RelocationStats mine;
   mine.group_files = 1;
-  std::optional<std::string> out;
+  std::optional<Splice> out;
   ojson doc;
   bool parsed = packed.size() <= kMaxGroupFileBytes;
   if (parsed) {
@@ -173,7 +173,10 @@ std::optional<std::string> PathRelocator::rewrite_group(std::size_t entry, std::
   RelocationStats counted = mine;
   if (parsed && rewrite_paths(doc, entry, counted)) {
     mine = counted;
-    if (mine.paths_rewritten != 0) out = doc.dump();
+    if (mine.paths_rewritten != 0) {
+      out.emplace();
+      out->add(doc.dump());
+    }
   } else {
     mine.files_unparsed = 1;
   }

@@ -33,6 +33,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "manifest/manifest.hpp"
+#include "unpack/pickle_paths.hpp"
 
 namespace ccpack::unpack {
 
@@ -62,7 +63,7 @@ class PathRelocator {
   [[nodiscard]] bool skips(std::size_t entry);
   // What to write for file `entry`, whose packed bytes (already checked) are `packed`: the rewritten bytes, or
   // nullopt to write the packed bytes (nothing to move, or not the expected form). Counts into stats().
-  [[nodiscard]] std::optional<std::string> rewrite(std::size_t entry, std::string_view packed);
+  [[nodiscard]] std::optional<Splice> rewrite(std::size_t entry, std::string_view packed);
   [[nodiscard]] RelocationStats stats() const;
 
  private:
@@ -80,8 +81,8 @@ class PathRelocator {
 
   [[nodiscard]] bool rewrite_paths(nlohmann::ordered_json& doc, std::size_t entry, RelocationStats& stats) const;
   [[nodiscard]] bool is_group(std::size_t entry) const;
-  [[nodiscard]] std::optional<std::string> rewrite_group(std::size_t entry, std::string_view packed);
-  [[nodiscard]] std::optional<std::string> rewrite_pickle(std::string_view packed);
+  [[nodiscard]] std::optional<Splice> rewrite_group(std::size_t entry, std::string_view packed);
+  [[nodiscard]] std::optional<Splice> rewrite_pickle(std::string_view packed);
   [[nodiscard]] bool is_component_file(std::string_view relative);  // a file of this component, by its path in it
 
   manifest::EntryList scratch_;  // a compact copy of an edited list (entries_ may point here)
