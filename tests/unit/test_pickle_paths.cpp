@@ -34,7 +34,7 @@ std::string sample(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("str values that begin with the build folder move; nothing else does") {
+TEST_CASE("str values that begin with the build folder move, and nothing else does") {
   std::string packed = sample("/build/ind/ab/c.py");
   auto r = unpack::rewrite_pickle_paths(packed, {"/build/ind"}, "/pod/cache");
   REQUIRE(r);
