@@ -22,7 +22,9 @@ namespace ccpack::tools {
 using ojson = nlohmann::ordered_json;
 
 struct CommonOptions {
-  unsigned jobs = 0;  // 0: all cores
+  // -j; 0 until main.cpp sizes it from the CPUs this process may use (util/cpu_budget.hpp) before the command runs.
+  unsigned jobs = 0;
+  std::string threads_from;  // why `jobs` threads: "-j" or cpu_budget's reason (the --json "threads_from")
   bool quiet = false;
   bool json = false;
 };
@@ -50,7 +52,7 @@ class Reporter {
 // A subcommand as main.cpp sees it.
 struct Command {
   CLI::App* app = nullptr;
-  const CommonOptions* common = nullptr;
+  CommonOptions* common = nullptr;  // main.cpp fills in the thread count
   std::function<int()> run;
 };
 using Commands = std::vector<Command>;

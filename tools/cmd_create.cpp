@@ -108,7 +108,9 @@ int run(CreateOptions& o) {
                 {"components", comps},
                 {"skipped", r.skipped},
                 {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
-                {"fingerprint_warnings", fp_warnings}});
+                {"fingerprint_warnings", fp_warnings},
+                {"threads", o.common.jobs},
+                {"threads_from", o.common.threads_from}});
     return 0;
   }
   for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");

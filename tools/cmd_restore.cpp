@@ -184,7 +184,9 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
                 {"fingerprint", fit ? comparison_json(*fit) : ojson(nullptr)},
                 {"purge", purged ? purge_json(*purged) : ojson(nullptr)},
                 // "top-level": the entries were not parsed (a no-op: every folder held this archive already)
-                {"manifest", depth == unpack::ManifestDepth::full ? "full" : "top-level"}});
+                {"manifest", depth == unpack::ManifestDepth::full ? "full" : "top-level"},
+                {"threads", o.common.jobs},
+                {"threads_from", o.common.threads_from}});
     return;
   }
   for (const auto& c : r.components) {

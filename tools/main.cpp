@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tools/cli.hpp"
+#include "util/cpu_budget.hpp"
 #include "util/error.hpp"
 
 namespace {
@@ -34,13 +35,22 @@ std::string exit_code_help() {
 // Settings that belong to the whole process, taken once here and held for the run.
 class ProcessSettings {
  public:
-  explicit ProcessSettings(unsigned jobs) {
+  explicit ProcessSettings(ccpack::tools::CommonOptions& common) {
     // A file-size limit (ulimit -f) must be an I/O error (EFBIG) that the run cleans up after, not a kill.
     (void)std::signal(SIGXFSZ, SIG_IGN);
     // A registry or credential helper that closes its end must be an I/O error (EPIPE), not a kill: libcurl
     // runs with CURLOPT_NOSIGNAL (threads), so it does not ignore SIGPIPE itself.
     (void)std::signal(SIGPIPE, SIG_IGN);
-    if (jobs != 0) threads_.emplace(oneapi::tbb::global_control::max_allowed_parallelism, jobs);
+    // The thread pool fits the CPUs the process may use (a container's CFS quota, not the host's cores): more
+    // threads than that only spin and get throttled. -j overrides it.
+    if (common.jobs != 0) {
+      common.threads_from = "-j";
+    } else {
+      ccpack::ThreadBudget budget = ccpack::cpu_budget();
+      common.jobs = budget.threads;
+      common.threads_from = budget.from;
+    }
+    threads_.emplace(oneapi::tbb::global_control::max_allowed_parallelism, common.jobs);
   }
 
  private:
@@ -87,7 +97,7 @@ int run_ccpack(int argc, char** argv) {
   for (const tools::Command& command : commands) {
     if (!command.app->parsed()) continue;
     try {
-      ProcessSettings settings(command.common->jobs);
+      ProcessSettings settings(*command.common);
       return command.run();
     } catch (const std::exception& e) {
       int code = exit_code_of(e);
