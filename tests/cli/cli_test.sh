@@ -189,6 +189,31 @@ expect 1 "File too large" -- bash -c 'ulimit -f 8; exec "$@"' _ "$CCPACK" restor
 [ "$(cat "$T/fs/ind/keep.txt")" = before ] && [ ! -e "$T/fs/tri" ] && ok || bad "size-limited restore changed the targets"
 ls -a "$T/fs" | grep -q staging && bad "size-limited restore left staging in $T/fs" || ok
 
+# --- thread count --------------------------------------------------------------------------------------------
+# Sized from the CPU quota of $CCPACK_CPU_ROOT (a fake / with cgroup v2 cpu.max, 1.5 CPUs: 2 threads), unless -j.
+CR="$T/cpuroot"
+mkdir -p "$CR/proc/self" "$CR/sys/fs/cgroup/pod/ctr" "$CR/sys/devices/system/cpu"
+echo "0::/pod/ctr" >"$CR/proc/self/cgroup"
+echo "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw" >"$CR/proc/self/mountinfo"
+printf 'Cpus_allowed_list:\t0-7\n' >"$CR/proc/self/status"
+echo "0-7" >"$CR/sys/devices/system/cpu/online"
+echo "150000 100000" >"$CR/sys/fs/cgroup/pod/ctr/cpu.max"
+threads_are() {  # threads_are N FROM: the --json report in $T/out says so
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert (j['threads'], j['threads_from']) == (int(sys.argv[2]), sys.argv[3]), j" \
+    "$T/out" "$1" "$2" && ok || bad "threads: want $1 from $2: $(grep threads "$T/out")"
+}
+CCPACK_CPU_ROOT="$CR" expect 0 "" -- "$CCPACK" restore --json "$A" --inductor-dir "$T/cpu1/ind" --triton-dir "$T/cpu1/tri"
+threads_are 2 "cgroup cpu.max"
+echo "max 100000" >"$CR/sys/fs/cgroup/pod/ctr/cpu.max"
+CCPACK_CPU_ROOT="$CR" expect 0 "" -- "$CCPACK" restore --json "$A" --inductor-dir "$T/cpu2/ind" --triton-dir "$T/cpu2/tri"
+threads_are 8 "cores"
+echo "100000 100000" >"$CR/sys/fs/cgroup/pod/ctr/cpu.max"
+CCPACK_CPU_ROOT="$CR" expect 0 "" -- "$CCPACK" restore --json -j 3 "$A" --inductor-dir "$T/cpu3/ind" --triton-dir "$T/cpu3/tri"
+threads_are 3 "-j"
+same_tree "$T/cpu3/tri" "$SAMPLE/triton_cache"
+CCPACK_CPU_ROOT="$CR" expect 0 "" -- "$CCPACK" create --json -o "$T/cpu.ccpack" --inductor-dir "$SAMPLE/inductor_cache"
+threads_are 1 "cgroup cpu.max"
+
 # --- golden archive ----------------------------------------------------------------------------------------
 expect 0 "" -- "$CCPACK" verify "$DATA/golden-v1.ccpack"
 expect 0 "" -- "$CCPACK" restore -q "$DATA/golden-v1.ccpack" --inductor-dir "$T/g/ind" --triton-dir "$T/g/tri"
