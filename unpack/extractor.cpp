@@ -3,7 +3,8 @@
 // critical path of a restore (pack/layout.hpp cuts the payload into frames that can be decoded apart).
 //
 //   0. every folder of the manifest is created (parents before children: the manifest's order) on a thread of its
-//      own while the first chunks decode; files wait for it in stage 1b, so a file of any frame finds its folder;
+//      own while the first chunks decode (with one thread, -j1 or a quota of one CPU, first, on this thread);
+//      files wait for it in stage 1b, so a file of any frame finds its folder;
 //   per frame, a oneTBB parallel_pipeline:
 //   1. serial, in order:   decode the next 4 MiB chunk of the frame and parse its tar headers, each checked
 //                          against the manifest (FrameStream::next);
@@ -161,9 +162,11 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   // Stage 0, on a thread of its own while the first chunks decode (hundreds of mkdir calls, off the critical
-  // path): every folder, in the manifest's order (each after its parent).
-  void start_folders() {
-    folder_thread_ = std::thread([this] {
+  // path): every folder, in the manifest's order (each after its parent). With one thread to run on (a CPU
+  // quota of one CPU), a second thread would only take turns with the decoder and hand off through a wait: the
+  // folders are made here, before the first chunk.
+  void start_folders(bool own_thread) {
+    auto make = [this] {
       std::exception_ptr error;
       try {
         make_folders();
@@ -174,7 +177,12 @@ class Writer {
       folder_error_ = error;
       folders_done_ = true;
       folder_changed_.notify_all();
-    });
+    };
+    if (own_thread) {
+      folder_thread_ = std::thread(make);
+    } else {
+      make();
+    }
   }
 
   // Waits until every folder exists; rethrows what stopped their creation.
@@ -308,7 +316,9 @@ class FrameRunner {
  public:
   FrameRunner(const Archive& a, Writer& writer, Progress& progress, unsigned jobs)
       : a_(a), m_(a.manifest), writer_(writer), progress_(progress), errors_(m_.frames.size()), first_failed_(m_.frames.size()) {
-    tokens_ = std::min(kMaxTokensPerFrame, 2 * static_cast<std::size_t>(jobs) + 2);
+    // One thread runs each chunk through every stage before it decodes the next: one chunk buffer is all it
+    // uses, and each more would be fresh memory to fault in (4 MiB each).
+    tokens_ = jobs <= 1 ? 1 : std::min(kMaxTokensPerFrame, 2 * static_cast<std::size_t>(jobs) + 2);
     std::uint64_t offset = 0;
     for (const manifest::Frame& f : m_.frames) {
       tar_offsets_.push_back(offset);
@@ -403,7 +413,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
   unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
   Progress progress(targets.empty() ? "verify" : "restore", stats.bytes, options.progress);
   Writer writer(m, roots);
-  writer.start_folders();
+  writer.start_folders(jobs > 1);
   FrameRunner(archive, writer, progress, jobs).run();
   writer.wait_for_folders();
   create_symlinks(m, roots);

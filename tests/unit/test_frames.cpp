@@ -111,6 +111,10 @@ TEST_CASE("frames: a damaged second frame is named, and nothing reaches the targ
   CHECK_THAT(verify_error,
              Catch::StartsWith(frame1 + " is corrupt: ") || Catch::Equals(frame1 + ": SHA-256 of the compressed bytes mismatch"));
   CHECK(message_of([&] { (void)unpack::restore(bad, dirs_of(t / "out/ind", t / "out/tri"), {}); }) == verify_error);
+  // One thread (a quota of one CPU): folders made first, one chunk in flight; the same error, the same targets.
+  unpack::RestoreOptions one;
+  one.jobs = 1;
+  CHECK(message_of([&] { (void)unpack::restore(bad, dirs_of(t / "out/ind", t / "out/tri"), one); }) == verify_error);
   CHECK(test::snapshot(t / "out") == before);
 }
 
