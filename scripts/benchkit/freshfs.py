@@ -43,8 +43,9 @@ def _sh(cmd):
 
 
 @contextlib.contextmanager
-def fresh_ext4(work, name, size, inodes):
-    """Yields the mount point of a new, empty ext4 filesystem of `size` bytes; unmounts and removes it after."""
+def fresh_ext4(work, name, size, inodes, journal_mb=None):
+    """Yields the mount point of a new, empty ext4 filesystem of `size` bytes (with a journal of `journal_mb` MiB;
+    None: mkfs's default for that size); unmounts and removes it after."""
     work = Path(work)
     img, mnt = work / f"{name}.img", work / f"{name}.mnt"
     mounted = False
@@ -52,8 +53,9 @@ def fresh_ext4(work, name, size, inodes):
         img.unlink(missing_ok=True)
         with open(img, "wb") as f:
             f.truncate(size)
-        _sh(["mkfs.ext4", "-q", "-F", "-N", str(inodes), "-E", "lazy_itable_init=0,lazy_journal_init=0,nodiscard",
-             str(img)])
+        journal = ["-J", f"size={journal_mb}"] if journal_mb else []
+        _sh(["mkfs.ext4", "-q", "-F", "-N", str(inodes), *journal, "-E",
+             "lazy_itable_init=0,lazy_journal_init=0,nodiscard", str(img)])
         mnt.mkdir(parents=True, exist_ok=True)
         _sh(["mount", "-o", "loop", str(img), str(mnt)])
         mounted = True
