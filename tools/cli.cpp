@@ -22,8 +22,10 @@ void Reporter::report(ojson body) const {
 }
 
 void add_common(CLI::App* cmd, CommonOptions& common, bool with_json) {
-  cmd->add_option("-j,--jobs", common.jobs, "Worker threads (default: the CPUs this process may use: its cgroup CPU quota (cpu.max or "
-                  "cpu.cfs_quota_us) rounded up, at most its CPU affinity)")->check(CLI::Range(1u, 1024u));
+  cmd->add_option("-j,--jobs", common.jobs,
+                  "Worker threads (default: the CPUs this process may use: its cgroup CPU quota (cpu.max or "
+                  "cpu.cfs_quota_us) rounded up, at most its CPU affinity)")
+      ->check(CLI::Range(1u, 1024u));
   cmd->add_flag("-q,--quiet", common.quiet, "Print nothing but errors");
   if (with_json) cmd->add_flag("--json", common.json, "Print the report as JSON on standard output");
 }

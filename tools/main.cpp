@@ -42,7 +42,8 @@ class ProcessSettings {
     // runs with CURLOPT_NOSIGNAL (threads), so it does not ignore SIGPIPE itself.
     (void)std::signal(SIGPIPE, SIG_IGN);
     // The thread pool fits the CPUs the process may use (a container's CFS quota, not the host's cores): more
-    // threads than that only spin and get throttled. -j overrides it.
+    // threads than that only take turns on them, and oneTBB's idle workers spin (sched_yield) while they wait.
+    // -j overrides it.
     if (common.jobs != 0) {
       common.threads_from = "-j";
     } else {
