@@ -1,8 +1,11 @@
 """Compares a restored tree with its source: bytes, modes, symlink targets; a Triton __grp__*.json may differ only
-by its absolute child paths being rewritten into the restored folder (ccpack relocates them)."""
+by its absolute child paths being rewritten into the restored folder, and an Inductor fxgraph/ or aotautograd/
+pickle only by its str values that began with the source folder beginning with the restored one (ccpack
+relocates both)."""
 import filecmp
 import json
 import os
+import pickletools
 import stat
 import subprocess
 import sys
@@ -37,6 +40,27 @@ def grp_rewritten_ok(src, dst, dst_root):
         Path(cb[k]).parts[-2:] == Path(ca[k]).parts[-2:] and str(Path(cb[k]).parent.parent) in roots for k in ca)
 
 
+def pickle_moved_ok(src, dst, dst_root):
+    """True if the pickle dst is src with the str values that began with a build folder (the one the cache was made
+    in, which the pickles name) beginning with dst_root instead, and nothing else changed."""
+    def ops(path):
+        return [(op.name, arg) for op, arg, _ in pickletools.genops(Path(path).read_bytes()) if op.name != "FRAME"]
+    try:
+        a, b = ops(src), ops(dst)
+    except Exception:  # noqa: BLE001 (not a pickle pickletools can read: a real difference)
+        return False
+    if [n for n, _ in a] != [n for n, _ in b]:
+        return False
+    new, builds = os.path.abspath(dst_root) + "/", set()
+    for (_, x), (_, y) in zip(a, b):
+        if x == y:
+            continue
+        if not (isinstance(x, str) and isinstance(y, str) and y.startswith(new) and x.endswith("/" + y[len(new):])):
+            return False
+        builds.add(x[:len(x) - len(y) + len(new)])
+    return all(not (isinstance(x, str) and any(x.startswith(f) for f in builds)) for (_, x), (_, y) in zip(a, b) if x == y)
+
+
 def verify(pairs):
     """Compare restored trees with their sources; return the number of rewritten __grp__ files."""
     problems, rewritten = [], 0
@@ -56,6 +80,8 @@ def verify(pairs):
                 problems.append(f"mode differs: {d} ({oct(sa.st_mode)} vs {oct(sb.st_mode)})")
             elif stat.S_ISREG(sa.st_mode) and not filecmp.cmp(s, d, shallow=False):
                 if os.path.basename(rel).startswith("__grp__") and grp_rewritten_ok(s, d, dst):
+                    rewritten += 1
+                elif Path(rel).parts[0] in ("fxgraph", "aotautograd") and pickle_moved_ok(s, d, dst):
                     rewritten += 1
                 else:
                     problems.append(f"content differs: {d}")
