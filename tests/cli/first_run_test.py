@@ -52,7 +52,7 @@ def on_terminal(*args: str) -> Tuple[int, bytes]:
 
 def frames(out: bytes, label: str) -> List[str]:
     """The progress lines drawn (each starts with "\\r", ends with "\\033[K")."""
-    text = out.decode().replace("\r\n", "\n")
+    text = out.decode("utf-8", "replace").replace("\r\n", "\n")
     return [f[: -len("\033[K")] for f in text.split("\r") if f.startswith(label) and f.endswith("\033[K")]
 
 

@@ -8,7 +8,7 @@ report of the failure (a refused restore or check names the differing fingerprin
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Type
 
 
 class Error(Exception):
@@ -59,7 +59,7 @@ class IntegrityError(Error):
 
 
 #: Exit code -> exception class, for every exit code but 0.
-EXCEPTIONS: Dict[int, type] = {cls.exit_code: cls for cls in (Error, UsageError, Refused, IntegrityError)}
+EXCEPTIONS: Dict[int, Type[Error]] = {cls.exit_code: cls for cls in (Error, UsageError, Refused, IntegrityError)}
 
 
 def error_for(exit_code: int, message: str, report: Optional[Dict[str, Any]] = None, stderr: str = "") -> Error:
