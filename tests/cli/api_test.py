@@ -139,6 +139,27 @@ class Api(unittest.TestCase):
         self.assertEqual(type(missing.exception), ccpack.Error)
         self.assertEqual(missing.exception.exit_code, 1)
 
+    def test_python_m_ccpack(self) -> None:
+        # python -m ccpack is the binary itself (exit code and error line), and a missing binary is one line too.
+        m = subprocess.run([sys.executable, "-m", "ccpack", "creat"], capture_output=True, text=True)
+        self.assertEqual((m.returncode, m.stderr), (2, "ccpack: error: unknown command 'creat'; did you mean 'create'?\n"))
+        env = dict(os.environ, CCPACK_BINARY=str(WORK / "no-such-binary"))
+        m = subprocess.run([sys.executable, "-m", "ccpack", "--version"], capture_output=True, text=True, env=env)
+        self.assertEqual((m.returncode, m.stderr),
+                         (1, f"ccpack: error: $CCPACK_BINARY names '{WORK / 'no-such-binary'}', which is not a file\n"))
+        saved = os.environ.get("CCPACK_BINARY")
+        os.environ["CCPACK_BINARY"] = str(WORK / "no-such-binary")
+        try:
+            with self.assertRaises(ccpack.Error) as missing:
+                ccpack.fingerprint()
+        finally:
+            if saved is None:
+                os.environ.pop("CCPACK_BINARY")
+            else:
+                os.environ["CCPACK_BINARY"] = saved
+        self.assertEqual(missing.exception.exit_code, 1)
+        self.assertIn("which is not a file", missing.exception.message)
+
     def test_fingerprint(self) -> None:
         r = ccpack.fingerprint(python=fake_python("pyfp", "2.7.1+cu126"))
         self.assertEqual(r["fields"]["torch.version"]["value"], "2.7.1+cu126")

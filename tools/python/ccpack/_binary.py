@@ -17,6 +17,8 @@ def binary() -> str:
     """The path of the ccpack binary this package runs; raises ccpack.Error when there is none."""
     named = os.environ.get(BINARY_VAR)
     if named:
+        if not os.path.isfile(named):
+            raise Error(f"${BINARY_VAR} names '{named}', which is not a file")
         return named
     if _BUNDLED.is_file():
         return str(_BUNDLED)
