@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The first five minutes, through the real binary: bare `ccpack` prints the help and one error line (exit 2); a
-mistyped command names the closest one (exit 2); and on a terminal the progress line of create, restore and
-restore oci:// (the download) shows the rate and the time left, then clears itself. A pseudo-terminal stands in
+mistyped command names the closest one (exit 2); and on a terminal the progress line of create, restore,
+restore oci:// and pull (the download) shows the rate and the time left, then clears itself. A pseudo-terminal stands in
 for the terminal (the line appears only there); in a pipe nothing but the report is written.
 Usage: first_run_test.py PATH/TO/ccpack PATH/TO/tests/data
 """
@@ -98,9 +98,12 @@ class FirstRun(unittest.TestCase):
             code, _, err = run("push", "--plain-http", archive, ref)
             self.assertEqual(code, 0, err)
             code, out = on_terminal("restore", "--plain-http", ref, "--inductor-dir", str(WORK / "oci" / "ind"))
+            code_pull, out_pull = on_terminal("pull", "--plain-http", ref, "-o", str(WORK / "pulled.ccpack"))
         self.assertEqual(code, 0, out)
         self.check_frames(out, "download")
         self.assertEqual(frames(out, "restore"), [], "restore oci:// drew a second progress line")
+        self.assertEqual(code_pull, 0, out_pull)
+        self.check_frames(out_pull, "download")
 
     def check_frames(self, out: bytes, label: str) -> None:
         drawn = frames(out, label)
