@@ -5,6 +5,7 @@
 //   3. The payload follows (Range from the header's end; a cut connection resumes where it stopped) and the
 //      whole layer must match its digest; only then is the file given its name (AtomicFile). Any failure
 //      leaves no file.
+// On a terminal the download shows one progress line, as restore oci:// does (util/progress.hpp).
 #include "manifest/oci.hpp"
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
@@ -12,6 +13,7 @@
 #include "tools/oci_fetch.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/progress.hpp"
 
 namespace ccpack::tools {
 namespace fs = std::filesystem;
@@ -36,11 +38,13 @@ int run(const PullOptions& o) {
   AtomicFile file(o.output);
   Sha256 hash;
   std::uint64_t written = 0;
+  Progress download("download", r.layer.size, out.progress());
   http::Sink sink = [&](const char* data, std::size_t size) {
     if (written + size > r.layer.size) throw IntegrityError(r.what + ": the registry sent more bytes than the layer's size");
     pwrite_all(file.fd(), data, size, static_cast<off_t>(written), quoted_path(o.output));
     hash.update(data, size);
     written += size;
+    download.advance(size);
   };
   RemoteHeader h = fetch_header(s, r, machine, sink);
   s.get_blob(r.layer.digest, r.header_size, r.layer.size - 1, sink);
@@ -49,6 +53,7 @@ int run(const PullOptions& o) {
   }
   std::string got = oci::digest_string(hash.finish());
   if (got != r.layer.digest) throw IntegrityError(r.what + ": the downloaded bytes hash to " + got + " (corrupt or tampered blob)");
+  download.finish();
   file.commit();
   out.report({{"reference", ref.str()},
               {"manifest_digest", r.manifest_digest},

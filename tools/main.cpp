@@ -1,6 +1,9 @@
 // ccpack's entry point: register the commands, parse the command line once, set the process-wide settings once,
 // run the chosen command, and map every failure to one line "ccpack: error: ..." and the exit code of its class
 // (util/error.hpp owns the table; README "Exit codes" repeats it and a test checks that they agree).
+// Bare `ccpack` prints the help, as git does, on standard error, then its one error line, with exit 2 (usage:
+// nothing was done, so a script that runs `ccpack $EMPTY` fails); a first word that names no command gets the
+// closest names (tools/command_name.hpp) before CLI11 would say only that a subcommand is required.
 #include <oneapi/tbb/global_control.h>
 
 #include <CLI/CLI.hpp>
@@ -9,8 +12,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tools/cli.hpp"
+#include "tools/command_name.hpp"
 #include "util/cpu_budget.hpp"
 #include "util/error.hpp"
 
@@ -58,6 +63,24 @@ class ProcessSettings {
   std::optional<oneapi::tbb::global_control> threads_;
 };
 
+// Bare `ccpack` and an unknown first word, answered before CLI11 parses; nullopt: parse as usual.
+std::optional<int> before_parse(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(app.help().c_str(), stderr);
+    std::fputs("ccpack: error: no command given (the commands are listed above)\n", stderr);
+    return static_cast<int>(ExitCode::usage);
+  }
+  std::string first = argv[1];
+  if (first.starts_with("-")) return std::nullopt;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->check_name(first)) return std::nullopt;
+    names.push_back(sub->get_name());
+  }
+  std::fprintf(stderr, "ccpack: error: %s\n", ccpack::tools::unknown_command_message(first, names).c_str());
+  return static_cast<int>(ExitCode::usage);
+}
+
 int run_ccpack(int argc, char** argv) {
   namespace tools = ccpack::tools;
   CLI::App app{
@@ -82,6 +105,7 @@ int run_ccpack(int argc, char** argv) {
   tools::add_pull(app, commands);
   tools::add_purge(app, commands);
 
+  if (std::optional<int> code = before_parse(app, argc, argv)) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

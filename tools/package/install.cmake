@@ -5,6 +5,7 @@
 #   share/man/man1/ccpack.1.gz                   generated from --help by help2man at build time
 #   share/bash-completion/completions/ccpack     tools/completion/ccpack.bash
 #   share/doc/ccpack/README.md
+# The wheel (tools/package/make-wheel.py) takes that tree too, with the metadata in wheel-metadata.json below.
 # The same tree is the .tar.gz (unpack anywhere; bin/ccpack finds its lib/ through $ORIGIN) and the .deb
 # (installed under /usr). The libraries sit in a private lib/ccpack so the .deb never shadows the system's oneTBB.
 include(GNUInstallDirs)
@@ -54,7 +55,8 @@ endif()
 set(CPACK_PACKAGE_NAME ccpack)
 set(CPACK_PACKAGE_VENDOR "ccpack")
 set(CPACK_PACKAGE_CONTACT "ccpack maintainers <ccpack@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "pack and restore PyTorch torch.compile caches safely and atomically")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_HOMEPAGE_URL "${PROJECT_HOMEPAGE_URL}")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_FILE_NAME ccpack-${PROJECT_VERSION}-linux-${CMAKE_SYSTEM_PROCESSOR})
 set(CPACK_GENERATOR "TGZ;DEB")
@@ -65,4 +67,15 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 file(STRINGS ${PROJECT_SOURCE_DIR}/scripts/check-glibc-floor floor_line REGEX "^FLOOR=")
 string(REPLACE "FLOOR=" "" CCPACK_GLIBC_FLOOR "${floor_line}")
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= ${CCPACK_GLIBC_FLOOR}), libstdc++6 (>= 12), libgcc-s1")
+# What the wheel's METADATA and its platform tag (manylinux_<floor>_<arch>) say, from the same owners.
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/wheel-metadata.json CONTENT [[{
+  "name": "@PROJECT_NAME@",
+  "version": "@PROJECT_VERSION@",
+  "summary": "@PROJECT_DESCRIPTION@",
+  "homepage": "@PROJECT_HOMEPAGE_URL@",
+  "license": "@CCPACK_LICENSE@",
+  "glibc_floor": "@CCPACK_GLIBC_FLOOR@",
+  "arch": "@CMAKE_SYSTEM_PROCESSOR@"
+}
+]] @ONLY)
 include(CPack)

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""The Python API (tools/python/ccpack) against the real binary: a signed create / restore round trip of the
+sample cache with every restored byte equal, an archive refused for its fingerprint raising Refused (exit 3, the
+comparison in its report, nothing written), a tampered archive raising IntegrityError (exit 4), a usage error
+raising UsageError (2), and the exit-code mapping agreeing with the table the binary's --help prints.
+Runs with the ccpack package importable (an installed wheel, or PYTHONPATH=tools/python with $CCPACK_BINARY).
+Usage: api_test.py PATH/TO/tests/data
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import ccpack
+import ccpack.errors
+
+DATA = Path(sys.argv.pop(1)).resolve() if len(sys.argv) > 1 else None
+WORK = Path(tempfile.mkdtemp(prefix="ccpack-api."))
+
+
+def fake_python(name: str, torch_version: str) -> Path:
+    """An interpreter whose sys.path shows torch TORCH_VERSION (as the fingerprint tests fake one)."""
+    site = WORK / "site" / name
+    (site / f"torch-{torch_version}.dist-info").mkdir(parents=True)
+    (site / f"torch-{torch_version}.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\n")
+    (site / "torch").mkdir()
+    (site / "torch" / "version.py").write_text(f"__version__ = '{torch_version}'\ncuda = '12.6'\nhip = None\n")
+    exe = WORK / "bin" / name
+    exe.parent.mkdir(exist_ok=True)
+    exe.write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+    exe.chmod(0o755)
+    return exe
+
+
+def same_tree(a: Path, b: Path) -> list:
+    """The paths whose bytes differ or that only one side has (the restore marker aside)."""
+    diff = []
+    cmp = filecmp.dircmp(a, b, ignore=[".ccpack-marker.json"])
+    stack = [(cmp, Path("."))]
+    while stack:
+        c, rel = stack.pop()
+        diff += [str(rel / n) for n in c.left_only + c.right_only + c.funny_files]
+        _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)
+        diff += [str(rel / n) for n in mismatch + errors]
+        stack += [(sub, rel / n) for n, sub in c.subdirs.items()]
+    return diff
+
+
+class Api(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TRITON_HOME", "CCPACK_SIGNING_KEY",
+                    "CCPACK_TRUSTED_KEYS", "CCPACK_ALLOW_UNSIGNED", "CCPACK_ON_MISMATCH", "CCPACK_PYTHON"):
+            os.environ.pop(var, None)
+        os.environ["HOME"] = str(WORK / "home")
+        os.environ.setdefault("CCPACK_PROBE_CACHE", str(WORK / "probe-memo.json"))
+        cls.sample = DATA / "sample-cache"
+        cls.dirs = {"inductor_dir": cls.sample / "inductor_cache", "triton_dir": cls.sample / "triton_cache"}
+        key = WORK / "ci.key"
+        subprocess.run([ccpack.binary(), "keygen", "--out", str(key)], check=True, stdout=subprocess.DEVNULL)
+        cls.key = key
+        cls.signed = WORK / "signed.ccpack"
+        cls.report = ccpack.create(cls.signed, sign_key=key, note="api test", **cls.dirs)
+
+    def test_create_reports(self) -> None:
+        r = self.report
+        self.assertIs(r["ok"], True)
+        self.assertEqual(r["archive"], str(self.signed))
+        self.assertEqual(r["files"], 107)
+        self.assertEqual(r["archive_bytes"], self.signed.stat().st_size)
+        self.assertEqual([c["name"] for c in r["components"]], ["inductor", "triton"])
+        self.assertIsNotNone(r["signed_by"])
+
+    def test_round_trip(self) -> None:
+        pod = WORK / "pod"
+        r = ccpack.restore(self.signed, trust=f"{self.key}.pub", inductor_dir=pod / "inductor",
+                           triton_dir=pod / "triton", relocate=False)
+        self.assertIs(r["ok"], True)
+        self.assertEqual(same_tree(self.sample / "inductor_cache", pod / "inductor"), [])
+        self.assertEqual(same_tree(self.sample / "triton_cache", pod / "triton"), [])
+        # verify and inspect see the same archive; check on this machine finds nothing stale.
+        self.assertIs(ccpack.verify(self.signed, trust=[f"{self.key}.pub"])["ok"], True)
+        entries = ccpack.inspect(self.signed, files=True)["manifest"]["entries"]
+        self.assertEqual(len([e for e in entries if e["type"] == "file"]), 107)
+
+    def test_refused_for_its_fingerprint(self) -> None:
+        archive = WORK / "torch271.ccpack"
+        ccpack.create(archive, python=fake_python("py271", "2.7.1+cu126"), **self.dirs)
+        target = WORK / "refused"
+        with self.assertRaises(ccpack.Refused) as caught:
+            ccpack.restore(archive, allow_unsigned=True, python=fake_python("py280", "2.8.0+cu126"),
+                           inductor_dir=target / "inductor", triton_dir=target / "triton")
+        e = caught.exception
+        self.assertEqual(e.exit_code, 3)
+        self.assertIsInstance(e, ccpack.Error)
+        self.assertIn("does not fit this machine", e.message)
+        self.assertIn("torch.version", e.message)
+        self.assertIs(e.report["ok"], False)
+        self.assertEqual(e.report["exit_code"], 3)
+        self.assertIn("fingerprint", e.report)
+        self.assertFalse(target.exists(), "a refused restore wrote something")
+        with self.assertRaises(ccpack.Refused):
+            ccpack.check(archive, python=WORK / "bin" / "py280", **self.dirs)
+
+    def test_tampered_raises_integrity_error(self) -> None:
+        tampered = WORK / "tampered.ccpack"
+        data = bytearray(self.signed.read_bytes())
+        data[-100] ^= 0x01  # inside the last payload frame
+        tampered.write_bytes(bytes(data))
+        target = WORK / "tampered-pod"
+        with self.assertRaises(ccpack.IntegrityError) as caught:
+            ccpack.restore(tampered, trust=f"{self.key}.pub", inductor_dir=target / "inductor",
+                           triton_dir=target / "triton")
+        self.assertEqual(caught.exception.exit_code, 4)
+        self.assertIn("tampered.ccpack", caught.exception.message)
+        self.assertFalse(target.exists() and any(target.iterdir()), "a tampered restore left files")
+        # Unsigned where a signature is required: the same class.
+        unsigned = WORK / "unsigned.ccpack"
+        ccpack.create(unsigned, **self.dirs)
+        with self.assertRaises(ccpack.IntegrityError) as not_signed:
+            ccpack.verify(unsigned, trust=f"{self.key}.pub")
+        self.assertEqual(not_signed.exception.exit_code, 4)
+
+    def test_usage_error(self) -> None:
+        with self.assertRaises(ccpack.UsageError) as caught:
+            ccpack.restore(self.signed, on_mismatch="maybe")  # type: ignore[arg-type]
+        self.assertEqual(caught.exception.exit_code, 2)
+        self.assertIn("--on-mismatch", caught.exception.message)
+        with self.assertRaises(ccpack.Error) as missing:
+            ccpack.verify(WORK / "no-such.ccpack", allow_unsigned=True)
+        self.assertEqual(type(missing.exception), ccpack.Error)
+        self.assertEqual(missing.exception.exit_code, 1)
+
+    def test_python_m_ccpack(self) -> None:
+        # python -m ccpack is the binary itself (exit code and error line), and a missing binary is one line too.
+        m = subprocess.run([sys.executable, "-m", "ccpack", "creat"], capture_output=True, text=True)
+        self.assertEqual((m.returncode, m.stderr), (2, "ccpack: error: unknown command 'creat'; did you mean 'create'?\n"))
+        env = dict(os.environ, CCPACK_BINARY=str(WORK / "no-such-binary"))
+        m = subprocess.run([sys.executable, "-m", "ccpack", "--version"], capture_output=True, text=True, env=env)
+        self.assertEqual((m.returncode, m.stderr),
+                         (1, f"ccpack: error: $CCPACK_BINARY names '{WORK / 'no-such-binary'}', which is not a file\n"))
+        saved = os.environ.get("CCPACK_BINARY")
+        os.environ["CCPACK_BINARY"] = str(WORK / "no-such-binary")
+        try:
+            with self.assertRaises(ccpack.Error) as missing:
+                ccpack.fingerprint()
+        finally:
+            if saved is None:
+                os.environ.pop("CCPACK_BINARY")
+            else:
+                os.environ["CCPACK_BINARY"] = saved
+        self.assertEqual(missing.exception.exit_code, 1)
+        self.assertIn("which is not a file", missing.exception.message)
+
+    def test_fingerprint(self) -> None:
+        r = ccpack.fingerprint(python=fake_python("pyfp", "2.7.1+cu126"))
+        self.assertEqual(r["fields"]["torch.version"]["value"], "2.7.1+cu126")
+
+    def test_status(self) -> None:
+        # `ccpack status` is a newer command: a binary without it says so as a usage error.
+        try:
+            r = ccpack.status()
+        except ccpack.UsageError as e:
+            self.assertIn("unknown command 'status'", e.message)
+        else:
+            self.assertIsInstance(r, dict)
+            self.assertIs(r["ok"], True)
+
+    def test_exit_codes_agree_with_the_binary(self) -> None:
+        text = subprocess.run([ccpack.binary(), "--help"], check=True, capture_output=True, text=True).stdout
+        table = dict(re.findall(r"^  ([0-9])  ([a-z]+)", text.split("Exit codes:", 1)[1], re.M))
+        self.assertEqual(table.pop("0"), "done")
+        self.assertEqual({int(code): kind for code, kind in table.items()},
+                         {code: cls.kind for code, cls in ccpack.errors.EXCEPTIONS.items()})
+        for cls in ccpack.errors.EXCEPTIONS.values():
+            self.assertTrue(issubclass(cls, ccpack.Error))
+
+
+if __name__ == "__main__":
+    if DATA is None:
+        sys.exit("usage: api_test.py PATH/TO/tests/data")
+    result = unittest.main(exit=False, verbosity=1).result
+    ok = result.wasSuccessful()
+    if ok:
+        shutil.rmtree(WORK, ignore_errors=True)
+    else:
+        print(f"kept {WORK}")
+    sys.exit(0 if ok else 1)

@@ -1,0 +1,191 @@
+"""ccpack from Python: pack PyTorch torch.compile caches (Inductor + Triton) into one verified archive after a
+warm-up, and restore them safely and atomically before training or serving starts.
+
+Each function runs the bundled ``ccpack`` binary with ``--json`` and returns its parsed report (a dict, as
+``ccpack COMMAND --json`` prints it, ``"ok": True`` first), or raises the exception of its exit code, which
+carries that code and the one-line error: ``Refused`` (3), ``IntegrityError`` (4), ``UsageError`` (2) and
+``Error`` (1, the base of all four). The binary's warnings are passed on to ``sys.stderr``.
+
+A warm-up script ends with::
+
+    ccpack.create("model.ccpack", sign_key="ci.key", note="pipeline 42")
+
+and a serving entrypoint starts with::
+
+    ccpack.restore("model.ccpack")          # trusted keys from /etc/ccpack/trusted.d, or trust=...
+
+The folders are the ones torch and triton use (``TORCHINDUCTOR_CACHE_DIR``, ``TRITON_CACHE_DIR`` and their
+defaults) unless ``inductor_dir`` / ``triton_dir`` say otherwise. Anything else the binary takes goes in
+``extra_args``. Only the standard library is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Union
+
+from ccpack._binary import binary
+from ccpack.errors import Error, IntegrityError, Refused, UsageError, error_for
+
+#: What restore does when the fingerprint makes a component stale or refused.
+OnMismatch = Literal["refuse", "force", "purge"]
+
+__all__ = ["create", "restore", "check", "verify", "inspect", "fingerprint", "status", "binary",
+           "Error", "UsageError", "Refused", "IntegrityError", "Report"]
+
+#: A path: a str or an os.PathLike.
+PathArg = Union[str, "os.PathLike[str]"]
+#: A parsed --json report.
+Report = Dict[str, Any]
+
+
+def create(out: PathArg, sign_key: Optional[PathArg] = None, note: Optional[str] = None, *,
+           inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
+           add: Optional[Mapping[str, PathArg]] = None, level: Optional[str] = None, python: Optional[PathArg] = None,
+           jobs: Optional[int] = None, extra_args: Sequence[str] = ()) -> Report:
+    """Pack this machine's cache folders into the archive ``out`` (written atomically), with its fingerprint.
+
+    sign_key: the private key file from ``ccpack keygen`` (else ``$CCPACK_SIGNING_KEY``; else unsigned).
+    note: a note stored with the signature. add: extra folders, ``{"ext": "~/.cache/torch_extensions"}``.
+    level: ``"default"``, ``"max"`` or a zstd level ``"1"``-``"19"``. python: the interpreter to fingerprint.
+    Returns the report: ``archive``, ``archive_bytes``, ``files``, ``bytes``, ``components``, ``signed_by``, ...
+    """
+    options = ["-o", _path(out)] + _dirs(inductor_dir, triton_dir, add)
+    options += _opt("--sign-key", sign_key) + _opt("--note", note) + _opt("--level", level)
+    options += _opt("--python", python) + _opt("--jobs", jobs)
+    return _run("create", options + list(extra_args))
+
+
+def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
+            trust: Union[PathArg, Sequence[PathArg], None] = None, allow_unsigned: bool = False,
+            inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
+            add: Optional[Mapping[str, PathArg]] = None, at_build_paths: bool = False, relocate: bool = True,
+            durable: bool = False, ignore: Sequence[str] = (), python: Optional[PathArg] = None, jobs: Optional[int] = None,
+            extra_args: Sequence[str] = ()) -> Report:
+    """Check ``archive`` (a file, or ``oci://host/repository:tag``) and restore it into this machine's cache
+    folders, atomically; a second call with the same archive does nothing.
+
+    on_mismatch: ``"refuse"`` (write nothing, raise Refused), ``"force"`` or ``"purge"``; None: ccpack's default
+    (``$CCPACK_ON_MISMATCH``, else refuse). trust: public key files or folders (else ``$CCPACK_TRUSTED_KEYS``,
+    ``/etc/ccpack/trusted.d``, ``~/.config/ccpack/trusted.d``). ignore: fingerprint fields to accept as they are.
+    relocate=False keeps Triton's ``__grp__*.json`` files as packed (naming the build machine's folders).
+    Raises Refused when the fingerprint does not fit, IntegrityError when a signature or hash check fails.
+    """
+    options = _opt("--on-mismatch", on_mismatch) + _trust(trust, allow_unsigned)
+    options += _dirs(inductor_dir, triton_dir, add) + _flag("--at-build-paths", at_build_paths)
+    options += _flag("--no-relocate", not relocate) + _flag("--durable", durable) + _each("--ignore", ignore)
+    options += _opt("--python", python) + _opt("--jobs", jobs)
+    return _run("restore", options + list(extra_args), [_path(archive)])
+
+
+def check(archive: PathArg, *, inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
+          add: Optional[Mapping[str, PathArg]] = None, ignore: Sequence[str] = (), python: Optional[PathArg] = None,
+          extra_args: Sequence[str] = ()) -> Report:
+    """Compare ``archive``'s fingerprint with this machine's, field by field, with a verdict per component.
+
+    Returns the report when nothing is stale or refused; raises Refused otherwise, whose ``report`` holds the
+    same comparison.
+    """
+    options = _dirs(inductor_dir, triton_dir, add) + _each("--ignore", ignore) + _opt("--python", python)
+    return _run("check", options + list(extra_args), [_path(archive)])
+
+
+def verify(archive: PathArg, *, trust: Union[PathArg, Sequence[PathArg], None] = None, allow_unsigned: bool = False,
+           jobs: Optional[int] = None, extra_args: Sequence[str] = ()) -> Report:
+    """Check ``archive``'s signature and every frame and file against its SHA-256; writes nothing.
+
+    Raises IntegrityError when a check fails.
+    """
+    options = _trust(trust, allow_unsigned) + _opt("--jobs", jobs)
+    return _run("verify", options + list(extra_args), [_path(archive)])
+
+
+def inspect(archive: PathArg, *, files: bool = False, extra_args: Sequence[str] = ()) -> Report:
+    """``archive``'s manifest: components, sizes, signers, fingerprint (``files``: every entry too)."""
+    return _run("inspect", _flag("--files", files) + list(extra_args), [_path(archive)])
+
+
+def fingerprint(*, python: Optional[PathArg] = None, inductor_dir: Optional[PathArg] = None,
+                triton_dir: Optional[PathArg] = None, extra_args: Sequence[str] = ()) -> Report:
+    """This machine's environment fingerprint, the one ``create`` records: ``report["fields"][NAME]`` is
+    ``{"value": ..., "source": ...}``, with value None where a probe found nothing."""
+    options = _opt("--python", python) + _dirs(inductor_dir, triton_dir, None)
+    return _run("fingerprint", options + list(extra_args))
+
+
+def status(*, extra_args: Sequence[str] = ()) -> Report:
+    """What ``ccpack status --json`` reports about this machine's cache folders. A binary without the status
+    command raises UsageError."""
+    return _run("status", list(extra_args))
+
+
+# --- running the binary ------------------------------------------------------------------------------------
+
+
+def _run(command: str, options: List[str], positionals: Sequence[str] = ()) -> Report:
+    """Runs ``ccpack COMMAND --json OPTIONS -- POSITIONALS`` and returns its report or raises its error."""
+    argv = [binary(), command, "--json", *options]
+    if positionals:
+        argv += ["--", *positionals]
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    stdout = done.stdout.decode("utf-8", "replace")
+    stderr = done.stderr.decode("utf-8", "replace")
+    errors = [line[len("ccpack: error: "):] for line in stderr.splitlines() if line.startswith("ccpack: error: ")]
+    passed_on = "".join(line for line in stderr.splitlines(True) if not line.startswith("ccpack: error: "))
+    if passed_on:
+        sys.stderr.write(passed_on)
+    report: Optional[Report] = None
+    try:
+        parsed = json.loads(stdout) if stdout.strip() else None
+        if isinstance(parsed, dict):
+            report = parsed
+    except ValueError:
+        pass
+    if done.returncode == 0:
+        if report is None:
+            raise Error(f"ccpack {command} printed no JSON report", exit_code=1, stderr=stderr)
+        return report
+    if report is not None and isinstance(report.get("error"), str):
+        message = report["error"]
+    elif errors:
+        message = errors[-1]
+    elif done.returncode < 0:
+        message = f"ccpack {command} was killed by signal {-done.returncode}"
+    else:
+        message = f"ccpack {command} exited with {done.returncode}"
+    raise error_for(done.returncode, message, report, stderr)
+
+
+def _path(value: PathArg) -> str:
+    return os.fspath(value)
+
+
+def _opt(name: str, value: Union[PathArg, int, None]) -> List[str]:
+    if value is None:
+        return []
+    return [name, str(value) if isinstance(value, int) else _path(value)]
+
+
+def _flag(name: str, on: bool) -> List[str]:
+    return [name] if on else []
+
+
+def _each(name: str, values: Sequence[str]) -> List[str]:
+    if isinstance(values, str):  # one value, not its characters
+        values = [values]
+    return [arg for value in values for arg in (name, value)]
+
+
+def _trust(trust: Union[PathArg, Sequence[PathArg], None], allow_unsigned: bool) -> List[str]:
+    keys: Sequence[PathArg] = [] if trust is None else [trust] if isinstance(trust, (str, os.PathLike)) else trust
+    return [arg for key in keys for arg in ("--trust", _path(key))] + _flag("--allow-unsigned", allow_unsigned)
+
+
+def _dirs(inductor_dir: Optional[PathArg], triton_dir: Optional[PathArg], add: Optional[Mapping[str, PathArg]]) -> List[str]:
+    options = _opt("--inductor-dir", inductor_dir) + _opt("--triton-dir", triton_dir)
+    for name, folder in (add or {}).items():
+        options += ["--add", f"{name}={_path(folder)}"]
+    return options
