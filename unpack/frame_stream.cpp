@@ -142,7 +142,7 @@ void FrameStream::end_of_frame(std::size_t rc, std::size_t produced) {
 // The frame is over: it must end where the manifest says, after its last entry (or the end of the tar stream).
 void FrameStream::finish() const {
   if (!last_frame_) {
-    // defence: tar-end-in-last-frame
+    // defence: frame-ends-after-entries
     if (phase_ == Phase::end || phase_ == Phase::done) {
       throw IntegrityError(frame_name() + " holds the end of the tar stream, but is not the last frame");
     }
