@@ -145,6 +145,7 @@ struct HeaderReader {
   }
 
   void check_manifest_digest() const {
+    // defence: manifest-digest
     if (std::memcmp(h.manifest_sha256.data(), fixed + L::manifest_sha256, h.manifest_sha256.size()) != 0)
       throw IntegrityError(name + ": manifest SHA-256 mismatch (corrupt header)");
   }
@@ -169,6 +170,7 @@ struct HeaderReader {
   // Header plus payload must be the whole file: catches truncation and appended bytes before any decompression.
   void check_file_size() const {
     // header_size <= file_size here, so this difference cannot wrap; header_size + payload_size could.
+    // defence: payload-size-overflow
     if (h.payload_size > UINT64_MAX - h.header_size) {
       throw IntegrityError(name + ": header field 'payload_size' is " + std::to_string(h.payload_size) +
                            ": the header and payload sizes overflow 64 bits");

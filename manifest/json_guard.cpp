@@ -88,6 +88,7 @@ Json parse_untrusted(std::string_view text, std::string_view what, const JsonFil
     switch (event) {
       case Event::object_start:
       case Event::array_start:
+        // defence: json-depth
         if (depth + 1 > max_depth) {
           throw IntegrityError(std::string(what) + " field '" + json_path(open) + "' nests deeper than " +
                                std::to_string(max_depth) + " levels");
@@ -97,6 +98,7 @@ Json parse_untrusted(std::string_view text, std::string_view what, const JsonFil
       case Event::key: {
         OpenContainer& obj = open.back();
         obj.key = parsed.template get_ref<const std::string&>();
+        // defence: json-duplicate-keys
         if (!obj.add_key(obj.key)) {
           throw IntegrityError(std::string(what) + " field '" + json_path(open) +
                                "' is repeated (a JSON key appears twice in one object)");

@@ -40,6 +40,7 @@ EntryTree::AddResult EntryTree::add_child(std::uint32_t parent, std::string_view
 
 EntryTree::LinkVerdict EntryTree::resolve_link(std::uint32_t node) {
   LinkVerdict v = resolve(node, 0);
+  // defence: link-hop-bound
   if (v == LinkVerdict::inside && nodes_[node].hops + 1 > kMaxLinkHops) return LinkVerdict::loops;
   return v;
 }
@@ -49,13 +50,13 @@ EntryTree::LinkVerdict EntryTree::resolve_link(std::uint32_t node) {
 EntryTree::LinkVerdict EntryTree::resolve(std::uint32_t link, int depth) {
   Node& self = nodes_[link];
   if (self.state == State::resolved) return LinkVerdict::inside;
-  if (self.state == State::resolving || depth > kMaxLinkHops) return LinkVerdict::loops;
+  if (self.state == State::resolving || depth > kMaxLinkHops) return LinkVerdict::loops;  // defence: link-loop
   if (self.target.empty() || self.target.front() == '/') return LinkVerdict::escapes;  // absolute: outside by definition
   self.state = State::resolving;
   // A failure is not memoised (the first one ends validation and create); the mark goes, so that a later walk
   // through this link fails the same way rather than as a loop.
   auto fail = [&self](LinkVerdict v) {
-    self.state = State::unresolved;
+    self.state = State::unresolved;  // defence: link-failure-unmarks
     return v;
   };
   std::uint32_t at = self.parent;  // the folder holding the link
@@ -83,7 +84,7 @@ EntryTree::LinkVerdict EntryTree::resolve(std::uint32_t link, int depth) {
     }
     auto it = children_.find(Key{at, name});
     if (it == children_.end()) {
-      extra = 1;
+      extra = 1;  // defence: link-dangling-lexical
       continue;
     }
     std::uint32_t child = it->second;
@@ -95,7 +96,7 @@ EntryTree::LinkVerdict EntryTree::resolve(std::uint32_t link, int depth) {
     if (v != LinkVerdict::inside) return fail(v);
     const Node& through = nodes_[child];
     hops += 1 + through.hops;
-    if (hops >= kMaxLinkHops) return fail(LinkVerdict::loops);
+    if (hops >= kMaxLinkHops) return fail(LinkVerdict::loops);  // defence: link-hop-bound
     at = through.resolved;
     extra = through.extra_depth;
   }

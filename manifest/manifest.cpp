@@ -167,15 +167,18 @@ ComponentKind parse_kind(const std::string& text, const std::string& where) {
 void check_path(const std::string& path, const Limits& limits, const std::string& where) {
   if (path.empty()) bad(where, "is empty");
   if (path.size() > limits.max_path_length) bad(where, "is longer than " + std::to_string(limits.max_path_length) + " bytes");
+  // defence: path-absolute
   if (path.front() == '/') bad(where, "is an absolute path: " + q(path));
   std::string_view rest = path;
   while (true) {
     auto pos = rest.find('/');
     std::string_view part = rest.substr(0, pos);
+    // defence: path-dot-components
     if (part.empty() || part == "." || part == "..") bad(where, "has an unsafe component in " + q(path));
     if (part.size() > 255) bad(where, "has a name longer than 255 bytes in " + q(path));
     if (part.find('\0') != std::string_view::npos) bad(where, "contains a NUL byte");
     // Restore writes these names itself (the marker, staging folders): an entry must not collide with them.
+    // defence: reserved-names
     if (part.data() != path.data() && is_reserved_name(part)) bad(where, "uses a name ccpack reserves for itself: " + q(path));
     if (pos == std::string_view::npos) break;
     rest.remove_prefix(pos + 1);
@@ -186,15 +189,18 @@ void check_path(const std::string& path, const Limits& limits, const std::string
 // exactly this text, so no NUL (the kernel would stop there) and no more than PATH_MAX - 1 bytes (it would fail).
 void check_link_target(std::string_view path, std::string_view t, const Limits& limits, const std::string& where) {
   if (t.empty()) bad(where, "of symlink " + q(path) + " is empty");
+  // defence: link-target-nul
   if (t.find('\0') != std::string_view::npos) bad(where, "of symlink " + q(path) + " contains a NUL byte");
   if (t.size() >= limits.max_path_length) {
     bad(where, "of symlink " + q(path) + " is longer than " + std::to_string(limits.max_path_length - 1) + " bytes");
   }
+  // defence: link-target-absolute
   if (t.front() == '/') bad(where, "of symlink " + q(path) + " is absolute: " + q(t));
 }
 
 // a + b, or a refusal naming the field whose value makes the sum wrap around.
 std::uint64_t checked_add(std::uint64_t a, std::uint64_t b, const std::string& field, const char* what) {
+  // defence: frame-size-overflow
   if (b > UINT64_MAX - a) bad(field, std::string("makes the ") + what + " overflow 64 bits");
   return a + b;
 }
@@ -332,6 +338,7 @@ Manifest parse_general_with(std::string_view text, const Limits& limits, EntryLi
     bool streamed = depth == 2 && (in_entries || in_frames);
     if (event == Event::value || event == Event::object_start || event == Event::array_start) {
       if (streamed && event == Event::object_start) kept_before_item = kept;
+      // defence: json-values-bound
       if (++kept > limits.max_json_values) {
         bad(top_key.empty() ? "(root)" : escaped(top_key),
             "holds more than " + std::to_string(limits.max_json_values) + " JSON values besides the entries and frames");
@@ -339,10 +346,12 @@ Manifest parse_general_with(std::string_view text, const Limits& limits, EntryLi
     }
     if (!streamed || event != Event::object_end) return true;
     if (in_entries) {
+      // defence: entry-count-bound
       if (entries.size() >= limits.max_entries)
         bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
       entries.push_back(parse_entry(parsed, entries.size()));
     } else {
+      // defence: frame-count-bound
       if (frames.size() >= limits.max_frames) bad("frames", "has more than " + std::to_string(limits.max_frames) + " frames");
       frames.push_back(parse_frame(parsed, frames.size()));
     }
@@ -467,6 +476,7 @@ using LinkNodes = std::vector<std::pair<std::size_t, std::uint32_t>>;  // entry 
 void validate_links(const EntryList& entries, EntryTree& tree, const LinkNodes& links) {
   for (auto [i, node] : links) {
     std::string where = "entries[" + std::to_string(i) + "].target";
+    // defence: links-validate
     switch (tree.resolve_link(node)) {
       case EntryTree::LinkVerdict::inside:
         break;
@@ -485,6 +495,7 @@ void validate_links(const EntryList& entries, EntryTree& tree, const LinkNodes& 
 // built from the list's own folder links (an entry's name below its folder entry), so no path is copied; an entry
 // the list could not place below a folder is added by its whole path, which gives the same verdicts.
 void validate_entries(const EntryList& entries, const ComponentNames& names, const Limits& limits) {
+  // defence: entry-count-bound
   if (entries.size() > limits.max_entries) bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
   EntryTree tree(entries.size());
   LinkNodes links;
@@ -498,10 +509,13 @@ void validate_entries(const EntryList& entries, const ComponentNames& names, con
     check_path(path, limits, where + ".path");
     std::string_view comp = component_of(path);
     if (names.count(comp) == 0) bad(where + ".path", q(path) + " is not under a listed component");
+    // defence: setuid-bits
     if (entries.mode(i) & ~0777u) bad(where + ".mode", "has setuid, setgid or sticky bits on " + q(path));
     if (type == EntryType::file) {
+      // defence: file-size-bound
       if (entries.file_size(i) > limits.max_file_size) bad(where + ".size", "of " + q(path) + " exceeds the limit");
       total += entries.file_size(i);  // cannot wrap: each term is at most max_file_size and the sum is checked at each step
+      // defence: total-size-bound
       if (total > limits.max_total_size) bad(where + ".size", "makes the archive exceed the total size limit");
     }
     if (relative_of(path).empty() && type != EntryType::dir) {
@@ -513,7 +527,9 @@ void validate_entries(const EntryList& entries, const ComponentNames& names, con
     std::uint32_t parent = entries.parent(i);
     EntryTree::AddResult added = parent == EntryList::kNoParent ? tree.add(entries.name(i), type, target)
                                                                 : tree.add_child(parent, entries.name(i), type, target);
+    // defence: duplicate-entries
     if (added.status == EntryTree::Added::duplicate) bad(where + ".path", "duplicates " + q(path));
+    // defence: folder-before-entry
     if (added.status == EntryTree::Added::no_folder) {
       bad(where + ".path", q(path) + " comes before its folder " + q(std::string_view(path).substr(0, path.rfind('/'))));
     }

@@ -200,6 +200,7 @@ Manifest TopLevelScan::finish(const std::function<std::string()>& whole_text, co
     // A key with escapes is decoded as JSON, so "entr\u0069es" is "entries" here as it is for the full parse.
     std::string key = m.raw_key.find('\\') == std::string::npos ? m.raw_key.substr(1, m.raw_key.size() - 2)
                                                                 : parse_untrusted<json>(m.raw_key, "manifest").get<std::string>();
+    // defence: top-level-duplicate-keys
     if (!keys.insert(key).second) {
       throw IntegrityError("manifest field '" + escaped(key) + "' is repeated (a JSON key appears twice in one object)");
     }

@@ -69,6 +69,7 @@ FileStamp number_device(FileStamp stamp, std::uint64_t dev, std::vector<std::uin
 // for messages only); `at` is its name for readlinkat in `dir_fd`.
 template <typename Source>
 Child make_child(std::string name, const Source& source, const struct stat& st, int dir_fd, const char* at) {
+  // defence: create-utf8
   if (!is_valid_utf8(at)) {
     throw Error("cannot pack " + quoted_path(source()) + ": its name is not valid UTF-8 (the manifest is JSON); rename it");
   }
@@ -90,6 +91,7 @@ Child make_child(std::string name, const Source& source, const struct stat& st, 
     ssize_t n = ::readlinkat(dir_fd, at, buf, sizeof buf);
     if (n < 0) throw_errno("cannot read symlink " + quoted_path(source()));
     e.link_target.assign(buf, static_cast<std::size_t>(n));
+    // defence: create-utf8
     if (!is_valid_utf8(e.link_target)) {
       throw Error("cannot pack symlink " + quoted_path(source()) + ": its target is not valid UTF-8 (the manifest is JSON)");
     }
@@ -186,6 +188,7 @@ void check_links(const std::vector<manifest::CacheDir>& dirs, const manifest::En
   }
   for (auto [i, node] : links) {
     manifest::EntryTree::LinkVerdict verdict = tree.resolve_link(node);
+    // defence: links-create
     if (verdict == manifest::EntryTree::LinkVerdict::inside) continue;
     std::string path = entries.path(i);
     std::string what = "refusing to pack symlink " + quoted_path(source_path(dirs, path)) + " -> '" +
@@ -317,6 +320,7 @@ ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
     if (!S_ISDIR(st.st_mode)) throw Error(root.name + " cache folder " + quoted_path(root.dir) + " is not a folder");
     UniqueFd fd(::open(root.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd.valid()) throw_errno("cannot read " + root.name + " cache folder " + quoted_path(root.dir));
+    // defence: create-utf8
     if (!is_valid_utf8(root.dir.native())) {
       throw Error("cannot pack " + root.name + " cache folder " + quoted_path(root.dir) +
                   ": its path is not valid UTF-8 (the manifest is JSON); rename it");

@@ -259,6 +259,7 @@ int run(RestoreOptions& o) {
   manifest::Fingerprint local = o.at_build_paths ? probe_local(o.python, dirs) : probing.get();
   manifest::Comparison fit = compare_for_restore(o, a, dirs, local);
   const bool purging = policy == manifest::OnMismatch::purge;
+  // defence: fingerprint-refusal
   if (fit.blocks() && (policy == manifest::OnMismatch::refuse || (purging && fit.worst() == manifest::Verdict::refuse))) {
     a.load_full();  // a manifest that fails validation is refused as such (exit 4) before any fingerprint verdict
     if (!out.json()) std::fputs(fit.to_table(true).c_str(), stderr);

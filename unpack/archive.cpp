@@ -48,6 +48,7 @@ bool same_top_level(const manifest::Manifest& a, const manifest::Manifest& b) {
 
 std::string Archive::read_manifest_again() const {
   manifest::ArchiveHeader again = manifest::read_header(fd.get(), path);
+  // defence: manifest-reread-digest
   if (again.manifest_sha256 != header.manifest_sha256) {
     throw IntegrityError(quoted_path(path) + " changed while it was read: its manifest is not the one checked");
   }
@@ -67,6 +68,7 @@ void Archive::load_full() {
     throw IntegrityError(quoted_path(path) + ": " + e.what());
   }
   // The two readers must agree on what restore planned with; a difference would be a bug in the stage-1 scan.
+  // defence: two-stage-agree
   if (!same_top_level(full, manifest)) throw IntegrityError(quoted_path(path) + ": manifest top-level fields read differently by the two stages");
   if (full.payload_size() != header.payload_size) {
     throw IntegrityError(quoted_path(path) + ": manifest frames cover " + std::to_string(full.payload_size()) +

@@ -73,6 +73,7 @@ bool needs_final_chmod(const Entry& e) { return (e.mode & 0700) != 0700; }
 // process's umask is left alone: where it took bits of the entry's mode (`umask` holds them), fchmod puts them back.
 UniqueFd create_file(int root, const Entry& e, mode_t umask) {
   std::string rel(manifest::relative_of(e.path));
+  // defence: create-exclusive
   UniqueFd fd(::openat(root, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, e.mode));
   if (!fd.valid()) throw_errno("cannot create " + quoted(e));
   if ((e.mode & umask) != 0 && ::fchmod(fd.get(), e.mode) != 0) throw_errno("cannot set the mode of " + quoted(e));
@@ -88,6 +89,7 @@ void create_folder(int root, const Entry& e, mode_t mode, mode_t umask) {
 }
 
 void check_digest(const Digest& got, const Entry& e, std::size_t index) {
+  // defence: file-sha256
   if (got != e.sha256) throw IntegrityError(entry_name(e, index) + ": SHA-256 mismatch (corrupt or tampered archive)");
 }
 

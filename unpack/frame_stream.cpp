@@ -131,6 +131,7 @@ void FrameStream::end_of_frame(std::size_t rc, std::size_t produced) {
   if (rc == 0) {
     if (in_.pos != in_.size || in_left_ != 0) throw IntegrityError(frame_name() + " ends before its recorded compressed size");
     if (raw_in_frame_ != f_.raw_size) throw IntegrityError(frame_name() + " decompresses to fewer bytes than recorded");
+    // defence: frame-sha256
     if (frame_hash_.finish() != f_.sha256) throw IntegrityError(frame_name() + ": SHA-256 of the compressed bytes mismatch");
     frame_done_ = true;
   } else if (in_.pos == in_.size && in_left_ == 0 && produced == 0) {
@@ -141,9 +142,11 @@ void FrameStream::end_of_frame(std::size_t rc, std::size_t produced) {
 // The frame is over: it must end where the manifest says, after its last entry (or the end of the tar stream).
 void FrameStream::finish() const {
   if (!last_frame_) {
+    // defence: frame-ends-after-entries
     if (phase_ == Phase::end || phase_ == Phase::done) {
       throw IntegrityError(frame_name() + " holds the end of the tar stream, but is not the last frame");
     }
+    // defence: frame-ends-after-entries
     if (phase_ != Phase::header || !block_.empty() || pending_pax_ || next_entry_ != end_entry_) {
       throw IntegrityError(frame_name() + " does not end after its last entry (entry " + std::to_string(end_entry_ - 1) +
                            "), as the manifest says");
@@ -285,6 +288,7 @@ std::size_t FrameStream::match_entry(const manifest::UstarBlock& b, const std::s
   EntryType type = *typed;
   std::string path = b.path;
   if (type == EntryType::dir && !path.empty() && path.back() == '/') path.pop_back();
+  // defence: tar-header-match
   if (path != e.path || type != e.type || (b.mode & 07777) != e.mode || (type == EntryType::file && b.size != e.size) ||
       (type != EntryType::file && b.size != 0) || (type == EntryType::symlink && b.link_target != e.link_target)) {
     throw IntegrityError(where + ": tar header '" + escaped(b.path) + "' does not match manifest " + entry_name(e, index));

@@ -42,6 +42,7 @@ RestorePlan plan_restore(const manifest::Manifest& manifest, const std::string& 
       p.action = Action::skip;
       p.reason = "no folder given: pass --add " + c.name + "=DIR to restore it";
     } else if (f.fit == Fit::stale_refuse) {
+      // defence: fingerprint-refusal-plan
       p.action = Action::refuse;
       p.reason = f.fit_reason;
     } else if (f.fit == Fit::stale_purge) {

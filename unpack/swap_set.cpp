@@ -78,6 +78,7 @@ void swap_all(const std::vector<StagedFolder>& folders, const FaultHook& fault) 
       done.push_back(swap_one(folders[i], no_flags));
     }
   } catch (...) {
+    // defence: swap-rollback
     for (std::size_t i = done.size(); i-- > 0;) undo(folders[i], done[i]);
     throw;
   }

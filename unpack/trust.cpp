@@ -55,6 +55,7 @@ TrustReport check_trust(const std::filesystem::path& path, const manifest::Archi
                         const std::vector<manifest::Signature>& signatures, const manifest::TrustStore& trust,
                         bool allow_unsigned) {
   TrustReport r = assess_signatures(header, signatures, trust);
+  // defence: signature-gate
   if (r.trusted() || allow_unsigned) return r;
   std::string what = quoted_path(path);
   if (r.signers.empty()) {

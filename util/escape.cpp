@@ -36,6 +36,7 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
 }  // namespace
 
 std::string escaped(std::string_view s) {
+  // defence: escaping
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(s.size());

@@ -158,6 +158,49 @@ const std::map<std::string, std::function<std::string()>> kScenarios = {
        };
        return build(s);
      }},
+    // The payload checks, each alone (frame and tar consistent otherwise): one file's bytes differ from its
+    // manifest SHA-256 while the frame's hash is right (only the per-file hash can tell) ...
+    {"file-sha",
+     [] {
+       Spec s;
+       s.entries = {file(s, "inductor/a.py", "print(1)\n")};
+       s.content["inductor/a.py"] = "print(2)\n";
+       return build(s);
+     }},
+    // ... the frame's recorded SHA-256 is not its bytes' (every file in it intact) ...
+    {"frame-sha",
+     [] {
+       Spec s;
+       s.entries = {file(s, "inductor/a.py", "print(1)\n")};
+       s.edit_frames = [](Manifest& m, std::uint64_t) { m.frames[0].sha256 = Sha256::of("another frame"); };
+       return build(s);
+     }},
+    // ... and a tar header that disagrees with its manifest entry: its name, its size, its type.
+    {"tar-name",
+     [] {
+       Spec s;
+       s.entries = {file(s, "inductor/a.py", "print(1)\n")};
+       s.edit_frames = [](Manifest& m, std::uint64_t) { m.entries[1].path = "inductor/b.py"; };
+       return build(s);
+     }},
+    {"tar-size",
+     [] {
+       Spec s;
+       s.entries = {file(s, "inductor/a.py", "print(1)\n")};
+       s.edit_frames = [](Manifest& m, std::uint64_t) {
+         m.entries[1].size = 8;
+         m.entries[1].sha256 = Sha256::of("print(1)");
+         m.components[0].bytes = 8;
+       };
+       return build(s);
+     }},
+    {"tar-type",
+     [] {
+       Spec s;
+       s.entries = {dir("inductor/d")};
+       s.edit_frames = [](Manifest& m, std::uint64_t) { m.entries[1] = link("inductor/d", "."); };
+       return build(s);
+     }},
 };
 
 }  // namespace

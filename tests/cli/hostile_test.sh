@@ -51,6 +51,20 @@ hostile() {
   [ -z "$(ls -A "$T/jail/$scenario")" ] && ok || bad "$scenario: restore left $(ls -A "$T/jail/$scenario")"
 }
 
+# damaged SCENARIO LINE: an archive whose manifest is sound but whose payload disagrees with it. inspect reads
+# only the manifest and accepts it; verify and restore refuse it with exit 4 and exactly LINE; restore writes nothing.
+damaged() {
+  local scenario=$1 a="$T/$1.ccpack"
+  cases=$((cases + 1))
+  "$CRAFT" "$scenario" "$a" || { bad "ccpack_craft $scenario failed"; return; }
+  local line="ccpack: error: ${2//ARCHIVE/$a}"
+  expect 0 "" -- "$CCPACK" inspect "$a"
+  expect 4 "$line" -- "$CCPACK" verify "$a"
+  mkdir -p "$T/jail/$scenario"
+  expect 4 "$line" -- "$CCPACK" restore "$a" --inductor-dir "$T/jail/$scenario/ind"
+  [ -z "$(ls -A "$T/jail/$scenario")" ] && ok || bad "$scenario: restore left $(ls -A "$T/jail/$scenario")"
+}
+
 unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME
 export HOME="$T/home" TMPDIR="$T/tmp"
 mkdir -p "$HOME" "$TMPDIR"
@@ -81,6 +95,12 @@ hostile newline-path "manifest field 'entries[1].mode' has setuid, setgid or sti
 # --- 9. sizes that wrap around 2^64 --------------------------------------------------------------------------------
 hostile payload-max "header field 'payload_size' is 18446744073709551615: the header and payload sizes overflow 64 bits"
 hostile frame-overflow "manifest field 'frames[1].compressed_size' makes the payload size overflow 64 bits"
+# --- the payload against the manifest: each check alone, the rest of the archive consistent ---------------------
+damaged file-sha "entry 1 'inductor/a.py': SHA-256 mismatch (corrupt or tampered archive)"
+damaged frame-sha "'ARCHIVE': frame 0: SHA-256 of the compressed bytes mismatch"
+damaged tar-name "'ARCHIVE': tar offset 512: tar header 'inductor/a.py' does not match manifest entry 1 'inductor/b.py'"
+damaged tar-size "'ARCHIVE': tar offset 512: tar header 'inductor/a.py' does not match manifest entry 1 'inductor/a.py'"
+damaged tar-type "'ARCHIVE': tar offset 512: tar header 'inductor/d/' does not match manifest entry 1 'inductor/d'"
 
 # --- create refuses what restore would refuse -------------------------------------------------------------------
 # 1. The chain from the issue: mkdir c; ln -s . c/l2; ln -s l2/.. c/l1.

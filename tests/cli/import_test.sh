@@ -15,10 +15,15 @@ SAMPLE="$DATA/sample-cache"
 SUITE=import  # the shared harness: $T, ok, bad, expect
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
-# same_stream A B: the decompressed payloads (tar streams) are byte-identical, and so are the entry lists.
+# same_stream A B: the decompressed payloads (tar streams) are byte-identical, and so are the entry lists. Each
+# archive must read (zstd and inspect succeed, a stream and entries come out): two missing archives are not equal.
 same_stream() {
-  if cmp -s <(zstd -q -dc "$1") <(zstd -q -dc "$2") &&
-     diff <("$CCPACK" inspect --files "$1" | sed -n '/^entries/,$p') <("$CCPACK" inspect --files "$2" | sed -n '/^entries/,$p') >/dev/null; then
+  local f
+  for f in "$1" "$2"; do
+    if ! zstd -q -dc "$f" >"$f.tar" 2>"$T/zstd.err" || [ ! -s "$f.tar" ]; then bad "no tar stream in $f: $(cat "$T/zstd.err")"; return; fi
+    if ! "$CCPACK" inspect --files "$f" >"$f.inspect" || ! grep -q '^entries' "$f.inspect"; then bad "inspect --files $f lists no entries"; return; fi
+  done
+  if cmp -s "$1.tar" "$2.tar" && diff <(sed -n '/^entries/,$p' "$1.inspect") <(sed -n '/^entries/,$p' "$2.inspect") >/dev/null; then
     ok
   else
     bad "tar streams or entries differ: $1 vs $2"

@@ -8,7 +8,7 @@
 set -u
 SUITE=relocate
 CCPACK=$1
-FIXTURE=$2
+FIXTURE=${CCPACK_FIXTURE:-$2}  # $CCPACK_FIXTURE overrides the path, as for the unit tests
 ORACLE="$(cd "$(dirname "$0")" && pwd)/pickle_oracle.py"
 if [ ! -f "$FIXTURE" ]; then
   echo "relocate: the real fixture $FIXTURE is absent"

@@ -3,10 +3,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 namespace ccpack::test {
 namespace fs = std::filesystem;
@@ -60,18 +63,37 @@ std::map<std::string, std::string> snapshot(const fs::path& root) {
   return out;
 }
 
+fs::path fixture_archive() {
+  const char* env = std::getenv("CCPACK_FIXTURE");
+  return env != nullptr && *env != '\0' ? fs::path(env) : fs::path(CCPACK_FIXTURE);
+}
+
+void cannot_run(const std::string& why) {
+  const char* required = std::getenv("CCPACK_REQUIRE_FIXTURES");
+  const char* skip_code = std::getenv("CCPACK_FIXTURE_SKIP_CODE");
+  bool require = required != nullptr && std::string(required) == "1";
+  if (!require && skip_code != nullptr) {
+    std::printf("SKIPPED: %s\n", why.c_str());
+    std::fflush(stdout);
+    std::_Exit(std::atoi(skip_code));
+  }
+  FAIL(why + (require ? " (CCPACK_REQUIRE_FIXTURES=1)" : " (leave such tests out with ~[fixture]~[host])"));
+  std::abort();  // not reached: FAIL throws
+}
+
 fs::path real_fixture() {
-  static fs::path unpacked = [] {
-    fs::path archive = CCPACK_FIXTURE;
-    if (!fs::exists(archive)) return fs::path();
+  fs::path archive = fixture_archive();
+  if (!fs::exists(archive)) cannot_run("the real fixture " + archive.string() + " is absent");
+  static fs::path unpacked = [&archive] {
     fs::path dir = fs::temp_directory_path() / ("ccpack-fixture-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    std::string cmd = "xz -dc '" + archive.string() + "' | tar -xf - -C '" + dir.string() + "'";
-    if (std::system(cmd.c_str()) != 0) return fs::path();
     std::atexit([] {
       std::error_code ec;
       fs::remove_all(fs::temp_directory_path() / ("ccpack-fixture-" + std::to_string(::getpid())), ec);
     });
+    // set -o pipefail: a failing xz fails the pipe, not only a failing tar.
+    std::string cmd = "bash -o pipefail -c \"xz -dc '" + archive.string() + "' | tar -xf - -C '" + dir.string() + "'\"";
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot unpack the real fixture: " + cmd + " failed");
     return dir;
   }();
   return unpacked;

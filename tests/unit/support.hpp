@@ -37,7 +37,17 @@ void write_file(const std::filesystem::path& path, const std::string& content, u
           {"triton", manifest::ComponentKind::triton, triton, "test"}};
 }
 
-// Unpacks the real fixture once into a shared folder; returns empty when the fixture is absent.
+// The real fixture's archive: $CCPACK_FIXTURE when set, else ../shared/fixtures/real-cache-h200.tar.xz.
+[[nodiscard]] std::filesystem::path fixture_archive();
+
+// A test that cannot run here (a fixture or a property of this machine is missing) and is tagged [fixture] or
+// [host] for it: with CCPACK_REQUIRE_FIXTURES=1 (CI, which has them all) that is a failure; under CTest (which sets
+// CCPACK_FIXTURE_SKIP_CODE for those tags, tests/CMakeLists.txt) the process exits with that code, which CTest
+// reports as skipped; run by hand, a failure that says how to leave them out (`~[fixture]~[host]`). Never a pass.
+[[noreturn]] void cannot_run(const std::string& why);
+
+// The real fixture unpacked (once, into a shared folder); cannot_run when the archive is absent. A failing unpack
+// (xz or tar) is a test failure.
 [[nodiscard]] std::filesystem::path real_fixture();
 
 }  // namespace ccpack::test

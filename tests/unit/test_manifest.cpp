@@ -69,6 +69,15 @@ TEST_CASE("hostile entries are refused, naming the field") {
                     Catch::Contains("entries[2].size"));
 }
 
+TEST_CASE("the total size of the files is bounded, each file under its own bound") {
+  Limits small;
+  small.max_total_size = 4;  // the sample's one file has 5 bytes, under max_file_size
+  CHECK_THROWS_WITH(Manifest::parse(sample().to_json(), small),
+                    "manifest field 'entries[2].size' makes the archive exceed the total size limit");
+  small.max_total_size = 5;
+  CHECK_NOTHROW(Manifest::parse(sample().to_json(), small));
+}
+
 TEST_CASE("inconsistent frames are refused") {
   CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.frames[0].offset = 7; })), Catch::Contains("frames[0].offset"));
   CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.frames[0].entry_count = 4; })),
@@ -123,6 +132,8 @@ TEST_CASE("a link target the kernel would not create as written is refused (issu
                     "manifest field 'entries[3].target' of symlink 'inductor/fx/link' is longer than 4095 bytes");
   CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target.clear(); })),
                     "manifest field 'entries[3].target' of symlink 'inductor/fx/link' is empty");
+  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target = "/etc/shadow"; })),
+                    "manifest field 'entries[3].target' of symlink 'inductor/fx/link' is absolute: '/etc/shadow'");
 }
 
 TEST_CASE("deep or repeated JSON is refused by the manifest parser (issue 6, defects 3 and 4)") {

@@ -97,11 +97,7 @@ TEST_CASE("relocated restore: group files name the new folder, other bytes are a
 }
 
 TEST_CASE("relocated restore of the real fixture: every __grp__ child path exists", "[fixture]") {
-  fs::path fixture = test::real_fixture();
-  if (fixture.empty()) {
-    WARN("skipped: ../shared/fixtures/real-cache-h200.tar.xz is absent");
-    return;
-  }
+  fs::path fixture = test::real_fixture();  // skipped (never passed) when the fixture is absent
   test::ScratchDir t;
   (void)pack::create_archive(dirs_of(fixture / "inductor_cache", fixture / "triton_cache"), t / "real.ccpack", {});
   unpack::Archive a = unpack::Archive::open(t / "real.ccpack");

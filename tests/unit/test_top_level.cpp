@@ -193,6 +193,15 @@ TEST_CASE("a streamed stage 1 reads what a kept one reads, and stage 2 reads the
   CHECK_THROWS_WITH(first.load_full(), Catch::Contains("changed while it was read: its manifest is not the one checked"));
 }
 
+TEST_CASE("stage 2 refuses a manifest whose top-level fields stage 1 read differently") {
+  test::ScratchDir t;
+  pack_sample(t);
+  unpack::Archive a = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
+  a.manifest.tar_size += 1;  // what a stage-1 scan that misread the text would leave; restore planned with it
+  CHECK_THROWS_WITH(a.load_full(), "'" + (t / "a.ccpack").string() +
+                                       "': manifest top-level fields read differently by the two stages");
+}
+
 TEST_CASE("a streamed stage 1 runs the gate before any parse and refuses bad structure in the same words") {
   test::ScratchDir t;
   test::write_file(t / "ind/a.py", "print(1)\n");
