@@ -2,7 +2,7 @@
 //
 // A std::vector<Entry> costs about 230 bytes an entry plus the path (a 32-byte std::string and its own heap
 // block for a path of ~90 bytes, a second std::string for the link target): 260 MB at a million entries, which
-// with the manifest text and zstd's window broke the 512 MiB target of issue 14. EntryList keeps
+// with the manifest text and zstd's window broke the 512 MiB peak target. EntryList keeps
 //   - the path once, as a name below its folder: a folder entry holds its whole path in a text arena, any other
 //     entry the entry index of its folder (`parent`) and its own name, so "triton/<52-char key>/" is stored
 //     once per folder, not once per file;

@@ -336,7 +336,7 @@ ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
   walk = ScanResult();
   check_links(dirs, out.entries);
   // The walk's many small blocks are free now but held by the allocator: give the whole pages back before the
-  // packer allocates the compressor (peak RSS is what issue 14 bounds).
+  // packer allocates the compressor (peak RSS is bounded: docs/PERFORMANCE.md).
   ::malloc_trim(0);
   return out;
 }

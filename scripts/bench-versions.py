@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two ccpack builds against the stock tools in one run: did a change move the ratios?
 
-Why: a refactor (issue 7) or a new check must not make create or restore slower relative to `tar | zstd`. A ratio
+Why: a refactor or a new check must not make create or restore slower relative to `tar | zstd`. A ratio
 taken today and one taken last week on a shared machine differ by more than the change being judged, so both
 builds are measured here in the same run, on the same data, alternating with stock, and their ratios compared.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark ccpack against the stock `tar | zstd --long` pipeline on a torch.compile cache.
 
-Why: ccpack has numeric targets, each a ratio to stock measured in the same run (issue 14: create <= 0.8x,
+Why: ccpack has numeric targets, each a ratio to stock measured in the same run (create <= 0.8x,
 restore <= 0.3x on the real fixture and <= 0.35x at 100k files, no-op restore within 50/100/500 ms, peak RSS
 <= 512 MiB up to a million files). This script measures them the same way every time, checks that a restore
 gives back the source, and guards against regressions.
@@ -345,7 +345,7 @@ def print_report(r):
     for threads, f in (r["floor"] or {}).items():
         print(f"{'floor, ' + threads + ' thread(s)':26s}create {f['create_s']:.3f} s (+ syncfs {f['sync_s']:.3f} s);"
               f" ccpack restore / floor {r['restore_s']['ccpack'] / f['create_s']:.2f}")
-    print("\ntargets (issue 14):")
+    print("\ntargets:")
     for (text, passed), what in zip(report.cells(r["case"], r), ("create", "restore", "no-op restore", "peak RSS")):
         print(f"  {what:24s}{text:40s}{'' if passed is None else 'PASS' if passed else 'FAIL'}")
 
@@ -385,7 +385,7 @@ def parse_args():
                          "dir: into folders of --workdir's filesystem (default here: %(default)s)")
     ap.add_argument("--delete-between-reps", action="store_true",
                     help="--restore-fs dir: delete earlier restore targets before each rep (default: move them aside)")
-    ap.add_argument("--targets", action="store_true", help="measure the cases of issue 14 (fixture, 100k, 1m) and "
+    ap.add_argument("--targets", action="store_true", help="measure the target cases (fixture, 100k, 1m) and "
                     "print the targets table with PASS/FAIL per cell, the machine and the date")
     ap.add_argument("--cases", help="comma-separated cases to measure (fixture, 100k, 1m; default: fixture, or all "
                     "three with --targets)")

@@ -1,5 +1,5 @@
 #!/bin/bash
-# GPU proof of the environment fingerprint (issue 8), for the device tool (an H200 with torch + triton, no internet).
+# GPU proof of the environment fingerprint, for the device tool (an H200 with torch + triton, no internet).
 #  1. `ccpack fingerprint --json` agrees with what torch, triton and nvidia-smi report here (torch imported by this
 #     script, never by ccpack); the probe's wall time.
 #  2. A real warm-up (step.py, MODE=default to stay short), the warm control run in the same folders, create

@@ -57,7 +57,7 @@ TEST_CASE("damaged headers are named") {
   CHECK_THROWS_AS(read_bytes(dir, good.substr(0, 20)), IntegrityError);
 }
 
-TEST_CASE("a payload size that overflows with the header size is named (issue 6, defect 9)") {
+TEST_CASE("a payload size that overflows with the header size is named") {
   test::ScratchDir dir;
   std::string bytes = encoded(UINT64_MAX) + "abc";
   CHECK_THROWS_WITH(read_bytes(dir, bytes), "'" + (dir / "a.ccpack").string() +

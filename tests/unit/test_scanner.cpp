@@ -1,4 +1,4 @@
-// pack/scanner: create refuses what restore would refuse, naming the path (issue 6, defects 1, 8 and 10).
+// pack/scanner: create refuses what restore would refuse, naming the path.
 #include <catch2/catch.hpp>
 
 #include "manifest/locations.hpp"
