@@ -18,6 +18,7 @@ Exit status: 0 when it ran, 1 when a command failed or a restore did not match, 
 """
 import argparse
 import os
+import tempfile
 import statistics
 import subprocess
 import sys
@@ -142,9 +143,9 @@ def main():
     ap.add_argument("--before", required=True, help="the older ccpack binary")
     ap.add_argument("--ccpack", default=str(bench.REPO / "build" / "ccpack"), help="the newer binary (default: "
                     "build/ccpack)")
-    ap.add_argument("--cache", default="/tmp/scale-bench/fixture",
-                    help="folder holding inductor_cache and triton_cache (default: /tmp/scale-bench/fixture, which "
-                         "`bench.py --workdir /tmp/scale-bench` unpacks)")
+    ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "ccpack-bench", "fixture"),
+                    help="folder holding inductor_cache and triton_cache (default: %(default)s, where `bench.py` "
+                         "unpacks the real fixture with its default --workdir)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--workdir", default="/tmp/ccpack-bench-versions")
     ap.add_argument("--python", default=sys.executable, help="interpreter the fingerprint probes")

@@ -23,7 +23,6 @@ trap '[ -n "$REG_PID" ] && kill "$REG_PID" 2>/dev/null; wait 2>/dev/null; rm -rf
 
 if [ -z "$CACHE" ]; then
   FIXTURE="$ROOT/../shared/fixtures/real-cache-h200.tar.xz"
-  [ -f "$FIXTURE" ] || FIXTURE=/work/shared/fixtures/real-cache-h200.tar.xz
   if [ -f "$FIXTURE" ]; then
     mkdir -p "$W/cache" && tar -xJf "$FIXTURE" -C "$W/cache"
     IND=$(find "$W/cache" -maxdepth 3 -type d -name 'inductor*' | head -1)
