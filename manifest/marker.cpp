@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 
+#include <ctime>
+
 #include <nlohmann/json.hpp>
 
 #include "manifest/json_guard.hpp"
@@ -25,6 +27,8 @@ std::string Marker::to_json() const {
   j["archive_manifest_sha256"] = archive_manifest_sha256;
   j["component"] = component;
   j["restored_by"] = restored_by;
+  j["restored_at"] = restored_at;
+  j["signed_by"] = signed_by.empty() ? ojson(nullptr) : ojson(signed_by);
   j["fingerprint"] = ojson::parse(fingerprint_json);
   return j.dump() + "\n";
 }
@@ -42,6 +46,8 @@ std::optional<Marker> Marker::parse(std::string_view text) {
     m.archive_manifest_sha256 = j.at("archive_manifest_sha256").get<std::string>();
     m.component = j.at("component").get<std::string>();
     m.restored_by = j.value("restored_by", std::string());
+    m.restored_at = j.value("restored_at", std::string());
+    if (auto it = j.find("signed_by"); it != j.end() && !it->is_null()) m.signed_by = it->get<std::string>();
     const ojson& fp = j.at("fingerprint");
     if (!fp.is_object()) return std::nullopt;
     m.fingerprint_json = fp.dump();
@@ -52,6 +58,15 @@ std::optional<Marker> Marker::parse(std::string_view text) {
   } catch (const IntegrityError&) {
     return std::nullopt;
   }
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 std::optional<Marker> Marker::read(const std::filesystem::path& dir) {

@@ -4,9 +4,14 @@
 // restore of the same archive is a no-op and `purge` can judge the folder without the archive.
 //
 //   {"marker": 1, "archive_manifest_sha256": "<64 hex>", "component": "inductor",
-//    "restored_by": "ccpack 0.1.0", "fingerprint": {...}}
+//    "restored_by": "ccpack 0.1.0", "restored_at": "2026-12-01T09:30:00Z", "signed_by": "<key id>" | null,
+//    "fingerprint": {...}}
 //
 // Markers written before the "marker" version key existed have the same other keys and read as version 1.
+// "restored_at" and "signed_by" (the trusted key whose signature the restore verified; null when restored with
+// --allow-unsigned and no trusted signature) came later in version 1: a marker without them reads with both empty,
+// and an older ccpack ignores them. Beside the marker, restore keeps the folder's entry list
+// (manifest/restored_entries.hpp).
 // A marker that cannot be read or parsed is treated as absent: the folder is restored again, never trusted.
 #pragma once
 
@@ -26,6 +31,8 @@ struct Marker {
   std::string archive_manifest_sha256;  // lower-case hex
   std::string component;
   std::string restored_by;
+  std::string restored_at;  // UTC, RFC 3339; empty in older markers
+  std::string signed_by;    // key id; empty: no trusted signature, or an older marker
   std::string fingerprint_json = "{}";  // a JSON object, as recorded in the archive
 
   [[nodiscard]] std::string to_json() const;
@@ -34,5 +41,8 @@ struct Marker {
   // Reads `<dir>/<kMarkerName>`; nullopt when absent, unreadable, oversized or invalid.
   [[nodiscard]] static std::optional<Marker> read(const std::filesystem::path& dir);
 };
+
+// Now, UTC, RFC 3339 ("2026-12-01T09:30:00Z"): a marker's restored_at.
+[[nodiscard]] std::string utc_now();
 
 }  // namespace ccpack::manifest

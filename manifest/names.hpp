@@ -2,6 +2,7 @@
 // create, the manifest check refuses archive entries that would collide with them, and restore writes them.
 //
 //   T/.ccpack-marker.json            the restore marker of target folder T (see manifest/marker.hpp)
+//   T/.ccpack-entries                the entries the restore put into T (see manifest/restored_entries.hpp)
 //   P/.T.ccpack-staging.<pid>        staging folder for T, beside it in T's parent P; also the old content after
 //                                    the swap, until it is removed
 #pragma once
@@ -12,6 +13,7 @@
 namespace ccpack::manifest {
 
 inline constexpr std::string_view kMarkerName = ".ccpack-marker.json";
+inline constexpr std::string_view kEntriesName = ".ccpack-entries";
 inline constexpr std::string_view kStagingInfix = ".ccpack-staging.";
 // Every name ccpack reserves starts with this prefix or contains kStagingInfix.
 inline constexpr std::string_view kReservedPrefix = ".ccpack-";

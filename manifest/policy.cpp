@@ -85,6 +85,16 @@ std::string why_of(const FieldRule* r) { return r ? std::string(r->why) : "a fie
 
 bool contains(const std::vector<std::string>& list, std::string_view s) { return std::find(list.begin(), list.end(), s) != list.end(); }
 
+// Whether two recorded values differ: set-valued fields as sets (the difference is kept in the row), others
+// byte for byte.
+bool differ(std::string_view name, const std::string& archive, const std::string& local, ComparisonRow& row) {
+  if (archive == local) return false;
+  std::optional<ListSyntax> syntax = list_syntax(name);
+  if (!syntax) return true;
+  row.diff = diff_entries(*syntax, archive, local);
+  return !row.diff->empty();
+}
+
 // The row of one field.
 ComparisonRow compare_field(std::string_view name, const Fingerprint& archive, const Fingerprint& local,
                             const std::vector<ComponentRef>& comps, bool ignored) {
@@ -107,7 +117,7 @@ ComparisonRow compare_field(std::string_view name, const Fingerprint& archive, c
       base = Verdict::warn;
       row.why = !a ? "not recorded in the archive: cannot compare" : "absent on one side: cannot compare";
     }
-  } else if (*a->value != *l->value) {
+  } else if (differ(name, *a->value, *l->value, row)) {
     base = Verdict::stale;  // refined per component by its rule below
     std::optional<int> order = compare_versions(*l->value, *a->value);
     local_older = order && *order < 0;
@@ -131,6 +141,19 @@ std::string target_list(const std::vector<TritonTarget>& targets) {
     s += (s.empty() ? "" : ", ") + arch_name(t) + " (" + std::to_string(t.kernels) + " kernels, triton " + t.triton_version + ")";
   }
   return s;
+}
+
+// cache.targets as a set: the archive's kernel archs (with their kernel counts) against this machine's GPU archs.
+SetDiff targets_diff(const std::vector<TritonTarget>& targets, const std::string& local_archs) {
+  std::vector<std::string> archs;
+  for (const TritonTarget& t : targets) archs.push_back(arch_name(t));
+  SetDiff d = diff_entries(ListSyntax::comma, archs, split_entries(ListSyntax::comma, local_archs));
+  std::vector<std::string> removed;
+  for (const TritonTarget& t : targets) {
+    if (std::find(d.removed.begin(), d.removed.end(), arch_name(t)) != d.removed.end()) removed.push_back(target_list({t}));
+  }
+  d.removed = std::move(removed);
+  return d;
 }
 
 // The archive's kernel targets against this machine's GPU arch.
@@ -157,6 +180,7 @@ ComparisonRow compare_targets(const Fingerprint& archive, const Fingerprint& loc
       if (hits == 0) base = Verdict::stale;
       if (hits > 0 && hits < archive.triton_targets.size()) base = Verdict::warn;
       if (base != Verdict::match) row.why = hits == 0 ? std::string(r->why) : "only some of the cache's kernels target this GPU";
+      if (base != Verdict::match) row.diff = targets_diff(archive.triton_targets, *l->value);
     }
   }
   for (const ComponentRef& c : comps) row.verdicts.push_back(ignored ? Verdict::match : applies(rule_for(r, c.kind), base));
@@ -247,38 +271,59 @@ std::string Comparison::summary() const {
     Verdict v = component_verdicts[i];
     if (v == Verdict::match) continue;
     std::string fields;
-    for (const ComparisonRow& row : rows) {
-      if (row.verdicts[i] == v) fields += (fields.empty() ? "" : ", ") + row.field;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      if (rows[r].verdicts[i] != v) continue;
+      // A set difference is spelled out where the field is first named, the field alone after that.
+      bool named_before = false;
+      for (std::size_t k = 0; k < i; ++k) named_before = named_before || (component_verdicts[k] != Verdict::match && rows[r].verdicts[k] == component_verdicts[k]);
+      fields += (fields.empty() ? "" : ", ") + (named_before ? rows[r].field : rows[r].named_difference());
     }
     out += (out.empty() ? "" : "; ") + escaped(components[i].name, 64) + " " + std::string(to_string(v)) + " (" + fields + ")";
   }
   return out.empty() ? "everything matches" : out;
 }
 
-std::string Comparison::to_table(bool all_rows) const {
-  constexpr std::size_t kCell = 34;  // values longer than this are cut in the table (--json has them whole)
-  auto cell = [](const std::optional<std::string>& v, const std::string& note) {
-    if (v) return v->empty() ? std::string("(none)") : escaped(*v, kCell);
-    return escaped(note.empty() ? "absent" : note, kCell);
+std::string ComparisonRow::named_difference() const {
+  if (!diff || diff->empty()) return field;
+  std::vector<std::string> phrases = diff->phrases();
+  std::string out = field + ": " + escaped(phrases.front());
+  if (phrases.size() > 1) out += " (and " + std::to_string(phrases.size() - 1) + " more)";
+  return out;
+}
+
+namespace {
+
+bool row_differs(const ComparisonRow& row) {
+  return std::any_of(row.verdicts.begin(), row.verdicts.end(), [](Verdict v) { return v != Verdict::match; });
+}
+
+// One side of a set difference in a table cell: its entries (every one when `whole`, else the first
+// kTableEntries and a count), or what the other side has that this one lacks.
+std::string side_cell(const SetDiff& d, bool archive_side, bool whole) {
+  std::vector<std::string> entries = archive_side ? d.archive_side() : d.local_side();
+  if (entries.empty()) return archive_side ? "(not in the archive)" : "(not here)";
+  std::size_t shown = whole ? entries.size() : std::min(entries.size(), kTableEntries);
+  std::vector<std::string> cut;
+  for (std::size_t i = 0; i < shown; ++i) cut.push_back(escaped(entries[i]));
+  std::string out = join_entries(d.syntax, cut);
+  if (shown < entries.size()) out += " (+" + std::to_string(entries.size() - shown) + " more; --json lists all)";
+  return out;
+}
+
+// The archive and local cells of one row (see to_table in policy.hpp).
+std::pair<std::string, std::string> value_cells(const ComparisonRow& row, bool only_difference) {
+  bool differs = row_differs(row) || row.ignored;
+  if (differs && row.diff && !row.diff->empty()) return {side_cell(*row.diff, true, only_difference), side_cell(*row.diff, false, only_difference)};
+  std::size_t max = differs && only_difference ? 0 : kTableCell;
+  auto cell = [max](const std::optional<std::string>& v, const std::string& note) {
+    if (v) return v->empty() ? std::string("(none)") : escaped(*v, max);
+    return escaped(note.empty() ? "absent" : note, max);
   };
-  std::vector<std::vector<std::string>> table;
-  std::vector<std::string> head{"field", "archive", "local"};
-  for (const ComponentRef& comp : components) head.push_back(escaped(comp.name, 16));
-  head.emplace_back("why");
-  table.push_back(head);
-  for (const ComparisonRow& row : rows) {
-    bool differs = std::any_of(row.verdicts.begin(), row.verdicts.end(), [](Verdict v) { return v != Verdict::match; });
-    if (!all_rows && !differs && !row.ignored) continue;
-    std::vector<std::string> line{escaped(row.field, 40), cell(row.archive, row.archive_note), cell(row.local, row.local_note)};
-    for (Verdict v : row.verdicts) line.emplace_back(row.ignored ? "ignored" : to_string(v));
-    line.push_back(row.ignored ? "ignored (--ignore)" : escaped(row.why, 200));
-    table.push_back(std::move(line));
-  }
-  std::vector<std::string> verdict_line{"=> verdict", "", ""};
-  for (Verdict v : component_verdicts) verdict_line.emplace_back(to_string(v));
-  verdict_line.emplace_back(archive_recorded ? "" : "the archive records no fingerprint (made before fingerprints)");
-  table.push_back(std::move(verdict_line));
-  std::vector<std::size_t> width(head.size(), 0);
+  return {cell(row.archive, row.archive_note), cell(row.local, row.local_note)};
+}
+
+std::string aligned(const std::vector<std::vector<std::string>>& table) {
+  std::vector<std::size_t> width(table.front().size(), 0);
   for (const auto& line : table) {
     for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
   }
@@ -293,6 +338,30 @@ std::string Comparison::to_table(bool all_rows) const {
     out += text + "\n";
   }
   return out;
+}
+
+}  // namespace
+
+std::string Comparison::to_table(bool all_rows) const {
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> head{"field", "archive", "local"};
+  for (const ComponentRef& comp : components) head.push_back(escaped(comp.name, 16));
+  head.emplace_back("why");
+  table.push_back(head);
+  std::size_t differing = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), row_differs));
+  for (const ComparisonRow& row : rows) {
+    if (!all_rows && !row_differs(row) && !row.ignored) continue;
+    auto [archive_cell, local_cell] = value_cells(row, differing == 1);
+    std::vector<std::string> line{escaped(row.field, 40), archive_cell, local_cell};
+    for (Verdict v : row.verdicts) line.emplace_back(row.ignored ? "ignored" : to_string(v));
+    line.push_back(row.ignored ? "ignored (--ignore)" : escaped(row.why, 200));
+    table.push_back(std::move(line));
+  }
+  std::vector<std::string> verdict_line{"=> verdict", "", ""};
+  for (Verdict v : component_verdicts) verdict_line.emplace_back(to_string(v));
+  verdict_line.emplace_back(archive_recorded ? "" : "the archive records no fingerprint (made before fingerprints)");
+  table.push_back(std::move(verdict_line));
+  return aligned(table);
 }
 
 OnMismatch parse_on_mismatch(std::string_view text, std::string_view origin) {

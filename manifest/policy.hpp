@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "manifest/field_set.hpp"
 #include "manifest/fingerprint.hpp"
 #include "manifest/manifest.hpp"
 
@@ -70,7 +71,16 @@ struct ComparisonRow {
   std::vector<Verdict> verdicts;  // one per component, in the order given to compare()
   bool ignored = false;
   std::string why;  // empty when everything matches
+  // Set-valued fields (field_set.hpp) known on both sides: what differs, entry by entry (empty when the sets are
+  // equal). nullopt for single values, and where one side is absent or not recorded.
+  std::optional<SetDiff> diff;
+  // "wheels.cuda: nvidia-cusparselt-cu13==0.8.0 only in the archive (and 2 more)" for a set difference; the
+  // field name alone otherwise.
+  [[nodiscard]] std::string named_difference() const;
 };
+
+inline constexpr std::size_t kTableCell = 34;
+inline constexpr std::size_t kTableEntries = 3;
 
 struct Comparison {
   std::vector<ComponentRef> components;
@@ -81,10 +91,14 @@ struct Comparison {
   [[nodiscard]] Verdict worst() const;
   // True when anything is stale or refused: restore --on-mismatch=refuse writes nothing.
   [[nodiscard]] bool blocks() const { return worst() >= Verdict::stale; }
-  // One line: "inductor stale (torch.version), triton refuse (cpu.arch)".
+  // One line: "inductor stale (torch.version), triton refuse (cpu.arch)"; a set-valued field names its first
+  // differing entry where the field is first named: "inductor stale (wheels.cuda: X==1 only in the archive);
+  // triton warn (wheels.cuda)".
   [[nodiscard]] std::string summary() const;
   // The table of check/restore: field | archive | local | <component>... | why. `all_rows` false: only rows
-  // that do not match.
+  // that do not match. A set-valued row shows only what differs (each side's entries that the other lacks or
+  // spells otherwise, up to kTableEntries a side); a matching row cuts values at kTableCell bytes. A differing
+  // single value is cut at kTableCell too, unless it is the only differing row: then every value is whole.
   [[nodiscard]] std::string to_table(bool all_rows) const;
 };
 

@@ -15,9 +15,9 @@ namespace {
 
 using manifest::Fingerprint;
 
-// Untrusted text, escaped and made inert for Markdown.
-std::string md(std::string_view s, std::size_t max = 200) {
-  std::string e = escaped(s, max);
+// Untrusted text, escaped and made inert for Markdown; never cut (the card holds the record whole).
+std::string md(std::string_view s) {
+  std::string e = escaped(s);
   std::string out;
   for (char c : e) {
     if (c == '|' || c == '`' || c == '*' || c == '<' || c == '>' || c == '[' || c == ']') out += '\\';
@@ -44,7 +44,16 @@ void fields(std::string& out, const Fingerprint& fp, std::string_view section) {
   out += "\n## " + std::string(section) + "\n\n";
   for (const manifest::FieldRule& r : manifest::field_rules()) {
     if (r.field == manifest::kTargetsField || section_of(r.field) != section) continue;
-    out += "- " + std::string(r.field) + ": " + value_of(fp, r.field) + "\n";
+    // A set-valued field with several entries: one sub-item each, so a long list reads entry by entry.
+    const manifest::FieldValue* v = fp.get(r.field);
+    std::optional<manifest::ListSyntax> syntax = manifest::list_syntax(r.field);
+    std::vector<std::string> entries = syntax && v && v->value ? manifest::split_entries(*syntax, *v->value) : std::vector<std::string>{};
+    if (entries.size() < 2) {
+      out += "- " + std::string(r.field) + ": " + value_of(fp, r.field) + "\n";
+      continue;
+    }
+    out += "- " + std::string(r.field) + ": " + std::to_string(entries.size()) + " entries\n";
+    for (const std::string& e : entries) out += "  - " + md(e) + "\n";
   }
 }
 
@@ -125,7 +134,7 @@ void triggers(std::string& out, const CardInput& in) {
     if (effects.empty()) continue;
     std::string recorded = r.field == manifest::kTargetsField ? "the kernels' targets above" : value_of(*in.fingerprint, r.field);
     out.append("- [ ] ").append(r.field).append(" = ").append(recorded).append(" -> ").append(effects);
-    out.append(". ").append(md(r.why, 300)).append("\n");
+    out.append(". ").append(md(r.why)).append("\n");
   }
 }
 

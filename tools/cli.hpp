@@ -83,5 +83,6 @@ void add_import(CLI::App& app, Commands& commands);
 void add_push(CLI::App& app, Commands& commands);
 void add_pull(CLI::App& app, Commands& commands);
 void add_purge(CLI::App& app, Commands& commands);
+void add_status(CLI::App& app, Commands& commands);
 
 }  // namespace ccpack::tools

@@ -140,9 +140,6 @@ void warn_differences(const Reporter& out, const manifest::Comparison& c, bool f
     out.warn("the archive records no fingerprint (made before fingerprints): restored without a check");
     return;
   }
-  auto shown = [](const std::optional<std::string>& v, const std::string& note) {
-    return v ? "'" + escaped(*v, 80) + "'" : escaped(note, 80);
-  };
   for (const manifest::ComparisonRow& row : c.rows) {
     std::string verdicts;
     for (std::size_t i = 0; i < c.components.size(); ++i) {
@@ -150,8 +147,7 @@ void warn_differences(const Reporter& out, const manifest::Comparison& c, bool f
       verdicts += (verdicts.empty() ? "" : ", ") + c.components[i].name + " " + std::string(manifest::to_string(row.verdicts[i]));
     }
     if (verdicts.empty()) continue;
-    out.warn("fingerprint field " + row.field + " differs (archive " + shown(row.archive, row.archive_note) + ", here " +
-             shown(row.local, row.local_note) + "): " + verdicts + (forced ? ", restored anyway (--on-mismatch=force)" : "") +
+    out.warn("fingerprint field " + row.field + " differs (" + difference_text(row) + "): " + verdicts + (forced ? ", restored anyway (--on-mismatch=force)" : "") +
              ": " + row.why);
   }
 }
@@ -209,7 +205,9 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
 int run_from_registry(const RestoreOptions& o, const Reporter& out, const unpack::RestoreOptions& ro) {
   if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
   unpack::TrustReport trust;
-  unpack::RestoreReport r = restore_from_registry(o.archive.string(), manifest::resolve_cache_dirs(o.dirs), ro, o.registry,
+  unpack::RestoreOptions with_trust = ro;
+  with_trust.trust = &trust;  // filled by the gate before the restore writes a marker
+  unpack::RestoreReport r = restore_from_registry(o.archive.string(), manifest::resolve_cache_dirs(o.dirs), with_trust, o.registry,
                                                   trust_gate(o.trust, out, trust));
   if (o.print_env) print_env(r);
   report(o, out, r, trust, nullptr);
@@ -271,6 +269,7 @@ int run(RestoreOptions& o) {
     ro.fits = fits_for_purge(a, fit);
     ro.purge_for = local;  // purged by the install, inside its locks
   }
+  ro.trust = &trust;
   unpack::RestoreReport r = unpack::restore(a, dirs, ro);
   // After the restore: a manifest that fails validation (read by the restore unless it is a no-op) is refused
   // with its one error line and no warning before it.

@@ -10,6 +10,7 @@
 #include "manifest/probe/probe.hpp"
 #include "tools/cli.hpp"
 #include "unpack/archive.hpp"
+#include "util/error.hpp"
 
 namespace ccpack::tools {
 
@@ -30,11 +31,21 @@ void check_ignored(const std::vector<std::string>& ignored);
 // The archive's fingerprint; IntegrityError naming the archive and the field when it is malformed.
 [[nodiscard]] manifest::Fingerprint archive_fingerprint(const unpack::Archive& archive);
 
-// The comparison for --json: {"verdict", "components": [{name, kind, verdict}], "fields": [{...}]}.
+// A set-valued row's difference for --json: {"added": [...], "removed": [...], "changed": [{name, archive,
+// local}]} (empty arrays when the sets are equal or a side is absent).
+[[nodiscard]] ojson set_diff_json(const manifest::ComparisonRow& row);
+// A differing row in words, for warnings: "archive 'a', here 'b'", or for a set-valued field its differences
+// ("X==1 only in the archive; Y: 1 -> 2"), at most `max_phrases` and a count of the rest.
+[[nodiscard]] std::string difference_text(const manifest::ComparisonRow& row, std::size_t max_phrases = 8);
+
+// The comparison for --json: {"verdict", "components": [{name, kind, verdict}], "fields": [{...}]}; set-valued
+// fields (and cache.targets) also carry set_diff_json's arrays.
 [[nodiscard]] ojson comparison_json(const manifest::Comparison& c);
 
 // Ends a command refused by the fingerprint: with --json the report `body` with ok:false, exit_code and error on
 // standard output; always the one line "ccpack: error: <message>" on standard error. Returns exit code 3.
 [[nodiscard]] int refused(const Reporter& out, ojson body, const std::string& message);
+// The same for any exit code a command ends with while still reporting (status: not restored). Returns the code.
+[[nodiscard]] int finish_with(const Reporter& out, ojson body, ExitCode exit_code, const std::string& message);
 
 }  // namespace ccpack::tools

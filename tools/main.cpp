@@ -104,6 +104,7 @@ int run_ccpack(int argc, char** argv) {
   tools::add_push(app, commands);
   tools::add_pull(app, commands);
   tools::add_purge(app, commands);
+  tools::add_status(app, commands);
 
   if (std::optional<int> code = before_parse(app, argc, argv)) return *code;
   try {

@@ -4,7 +4,8 @@
 //   P itself                    locked (folder_lock.hpp) for the whole restore: concurrent restores (eight ranks
 //                               on a pod) and purges queue here; the later restores see the marker and return
 //                               at once.
-//   P/.T.ccpack-staging.<pid>   the new content, extracted and checked, with T's marker (manifest/marker.hpp);
+//   P/.T.ccpack-staging.<pid>   the new content, extracted and checked, with T's marker (manifest/marker.hpp)
+//                               and entry list (manifest/restored_entries.hpp);
 //                               swapped with T as one set with the other components' (swap_set.hpp).
 // The phases, in order: resolve each component's target, lock the parents, remove debris of killed runs (every
 // run that takes the lock, the no-op too), read what the targets hold, plan (plan.hpp, no I/O), stage and check,
@@ -24,6 +25,7 @@
 
 #include "manifest/marker.hpp"
 #include "manifest/names.hpp"
+#include "manifest/restored_entries.hpp"
 #include "unpack/extractor.hpp"
 #include "unpack/folder_lock.hpp"
 #include "unpack/purge.hpp"
@@ -58,11 +60,18 @@ void remove_debris(const fs::path& parent, const std::string& base) {
   for (const fs::path& p : debris) remove_tree(p);
 }
 
-void write_marker(int dir_fd, const Archive& a, const std::string& component) {
+// The marker and the entry list (manifest/restored_entries.hpp) of a staged folder, written before the swap so
+// they appear with its content.
+void write_marker(int dir_fd, const Archive& a, const std::string& component, const RestoreOptions& options,
+                  const PathRelocator* relocator) {
+  manifest::write_restored_entries(dir_fd, a.manifest, component, to_hex(a.manifest_digest()),
+                                   [relocator](std::size_t i) { return relocator && relocator->handles(i); });
   manifest::Marker marker;
   marker.archive_manifest_sha256 = to_hex(a.manifest_digest());
   marker.component = component;
   marker.restored_by = std::string("ccpack ") + kVersion;
+  marker.restored_at = manifest::utc_now();
+  if (options.trust) marker.signed_by = options.trust->verified_by;
   marker.fingerprint_json = a.manifest.fingerprint_json;
   std::string text = marker.to_json();
   UniqueFd fd(::openat(dir_fd, std::string(manifest::kMarkerName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
@@ -174,7 +183,9 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const RestoreOption
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (relocators[i]) report.components[todo[i]->component].relocation = relocators[i]->stats();
   }
-  for (Slot* s : todo) write_marker(s->staging_fd.get(), archive, archive.manifest.components[s->component].name);
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    write_marker(todo[i]->staging_fd.get(), archive, archive.manifest.components[todo[i]->component].name, options, relocators[i].get());
+  }
   if (options.durable) {
     for (Slot* s : todo) {
       if (::syncfs(s->staging_fd.get()) != 0) throw_errno("cannot flush " + quoted_path(s->staging));

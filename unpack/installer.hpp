@@ -15,6 +15,7 @@
 #include "unpack/plan.hpp"
 #include "unpack/purge.hpp"
 #include "unpack/relocate.hpp"
+#include "unpack/trust.hpp"
 
 namespace ccpack::unpack {
 
@@ -36,6 +37,9 @@ struct RestoreOptions {
   // Called when another restore or purge holds a folder's parent, before waiting for it (as long as it takes).
   std::function<void(const std::filesystem::path& folder)> on_lock_wait;
   FaultHook fault;
+  // The trust gate's report for this archive, read when the markers are written (their signed_by); the gate of a
+  // streamed archive fills it before the restore reads the manifest. nullptr: no trusted signer recorded.
+  const TrustReport* trust = nullptr;
 };
 
 struct ComponentOutcome {

@@ -18,6 +18,7 @@ enum class ExitCode : int {
   usage = 2,      // bad command line
   refused = 3,    // environment fingerprint differs (policy refuses)
   integrity = 4,  // signature, hash, structure or safety check of an archive failed
+  not_restored = 5,  // `ccpack status`: a cache folder was not restored by ccpack (no marker, or named and missing)
 };
 
 // The exit-code table: `ccpack --help` prints it and a test checks the README's table against that output.

@@ -11,6 +11,8 @@
 #include <memory>
 #include <thread>
 
+#include "manifest/field_set.hpp"
+
 extern char** environ;
 
 namespace ccpack::manifest::probe {
@@ -28,7 +30,7 @@ std::string env_or_empty(const char* name) {
   return v ? v : "";
 }
 
-// KEY=VALUE of every variable `pick` selects, sorted, joined by ";".
+// KEY=VALUE of every variable `pick` selects, sorted, joined as a settings list (manifest/field_set.hpp).
 std::string joined_settings(bool (*pick)(std::string_view)) {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e) {
@@ -37,9 +39,7 @@ std::string joined_settings(bool (*pick)(std::string_view)) {
     if (pick(name)) out.emplace_back(kv);
   }
   std::sort(out.begin(), out.end());
-  std::string s;
-  for (const std::string& kv : out) s += (s.empty() ? "" : ";") + kv;
-  return s;
+  return join_entries(ListSyntax::settings, out);
 }
 
 }  // namespace

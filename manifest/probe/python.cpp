@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "manifest/field_set.hpp"
 #include "manifest/json_guard.hpp"
 #include "manifest/probe/probe.hpp"
 #include "util/escape.hpp"
@@ -149,9 +150,7 @@ std::string fill_python_fields(const InterpreterReport& interp, const Discovery&
   } else {
     fp.absent(field::python_abi, "python: sysconfig has no SOABI");
   }
-  std::string sites;
-  for (const std::string& s : found.site) sites += (sites.empty() ? "" : ", ") + s;
-  fp.set(field::python_site_packages, sites, "python sys.path");
+  fp.set(field::python_site_packages, join_entries(ListSyntax::comma, found.site), "python sys.path");
 
   auto version_of = [&](std::string_view f, std::initializer_list<const char*> names) -> std::string {
     for (const char* n : names) {
@@ -166,11 +165,11 @@ std::string fill_python_fields(const InterpreterReport& interp, const Discovery&
   version_of(field::torch_version, {"torch"});
   std::string triton_site = version_of(field::triton_version, {"triton", "pytorch_triton", "pytorch_triton_rocm"});
   version_of(field::ck4inductor_version, {"ck4inductor"});
-  std::string wheels;
+  std::vector<std::string> wheels;
   for (const auto& [name, v] : found.dists) {
-    if (is_cuda_wheel(name)) wheels += (wheels.empty() ? "" : ", ") + dashed(name) + "==" + v.first;
+    if (is_cuda_wheel(name)) wheels.push_back(dashed(name) + "==" + v.first);
   }
-  fp.set(field::wheels_cuda, wheels, src);
+  fp.set(field::wheels_cuda, join_entries(ListSyntax::comma, wheels), src);
 
   if (found.torch_version_py) {
     parse_torch_version_py(*found.torch_version_py, fp);

@@ -17,11 +17,11 @@ class Mismatch(Exception):
 
 
 def listing(root):
-    """Everything under root but ccpack's own restore marker, which is not part of the cache."""
+    """Everything under root but ccpack's own restore marker and entry list, which are not part of the cache."""
     out = {}
     for dirpath, dirs, names in os.walk(root):
         for n in dirs + names:
-            if dirpath == str(root) and n == ".ccpack-marker.json":
+            if dirpath == str(root) and n in (".ccpack-marker.json", ".ccpack-entries"):
                 continue
             p = os.path.join(dirpath, n)
             out[os.path.relpath(p, root)] = os.lstat(p)

@@ -85,9 +85,9 @@ t=$( { time "$BIN" restore -q "$W/cache.ccpack" --trust "$W/k.key.pub" 2>"$W/noo
 #    kernels by absolute path, and restore rewrites them for the folder restored into: checked below).
 for pair in "$IND:$W/build/ind" "$TRI:$W/build/tri"; do
   a=${pair%%:*} b=${pair#*:}
-  if diff <(cd "$a" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) \
-          <(cd "$b" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) >/dev/null &&
-     diff -r --exclude=.ccpack-marker.json --exclude='__grp__*.json' "$a" "$b" >/dev/null &&
+  if diff <(cd "$a" && find . \( -path ./.ccpack-marker.json -o -path ./.ccpack-entries \) -prune -o -printf '%p %y %m\n' | sort) \
+          <(cd "$b" && find . \( -path ./.ccpack-marker.json -o -path ./.ccpack-entries \) -prune -o -printf '%p %y %m\n' | sort) >/dev/null &&
+     diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude='__grp__*.json' "$a" "$b" >/dev/null &&
      python3 -c "import json,os,sys,glob
 g=glob.glob(sys.argv[1]+'/**/__grp__*.json', recursive=True)
 assert all(os.path.isfile(p) and p.startswith(sys.argv[1]+'/') for f in g for p in json.load(open(f))['child_paths'].values())" "$b"; then

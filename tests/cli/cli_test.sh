@@ -9,9 +9,9 @@ SUITE=cli  # the shared harness: $T, ok, bad, expect
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 same_tree() {  # same files, bytes and modes (restore marker aside; Triton group files checked by grp_ok)
-  if diff <(cd "$1" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) \
-          <(cd "$2" && find . -path ./.ccpack-marker.json -prune -o -printf '%p %y %m\n' | sort) >/dev/null &&
-     diff -r --exclude=.ccpack-marker.json --exclude='__grp__*.json' "$1" "$2" >/dev/null; then ok; else bad "trees differ: $1 vs $2"; fi
+  if diff <(cd "$1" && find . \( -path ./.ccpack-marker.json -o -path ./.ccpack-entries \) -prune -o -printf '%p %y %m\n' | sort) \
+          <(cd "$2" && find . \( -path ./.ccpack-marker.json -o -path ./.ccpack-entries \) -prune -o -printf '%p %y %m\n' | sort) >/dev/null &&
+     diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude='__grp__*.json' "$1" "$2" >/dev/null; then ok; else bad "trees differ: $1 vs $2"; fi
 }
 
 grp_ok() {  # every child path of every Triton group file under $1 is a file under $1
@@ -125,8 +125,8 @@ mv "$T/bp/src" "$T/bp/orig"
 expect 0 "" -- "$CCPACK" restore -q "$T/bp.ccpack" --at-build-paths --print-env
 ( unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR; eval "$(cat "$T/out")"
   [ "$TORCHINDUCTOR_CACHE_DIR" = "$T/bp/src/inductor_cache" ] && [ "$TRITON_CACHE_DIR" = "$T/bp/src/triton_cache" ] &&
-  diff -r --exclude=.ccpack-marker.json "$TORCHINDUCTOR_CACHE_DIR" "$T/bp/orig/inductor_cache" >/dev/null &&
-  diff -r --exclude=.ccpack-marker.json --exclude='__grp__*.json' "$TRITON_CACHE_DIR" "$T/bp/orig/triton_cache" >/dev/null ) &&
+  diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries "$TORCHINDUCTOR_CACHE_DIR" "$T/bp/orig/inductor_cache" >/dev/null &&
+  diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude='__grp__*.json' "$TRITON_CACHE_DIR" "$T/bp/orig/triton_cache" >/dev/null ) &&
   ok || bad "--print-env: $(cat "$T/out")"
 grp_ok "$T/bp/src/triton_cache"
 expect 2 "does not take --inductor-dir" -- "$CCPACK" restore "$T/bp.ccpack" --at-build-paths --inductor-dir "$T/x"

@@ -135,7 +135,7 @@ unsigned_env=(env -u CCPACK_ALLOW_UNSIGNED)
 expect 0 "OK, 1 frames and [0-9]+ files .*signed by trusted key $KEY_ID" -- "${unsigned_env[@]}" "$CCPACK" verify "$T/signed.ccpack" --trust "$T/imp.key.pub"
 expect 0 "triton: restored" -- "${unsigned_env[@]}" "$CCPACK" restore "$T/signed.ccpack" --trust "$T/imp.key.pub" \
   --inductor-dir "$T/rs/ind" --triton-dir "$T/rs/tri"
-diff -r --exclude=.ccpack-marker.json --exclude='__grp__*.json' "$SAMPLE/triton_cache" "$T/rs/tri" >/dev/null && ok || bad "restored signed import differs"
+diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude='__grp__*.json' "$SAMPLE/triton_cache" "$T/rs/tri" >/dev/null && ok || bad "restored signed import differs"
 expect 4 "has no signature that verifies with a trusted key \\(.*untrusted key" -- "${unsigned_env[@]}" "$CCPACK" verify "$T/signed.ccpack" --trust "$T/other.key.pub"
 # The same key from the environment: the same signer; --json names it.
 expect 0 "" -- env CCPACK_SIGNING_KEY="$(cat "$T/imp.key")" "$CCPACK" import --json "$T/s.tar" -o "$T/signed-env.ccpack"

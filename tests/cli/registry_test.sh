@@ -204,7 +204,7 @@ check "refused pull leaves no file" [ ! -e "$T/liar.ccpack" ]
 
 # restore oci://: straight from the registry into the cache folders, the same trees as a local restore.
 same_tree() {
-  if diff -r --exclude=.ccpack-marker.json --exclude='__grp__*.json' "$1" "$2" >/dev/null &&  # group files name their folder
+  if diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude='__grp__*.json' "$1" "$2" >/dev/null &&  # group files name their folder
      diff <(cd "$1" && find . -printf '%p %y %m\n' | sort) <(cd "$2" && find . -printf '%p %y %m\n' | sort) >/dev/null; then ok
   else bad "trees differ: $1 vs $2"; fi
 }

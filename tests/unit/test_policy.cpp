@@ -57,7 +57,8 @@ TEST_CASE("an archive built for sm_90 is stale where the GPU is sm_80") {
   CHECK(row(c, kTargetsField).verdicts == verdicts(Verdict::stale, Verdict::stale, Verdict::stale));
   CHECK(c.blocks());
   CHECK(c.to_table(false).find("gpu.arch") != std::string::npos);
-  CHECK(c.summary().starts_with("inductor stale (gpu.arch, gpu.name, cache.targets); triton stale (gpu.arch, cache.targets)"));
+  CHECK(c.summary().starts_with(
+      "inductor stale (gpu.arch, gpu.name, cache.targets: sm_80 only here (and 1 more)); triton stale (gpu.arch, cache.targets)"));
 }
 
 TEST_CASE("contamination: a CUDA wheel present at build time and not here (and the reverse) makes inductor stale, keeps triton") {

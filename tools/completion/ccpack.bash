@@ -5,7 +5,7 @@
 _ccpack() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="create restore verify inspect import keygen sign fingerprint check push pull purge"
+  local commands="create restore verify inspect import keygen sign fingerprint check push pull purge status"
   local common="-h --help -j --jobs -q --quiet --json"
   local cmd="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -43,6 +43,7 @@ _ccpack() {
     fingerprint) opts="--python --inductor-dir --triton-dir --add $common" ;;
     check) opts="--python --ignore --inductor-dir --triton-dir --add $common" ;;
     purge) opts="--inductor-dir --triton-dir --add --python --dry-run --lock-timeout $common" ;;
+    status) opts="--inductor-dir --triton-dir --add --python --ignore --verify $common" ;;
     push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile $common" ;;
     pull) opts="-o --output --plain-http --ca-file --authfile --fingerprint $common" ;;
     *) return ;;
