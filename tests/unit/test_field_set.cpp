@@ -45,7 +45,7 @@ TEST_CASE("the set-valued fields and their syntax") {
   CHECK_FALSE(list_syntax(field::gpu_arch));
 }
 
-TEST_CASE("split and join are inverse; a setting's value may hold ';'") {
+TEST_CASE("split and join are inverse, and a setting's value may hold a semicolon") {
   CHECK(split_entries(ListSyntax::comma, "").empty());
   CHECK(split_entries(ListSyntax::comma, "a==1, b==2") == std::vector<std::string>{"a==1", "b==2"});
   CHECK(join_entries(ListSyntax::comma, {"a==1", "b==2"}) == "a==1, b==2");
@@ -110,7 +110,7 @@ TEST_CASE("env.inductor with one setting changed shows that variable with both v
   CHECK(added.to_table(false).find("env.inductor  (not in the archive)  TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON") != std::string::npos);
 }
 
-TEST_CASE("many differences: the table shows a few entries a side and a count; a long single value is whole when alone") {
+TEST_CASE("many differences: the table shows a few entries a side and a count, a long single value is whole when alone") {
   Fingerprint archive = with(field::wheels_cuda, "a==1, b==1, c==1, d==1, e==1");
   Fingerprint local = with(field::wheels_cuda, "");
   local.set(field::torch_version, "2.7.1+cu126", "x");

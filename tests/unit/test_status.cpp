@@ -83,7 +83,7 @@ TEST_CASE("the restored entry list round-trips, with escaped names, and reads as
   }
 }
 
-TEST_CASE("status right after a restore: nothing compiled; then what was added by hand, grouped") {
+TEST_CASE("status right after a restore: nothing compiled, then what was added by hand, grouped") {
   test::ScratchDir t;
   Manifest m = sample();
   restored(t / "ind", m, "inductor");
@@ -121,7 +121,7 @@ TEST_CASE("status right after a restore: nothing compiled; then what was added b
   CHECK_FALSE(si.verified);
 }
 
-TEST_CASE("status --verify names a file of the archive whose bytes changed; the states without a marker or list") {
+TEST_CASE("status --verify names a file of the archive whose bytes changed, the states without a marker or list") {
   test::ScratchDir t;
   restored(t / "ind", sample(), "inductor");
   CacheDir ind{"inductor", ComponentKind::inductor, t / "ind", "test"};
