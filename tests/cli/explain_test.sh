@@ -169,5 +169,13 @@ expect 0 "" -- "$CCPACK" status --inductor-dir "$T/s/ind"
 has "$T/out" "^triton '$HOME/.triton/cache' \(default\)$"
 has "$T/out" '^  not present \(nothing to look at\)$'
 
+# --- a signed archive: the marker names the key whose signature the restore verified ------------------------------
+expect 0 "" -- "$CCPACK" keygen --out "$T/k"
+KEY=$(cat "$T/out")
+expect 0 "" -- "$CCPACK" create -q -o "$T/signed.ccpack" "${DIRS[@]}" --sign-key "$T/k"
+CCPACK_ALLOW_UNSIGNED= expect 0 "" -- "$CCPACK" restore -q "$T/signed.ccpack" --trust "$T/k.pub" --inductor-dir "$T/g/ind" --triton-dir "$T/g/tri"
+expect 0 "" -- "$CCPACK" status --json --inductor-dir "$T/g/ind" --triton-dir "$T/g/tri"
+json_is "$T/out" "[f['archive']['signed_by'] for f in j['folders']]==['$KEY']*2"
+
 echo "explain: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
