@@ -41,9 +41,9 @@ def fake_python(name: str, torch_version: str) -> Path:
 
 
 def same_tree(a: Path, b: Path) -> list:
-    """The paths whose bytes differ or that only one side has (the restore marker aside)."""
+    """The paths whose bytes differ or that only one side has (the restore marker and entry list aside)."""
     diff = []
-    cmp = filecmp.dircmp(a, b, ignore=[".ccpack-marker.json"])
+    cmp = filecmp.dircmp(a, b, ignore=[".ccpack-marker.json", ".ccpack-entries"])
     stack = [(cmp, Path("."))]
     while stack:
         c, rel = stack.pop()
