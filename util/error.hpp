@@ -26,13 +26,15 @@ struct ExitCodeInfo {
   ExitCode code;
   std::string_view meaning;
 };
-inline constexpr std::array<ExitCodeInfo, 5> kExitCodes{{
+inline constexpr std::array<ExitCodeInfo, 6> kExitCodes{{
     {ExitCode::ok, "done (also: already restored)"},
     {ExitCode::error, "error: a missing or unreadable folder or file, an output path in a missing folder, I/O failure"},
     {ExitCode::usage, "usage: bad command line"},
     {ExitCode::refused, "refused: the environment fingerprint differs"},
     {ExitCode::integrity,
      "integrity: unsigned or not signed by a trusted key, not a ccpack archive, corrupt, truncated, tampered or unsafe content, hash mismatch"},
+    {ExitCode::not_restored,
+     "not restored: `ccpack status` found a cache folder that ccpack did not restore (no marker, or named and missing)"},
 }};
 
 class Error : public std::runtime_error {

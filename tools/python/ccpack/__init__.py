@@ -28,13 +28,13 @@ import sys
 from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Union
 
 from ccpack._binary import binary
-from ccpack.errors import Error, IntegrityError, Refused, UsageError, error_for
+from ccpack.errors import Error, IntegrityError, NotRestored, Refused, UsageError, error_for
 
 #: What restore does when the fingerprint makes a component stale or refused.
 OnMismatch = Literal["refuse", "force", "purge"]
 
 __all__ = ["create", "restore", "check", "verify", "inspect", "fingerprint", "status", "binary",
-           "Error", "UsageError", "Refused", "IntegrityError", "Report"]
+           "Error", "UsageError", "Refused", "IntegrityError", "NotRestored", "Report"]
 
 #: A path: a str or an os.PathLike.
 PathArg = Union[str, "os.PathLike[str]"]

@@ -58,8 +58,19 @@ class IntegrityError(Error):
     kind = "integrity"
 
 
+class NotRestored(Error):
+    """``status`` found a cache folder that ccpack did not restore (exit 5): no marker, or named and missing.
+
+    ``report["folders"]`` still says what was found for each folder.
+    """
+
+    exit_code = 5
+    kind = "not restored"
+
+
 #: Exit code -> exception class, for every exit code but 0.
-EXCEPTIONS: Dict[int, Type[Error]] = {cls.exit_code: cls for cls in (Error, UsageError, Refused, IntegrityError)}
+EXCEPTIONS: Dict[int, Type[Error]] = {
+    cls.exit_code: cls for cls in (Error, UsageError, Refused, IntegrityError, NotRestored)}
 
 
 def error_for(exit_code: int, message: str, report: Optional[Dict[str, Any]] = None, stderr: str = "") -> Error:
