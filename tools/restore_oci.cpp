@@ -77,6 +77,7 @@ RegistryArchive open_from_registry(const std::string& reference, const manifest:
           download->advance(size);
         },
         *log, note, &cancelled);
+    download->finish();  // the line goes before the restore's own report lines
   };
   auto payload = std::make_shared<unpack::StreamedPayload>(plan.payload_start, produce);
   out.archive = unpack::Archive::from_header(out.remote.what, std::move(h.header), payload, trust);
