@@ -39,18 +39,67 @@ std::string registry_error(const std::string& body) {
 
 }  // namespace
 
-Session::Session(oci::Reference reference, SessionOptions options)
-    : ref_(std::move(reference)), options_(std::move(options)), client_(std::make_unique<http::Client>(options_.http)) {
-  base_ = std::string(options_.http.plain_http ? "http://" : "https://") + ref_.api_host();
-  std::optional<std::string> origin = http::origin_of(base_);
-  if (!origin) throw UsageError("registry host '" + http::escape_for_message(ref_.registry) + "' is not a valid host");
-  origin_ = *origin;
+Session::Session(oci::Reference reference, SessionOptions options) : ref_(std::move(reference)), options_(std::move(options)) {
+  std::vector<Endpoint> endpoints = options_.endpoints;
+  if (endpoints.empty() || options_.push) {
+    Endpoint origin = endpoints.empty() ? Endpoint{ref_.registry, ref_.repository, options_.http.plain_http, false, false} : endpoints.back();
+    endpoints = {origin};
+  }
+  for (const Endpoint& e : endpoints) {
+    Site site;
+    site.endpoint = e;
+    std::string host = e.host == "docker.io" ? "registry-1.docker.io" : e.host;  // Docker Hub's API host
+    site.base = std::string(e.insecure ? "http://" : "https://") + host;
+    std::optional<std::string> origin = http::origin_of(site.base);
+    if (!origin || e.repository.empty()) {
+      throw UsageError("registry endpoint '" + http::escape_for_message(e.host + "/" + e.repository) + "' is not a valid host and repository");
+    }
+    site.origin = *origin;
+    http::Options http = options_.http;
+    http.plain_http = e.insecure;
+    site.client = std::make_unique<http::Client>(http);
+    sites_.push_back(std::move(site));
+  }
+  at_ = served_ = sites_.size() - 1;
 }
 
-std::string Session::url(const std::string& path) const { return base_ + "/v2/" + ref_.repository + path; }
+std::string Session::url(const std::string& path) const { return site().base + "/v2/" + site().endpoint.repository + path; }
+
+std::vector<std::string> Session::endpoint_names() const {
+  std::vector<std::string> out;
+  for (const Site& s : sites_) out.push_back(s.endpoint.host + "/" + s.endpoint.repository);
+  return out;
+}
+
+std::string Session::served_by() const { return sites_[served_].endpoint.host + "/" + sites_[served_].endpoint.repository; }
+
+template <class F>
+auto Session::each_site(bool by_digest, const std::atomic<bool>* cancelled, F request) {
+  const std::size_t origin = sites_.size() - 1;
+  for (std::size_t i = 0;; ++i) {
+    if (i < origin && sites_[i].endpoint.digest_only && !by_digest) continue;
+    at_ = i;
+    try {
+      auto answer = request(i == origin);
+      served_ = i;
+      at_ = origin;
+      return answer;
+    } catch (const IntegrityError&) {
+      at_ = origin;
+      throw;  // a mirror serving other bytes is an integrity error, never a reason to ask elsewhere
+    } catch (const http::Interrupted&) {
+      at_ = origin;
+      throw;  // bytes already reached the caller: it resumes (and asks the mirrors first again)
+    } catch (const Error& e) {
+      at_ = origin;
+      if (i == origin || (cancelled != nullptr && cancelled->load())) throw;
+      if (on_fallback) on_fallback("mirror " + sites_[i].endpoint.host + " failed (" + e.what() + "); trying the next endpoint");
+    }
+  }
+}
 
 void Session::fail(const http::Request& request, const http::Response& response, const std::string& doing) const {
-  std::string what = doing + " " + ref_.repository + " on " + ref_.registry + ": ";
+  std::string what = doing + " " + site().endpoint.repository + " on " + site().endpoint.host + ": ";
   std::string detail = registry_error(response.body);
   if (response.status == 401 || response.status == 403) {
     throw Error(what + "access denied (HTTP " + std::to_string(response.status) +
@@ -62,12 +111,12 @@ void Session::fail(const http::Request& request, const http::Response& response,
 }
 
 http::Response Session::send(http::Request request, const http::Sink& sink, std::size_t max_body) {
-  bool ours = http::origin_of(request.url) == origin_;
-  if (ours) request.authorization = authorization_;
-  http::Response r = client_->send(request, sink, max_body);
+  bool ours = http::origin_of(request.url) == site().origin;
+  if (ours) request.authorization = site().authorization;
+  http::Response r = site().client->send(request, sink, max_body);
   if (r.status == 401 && ours && authenticate(r)) {
-    request.authorization = authorization_;
-    r = client_->send(request, sink, max_body);
+    request.authorization = site().authorization;
+    r = site().client->send(request, sink, max_body);
   }
   return r;
 }
@@ -75,23 +124,25 @@ http::Response Session::send(http::Request request, const http::Sink& sink, std:
 bool Session::authenticate(const http::Response& response) {
   std::optional<Challenge> c = parse_challenge(response.header("www-authenticate"));
   if (!c) return false;
-  std::optional<Credentials> creds = find_credentials(ref_.registry, options_.authfile);
-  std::string before = authorization_;
+  std::optional<Credentials> creds = find_credentials(site().endpoint.host, options_.authfile);
+  std::string& authorization = site().authorization;
+  std::string before = authorization;
   if (c->scheme == "basic") {
     if (!creds || creds->username.empty()) return false;
-    authorization_ = "Basic " + base64_encode(creds->username + ":" + creds->password);
+    authorization = "Basic " + base64_encode(creds->username + ":" + creds->password);
   } else if (c->scheme == "bearer") {
-    authorization_ = "Bearer " + fetch_token(*c);
+    authorization = "Bearer " + fetch_token(*c);
   } else {
     return false;
   }
-  return authorization_ != before;
+  return authorization != before;
 }
 
 std::string Session::fetch_token(const Challenge& c) {
-  if (c.realm.empty()) throw Error("registry " + ref_.registry + " asked for a bearer token without naming a realm");
-  std::string scope = "repository:" + ref_.repository + (options_.push ? ":pull,push" : ":pull");
-  std::optional<Credentials> creds = find_credentials(ref_.registry, options_.authfile);
+  const std::string& host = site().endpoint.host;
+  if (c.realm.empty()) throw Error("registry " + host + " asked for a bearer token without naming a realm");
+  std::string scope = "repository:" + site().endpoint.repository + (options_.push ? ":pull,push" : ":pull");
+  std::optional<Credentials> creds = find_credentials(host, options_.authfile);
   http::Request r;
   std::string query = "service=" + percent_encode(c.service) + "&scope=" + percent_encode(scope);
   if (creds && !creds->identity_token.empty()) {  // OAuth2 refresh-token grant, as docker does
@@ -103,10 +154,10 @@ std::string Session::fetch_token(const Challenge& c) {
     r.url = c.realm + (c.realm.find('?') == std::string::npos ? "?" : "&") + query;
     if (creds && !creds->username.empty()) r.authorization = "Basic " + base64_encode(creds->username + ":" + creds->password);
   }
-  http::Response resp = client_->send(r);
+  http::Response resp = site().client->send(r);
   std::string realm = http::display_url(c.realm);
   if (resp.status != 200) {
-    throw Error("token server " + realm + " for " + ref_.registry + " answered HTTP " + std::to_string(resp.status) +
+    throw Error("token server " + realm + " for " + host + " answered HTTP " + std::to_string(resp.status) +
                 (resp.status == 401 || resp.status == 403 ? " (check the credentials)" : ""));
   }
   json doc = json::parse(resp.body, nullptr, false);
@@ -123,22 +174,25 @@ std::string Session::fetch_token(const Challenge& c) {
 }
 
 std::optional<Document> Session::get_manifest(const std::string& reference) {
-  http::Request r;
-  r.url = url("/manifests/" + reference);
-  r.headers.push_back("Accept: " + std::string(oci::kManifestAccept));
-  http::Response resp = send(r);
-  if (resp.status == 404) return std::nullopt;
-  if (resp.status != 200) fail(r, resp, "reading manifest " + http::escape_for_message(reference) + " of");
-  Document d;
-  d.bytes = std::move(resp.body);
-  d.digest = oci::digest_of(d.bytes);
-  std::string expected = oci::parse_digest(reference) ? reference : resp.header("docker-content-digest");
-  if (!expected.empty() && expected.starts_with("sha256:") && expected != d.digest) {
-    throw IntegrityError("manifest " + http::escape_for_message(reference) + " of " + ref_.str() + " has digest " + d.digest +
-                         ", expected " + http::escape_for_message(expected));
-  }
-  d.media_type = oci::media_type_of(d.bytes, resp.header("content-type"));
-  return d;
+  bool by_digest = oci::parse_digest(reference).has_value();
+  return each_site(by_digest, nullptr, [&](bool last) -> std::optional<Document> {
+    http::Request r;
+    r.url = url("/manifests/" + reference);
+    r.headers.push_back("Accept: " + std::string(oci::kManifestAccept));
+    http::Response resp = send(r);
+    if (resp.status == 404 && last) return std::nullopt;
+    if (resp.status != 200) fail(r, resp, "reading manifest " + http::escape_for_message(reference) + " of");
+    Document d;
+    d.bytes = std::move(resp.body);
+    d.digest = oci::digest_of(d.bytes);
+    std::string expected = by_digest ? reference : resp.header("docker-content-digest");
+    if (!expected.empty() && expected.starts_with("sha256:") && expected != d.digest) {
+      throw IntegrityError("manifest " + http::escape_for_message(reference) + " of " + ref_.str() + " from " + site().endpoint.host +
+                           " has digest " + d.digest + ", expected " + http::escape_for_message(expected));
+    }
+    d.media_type = oci::media_type_of(d.bytes, resp.header("content-type"));
+    return d;
+  });
 }
 
 std::string Session::put_manifest(const std::string& reference, const std::string& bytes, std::string_view media_type) {
@@ -152,7 +206,7 @@ std::string Session::put_manifest(const std::string& reference, const std::strin
   std::string digest = oci::digest_of(bytes);
   std::string claimed = resp.header("docker-content-digest");
   if (!claimed.empty() && claimed != digest) {
-    throw IntegrityError("registry " + ref_.registry + " stored the manifest under digest " + http::escape_for_message(claimed) +
+    throw IntegrityError("registry " + site().endpoint.host + " stored the manifest under digest " + http::escape_for_message(claimed) +
                          ", expected " + digest);
   }
   return digest;
@@ -176,7 +230,7 @@ void Session::upload(const std::string& digest, http::Request put) {
   http::Response resp = send(start);
   if (resp.status != 202) fail(start, resp, "starting an upload to");
   std::optional<std::string> location = http::resolve_url(resp.url, resp.header("location"));
-  if (!location) throw Error("registry " + ref_.registry + " started an upload without a valid Location");
+  if (!location) throw Error("registry " + site().endpoint.host + " started an upload without a valid Location");
   put.method = "PUT";
   put.url = *location + (location->find('?') == std::string::npos ? "?" : "&") + "digest=" + percent_encode(digest);
   put.headers.emplace_back("Content-Type: application/octet-stream");
@@ -196,20 +250,24 @@ void Session::upload_blob(const std::string& digest, const std::string& body) {
   upload(digest, std::move(put));
 }
 
-std::uint64_t Session::get_blob(const std::string& digest, std::uint64_t first, std::optional<std::uint64_t> last,
-                                const http::Sink& sink, const std::atomic<bool>* cancelled) {
-  http::Request r;
-  r.url = url("/blobs/" + digest);
-  r.cancelled = cancelled;
-  if (first > 0 || last) r.range_first = first;
-  r.range_last = last;
-  http::Sink counting = [&](const char* data, std::size_t size) {
-    blob_bytes_ += size;
-    sink(data, size);
-  };
-  http::Response resp = send(r, counting);
-  if (resp.status != 200 && resp.status != 206) fail(r, resp, "reading blob " + digest + " of");
-  return resp.body_bytes;
+Session::BlobRead Session::get_blob(const std::string& digest, std::uint64_t first, std::optional<std::uint64_t> last,
+                                    const http::Sink& sink, const BlobOptions& how) {
+  return each_site(true, how.cancelled, [&](bool) {
+    http::Request r;
+    r.url = url("/blobs/" + digest);
+    r.cancelled = how.cancelled;
+    r.resume_at_byte = how.resume_at_byte;
+    r.total_size = how.total_size;
+    if (first > 0 || last) r.range_first = first;
+    r.range_last = last;
+    http::Sink counting = [&](const char* data, std::size_t size) {
+      blob_bytes_ += size;
+      sink(data, size);
+    };
+    http::Response resp = send(r, counting);
+    if (resp.status != 200 && resp.status != 206) fail(r, resp, "reading blob " + digest + " of");
+    return BlobRead{resp.body_bytes, resp.status};
+  });
 }
 
 }  // namespace ccpack::registry

@@ -13,11 +13,14 @@
 #pragma once
 
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "manifest/oci.hpp"
 #include "registry/auth.hpp"
+#include "registry/mirrors.hpp"
 #include "util/http.hpp"
 
 namespace ccpack::registry {
@@ -26,6 +29,9 @@ struct SessionOptions {
   http::Options http;
   std::string authfile;  // --authfile ("" for the standard places)
   bool push = false;     // ask for push rights as well as pull
+  // Where pulls go (registry/mirrors.hpp: mirrors first, the origin last); empty: the reference's registry alone.
+  // Pushes always go to the origin (the last one).
+  std::vector<Endpoint> endpoints;
 };
 
 // A manifest or index as fetched: its exact bytes (the digest covers them), media type and digest.
@@ -51,15 +57,50 @@ class Session {
   // POST an upload, then PUT the bytes with ?digest= (a single POST's body is ignored by distribution).
   void upload_blob(const std::string& digest, const http::FileRange& body);
   void upload_blob(const std::string& digest, const std::string& body);
-  // GET bytes [first, last] (last: to the end when nullopt) of a blob into `sink`; resumes after a cut
-  // (Range), a 200 answer is skipped into; stops when `*cancelled` turns true. Returns the bytes delivered.
-  std::uint64_t get_blob(const std::string& digest, std::uint64_t first, std::optional<std::uint64_t> last,
-                         const http::Sink& sink, const std::atomic<bool>* cancelled = nullptr);
+  // GET bytes [first, last] (last: to the end when nullopt) of a blob into `sink`; a 200 answer is skipped into.
+  // `how`: stop when `*cancelled` turns true; resume after a cut with Range from the last byte (or throw
+  // http::Interrupted, for a caller that resumes from a checked point); the blob's size, which the registry's
+  // announced lengths must agree with.
+  struct BlobOptions {
+    const std::atomic<bool>* cancelled = nullptr;
+    bool resume_at_byte = true;
+    std::optional<std::uint64_t> total_size;
+  };
+  struct BlobRead {
+    std::uint64_t bytes = 0;  // delivered to the sink
+    long status = 0;          // 206, or 200 when the registry ignored Range (and the start was skipped)
+  };
+  BlobRead get_blob(const std::string& digest, std::uint64_t first, std::optional<std::uint64_t> last, const http::Sink& sink,
+                    const BlobOptions& how);
+  BlobRead get_blob(const std::string& digest, std::uint64_t first, std::optional<std::uint64_t> last, const http::Sink& sink) {
+    return get_blob(digest, first, last, sink, BlobOptions{});
+  }
 
   // Bytes of blob content received so far (what a refused pull must keep at zero past the header).
   [[nodiscard]] std::uint64_t blob_bytes_received() const { return blob_bytes_; }
+  // The endpoints this session tries, in order, and the one that answered the last pull request ("host/repo").
+  [[nodiscard]] std::vector<std::string> endpoint_names() const;
+  [[nodiscard]] std::string served_by() const;
+  // Told when an endpoint fails and the next one is tried (a mirror that is down); may be empty.
+  std::function<void(const std::string& line)> on_fallback;
 
  private:
+  // One endpoint: a mirror or the origin, each with its client and the Authorization that works there.
+  struct Site {
+    Endpoint endpoint;
+    std::string base;    // "https://host:port"
+    std::string origin;  // origin_of(base)
+    std::unique_ptr<http::Client> client;
+    std::string authorization;
+  };
+  // Runs `request` against each endpoint in turn (mirrors skipped for manifests by tag when digest-only) until
+  // one answers; an integrity error, a cut after bytes were delivered or a cancellation is never retried
+  // elsewhere. `request(last)` is told whether it runs on the last endpoint (a mirror's 404 means: try the next).
+  template <class F>
+  auto each_site(bool by_digest, const std::atomic<bool>* cancelled, F request);
+  [[nodiscard]] Site& site() { return sites_[at_]; }
+  [[nodiscard]] const Site& site() const { return sites_[at_]; }
+
   http::Response send(http::Request request, const http::Sink& sink = {}, std::size_t max_body = http::kMaxDocumentBytes);
   void upload(const std::string& digest, http::Request put);
   bool authenticate(const http::Response& challenge_response);
@@ -69,11 +110,9 @@ class Session {
 
   manifest::oci::Reference ref_;
   SessionOptions options_;
-  std::unique_ptr<http::Client> client_;
-  std::string base_;           // "https://host:port"
-  std::string origin_;         // origin_of(base_)
-  std::string authorization_;  // the header value that works, once known
-  bool credentials_loaded_ = false;
+  std::vector<Site> sites_;  // mirrors, then the origin (last)
+  std::size_t at_ = 0;       // the site of the request in flight
+  std::size_t served_ = 0;   // the site that answered the last pull request
   std::uint64_t blob_bytes_ = 0;
 };
 

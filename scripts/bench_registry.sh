@@ -37,7 +37,7 @@ fi
 DIRS=(--inductor-dir "$IND")
 [ -n "$TRI" ] && DIRS+=(--triton-dir "$TRI")
 "$CCPACK" create -q -o "$W/a.ccpack" "${DIRS[@]}"
-printf '{"schema":1,"fields":{"gpu.arch":{"value":"sm_0","source":"bench"}}}\n' >"$W/other.json"
+printf '{"schema":1,"fields":{"cpu.arch":{"value":"aarch64","source":"bench"}}}\n' >"$W/other.json"  # refused: another CPU
 
 PORT=$("$PY" "$HELP" free-port)
 mkdir -p "$W/reg"

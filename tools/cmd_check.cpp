@@ -14,6 +14,7 @@
 #include <future>
 
 #include "tools/comparison.hpp"
+#include "tools/machine.hpp"
 #include "util/fs.hpp"
 
 namespace ccpack::tools {
@@ -28,6 +29,7 @@ struct CheckOptions {
   std::vector<std::string> ignored;
   manifest::CacheDirOptions dirs;
   std::vector<std::string> extras;
+  MachineOptions machine;
 };
 
 // The nearest folder that exists at or above `p`.
@@ -58,18 +60,21 @@ std::vector<std::string> setup_notes(const std::vector<manifest::CacheDir>& dirs
 int run(CheckOptions& o) {
   Reporter out(o.common);
   check_ignored(o.ignored);
+  check_selects(o.machine);
   resolve_extras(o.dirs, o.extras);
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
-  std::future<manifest::Fingerprint> probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
+  std::future<Machine> probing = std::async(std::launch::async, [&] { return target_machine(o.machine, o.python, dirs); });
   unpack::Archive a = unpack::Archive::open(o.archive);
   manifest::Fingerprint archive_fp = archive_fingerprint(a);
-  manifest::Fingerprint local = probing.get();
+  Machine machine = probing.get();
+  say_selected(out, machine);
+  const manifest::Fingerprint& local = machine.fingerprint;
   std::vector<manifest::ComponentRef> comps;
   for (const manifest::Component& c : a.manifest.components) comps.push_back({c.name, c.kind});
   manifest::Comparison c = manifest::compare(archive_fp, local, comps, o.ignored);
 
   std::vector<std::string> notes = setup_notes(dirs);
-  ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)}, {"setup_notes", notes}};
+  ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)}, {"machine", machine_json(machine)}, {"setup_notes", notes}};
   if (!out.json()) std::fputs(c.to_table(true).c_str(), stdout);
   for (const std::string& n : notes) out.warn(n);
   if (c.blocks()) {
@@ -90,6 +95,7 @@ void add_check(CLI::App& app, Commands& commands) {
   add_python_option(c, o->python);
   add_ignore_option(c, o->ignored);
   add_cache_dirs(c, o->dirs, o->extras, "compare with");
+  add_machine_options(c, o->machine);
   add_common(c, o->common);
   c->footer(
       "Verdicts per component: match; warn (still works); stale (can never hit here); refuse (loading risks a crash). "

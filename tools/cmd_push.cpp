@@ -111,7 +111,7 @@ int run(const PushOptions& o) {
   http::FileRange file{a.fd.get(), 0, size, {}, {}};
   std::string layer_digest = body_digest(file, quoted_path(o.archive));
 
-  registry::Session s(ref, session_options(o.registry, true));
+  registry::Session s(ref, session_options(o.registry, true, ref));
   if (!s.blob_exists(std::string(oci::kEmptyConfigDigest))) {
     s.upload_blob(std::string(oci::kEmptyConfigDigest), std::string(oci::kEmptyConfigData));
   }

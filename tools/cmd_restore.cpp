@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <future>
 
 #include "tools/cli.hpp"
@@ -18,6 +19,7 @@
 #include "tools/purge_report.hpp"
 #include "tools/trust_options.hpp"
 #include "tools/fleet.hpp"
+#include "tools/machine.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/installer.hpp"
 #include "util/error.hpp"
@@ -42,6 +44,7 @@ struct RestoreOptions {
   std::string python;
   std::vector<std::string> ignored;
   std::string on_mismatch;  // empty: $CCPACK_ON_MISMATCH, else refuse
+  MachineOptions machine;
   RegistryOptions registry;
 };
 
@@ -153,9 +156,14 @@ void warn_differences(const Reporter& out, const manifest::Comparison& c, bool f
 }
 
 // The report of a restore: --json, or one line per component (and what a relocation costs).
+struct Judged {
+  const Machine& machine;
+  const manifest::Comparison& fit;
+  const std::function<ojson()>& registry;  // empty for a local archive; read after the restore (its resumes)
+};
+
 void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreReport& r, const unpack::TrustReport& trust,
-            const manifest::Comparison* fit, const unpack::PurgeReport* purged = nullptr,
-            unpack::ManifestDepth depth = unpack::ManifestDepth::full) {
+            const Judged& judged, const unpack::PurgeReport* purged, unpack::ManifestDepth depth) {
   if (out.json()) {
     ojson comps = ojson::array();
     for (const auto& c : r.components) {
@@ -177,7 +185,9 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
                 {"trusted", trust.trusted()},
                 {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
                 {"components", comps},
-                {"fingerprint", fit ? comparison_json(*fit) : ojson(nullptr)},
+                {"fingerprint", comparison_json(judged.fit)},
+                {"machine", machine_json(judged.machine)},
+                {"registry", judged.registry ? judged.registry() : ojson(nullptr)},
                 {"purge", purged ? purge_json(*purged) : ojson(nullptr)},
                 // "top-level": the entries were not parsed (a no-op: every folder held this archive already)
                 {"manifest", depth == unpack::ManifestDepth::full ? "full" : "top-level"},
@@ -200,24 +210,59 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
   if (purged) say_purge(out, *purged, false);
 }
 
-// `restore oci://REF`: the registry path (tools/restore_oci.cpp) selects by the signed fingerprint's selection
-// fields, runs the trust gate on the fetched header, then streams the payload into staging.
+// The policy on the fingerprint, then the restore: the same for a local archive and one opened from a registry.
+int judge_and_restore(const RestoreOptions& o, const Reporter& out, unpack::Archive& a, const std::vector<manifest::CacheDir>& dirs,
+                      const Machine& machine, unpack::RestoreOptions ro, const unpack::TrustReport& trust,
+                      const std::function<ojson()>& registry) {
+  manifest::OnMismatch policy = mismatch_policy(o.on_mismatch);
+  say_selected(out, machine);
+  manifest::Comparison fit = compare_for_restore(o, a, dirs, machine.fingerprint);
+  const bool purging = policy == manifest::OnMismatch::purge;
+  // defence: fingerprint-refusal
+  if (fit.blocks() && (policy == manifest::OnMismatch::refuse || (purging && fit.worst() == manifest::Verdict::refuse))) {
+    a.load_full();  // a manifest that fails validation is refused as such (exit 4) before any fingerprint verdict
+    if (!out.json()) std::fputs(fit.to_table(true).c_str(), stderr);
+    return refused(out, {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}, {"machine", machine_json(machine)}},
+                   "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
+                       " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
+  }
+  if (purging) {
+    ro.fits = fits_for_purge(a, fit);
+    ro.purge_for = machine.fingerprint;  // purged by the install, inside its locks
+  }
+  ro.trust = &trust;  // filled by the gate before the restore writes a marker (a registry's gate runs on its header)
+  unpack::RestoreReport r = unpack::restore(a, dirs, ro);
+  // After the restore: a manifest that fails validation (read by the restore unless it is a no-op) is refused
+  // with its one error line and no warning before it.
+  warn_differences(out, fit, fit.blocks() && !purging);
+  if (o.print_env) print_env(r);
+  report(o, out, r, trust, {machine, fit, registry}, purging ? &r.purged : nullptr, a.depth);
+  return 0;
+}
+
+// `restore oci://REF`: the registry path (tools/restore_oci.cpp) chooses the archive that fits this machine best,
+// runs the trust gate on the fetched header, and the payload streams into staging while the restore runs.
 int run_from_registry(const RestoreOptions& o, const Reporter& out, const unpack::RestoreOptions& ro) {
   if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
+  std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
+  Machine machine = target_machine(o.machine, o.python, dirs);
   unpack::TrustReport trust;
-  unpack::RestoreOptions with_trust = ro;
-  with_trust.trust = &trust;  // filled by the gate before the restore writes a marker
-  unpack::RestoreReport r = restore_from_registry(o.archive.string(), manifest::resolve_cache_dirs(o.dirs), with_trust, o.registry,
-                                                  trust_gate(o.trust, out, trust));
-  if (o.print_env) print_env(r);
-  report(o, out, r, trust, nullptr);
-  return 0;
+  // force and purge judge a tag's single archive as they judge a file; an index offers only an archive that fits.
+  bool single_may_differ = mismatch_policy(o.on_mismatch) != manifest::OnMismatch::refuse;
+  RegistryArchive r = open_from_registry(o.archive.string(), machine.fingerprint, single_may_differ, o.registry,
+                                         trust_gate(o.trust, out, trust), dirs, out);
+  unpack::RestoreOptions extracting = ro;
+  extracting.progress = false;  // one line on the terminal: the download's
+  int rc = judge_and_restore(o, out, r.archive, dirs, machine, extracting, trust, [&r] { return registry_json(r); });
+  r.download->finish();
+  return rc;
 }
 
 int run(RestoreOptions& o) {
   Reporter out(o.common);
   check_ignored(o.ignored);
-  manifest::OnMismatch policy = mismatch_policy(o.on_mismatch);
+  check_selects(o.machine);
+  (void)mismatch_policy(o.on_mismatch);  // a bad value is a usage error before anything is read
   resolve_extras(o.dirs, o.extras);
   if (o.at_build_paths && (o.dirs.inductor_dir || o.dirs.triton_dir || !o.extras.empty()))
     throw UsageError("--at-build-paths restores where the archive was built: it does not take --inductor-dir, --triton-dir or --add");
@@ -228,19 +273,13 @@ int run(RestoreOptions& o) {
   ro.durable = o.durable;
   ro.relocate = !o.no_relocate;
   ro.on_lock_wait = [&out](const fs::path& folder) { out.say(lock_wait_message(folder, "as long as it takes")); };
-  if (is_registry_reference(o.archive.string())) {
-    // The registry path selects the archive that fits this machine by its signed fingerprint; purging needs the
-    // whole comparison of a local archive.
-    if (policy == manifest::OnMismatch::purge)
-      throw UsageError("--on-mismatch purge takes a local archive (pull it first with `ccpack pull REF -o FILE`)");
-    return run_from_registry(o, out, ro);
-  }
+  if (is_registry_reference(o.archive.string())) return run_from_registry(o, out, ro);
   std::vector<manifest::CacheDir> dirs;
   if (!o.at_build_paths) dirs = manifest::resolve_cache_dirs(o.dirs);
   // The probe (mostly waiting for Python) runs while the archive's header and manifest are read and checked; with
   // --at-build-paths the folders come from the manifest, so it waits for them.
-  std::future<manifest::Fingerprint> probing;
-  if (!o.at_build_paths) probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
+  std::future<Machine> probing;
+  if (!o.at_build_paths) probing = std::async(std::launch::async, [&] { return target_machine(o.machine, o.python, dirs); });
   // The signature is checked before the manifest is parsed, and before any target folder is touched.
   unpack::TrustReport trust;
   // Folders that all hold a restore's marker most likely hold this archive: the no-op reads the manifest in
@@ -254,29 +293,8 @@ int run(RestoreOptions& o) {
     dirs = manifest::build_dirs(a.manifest);
     require_writable(dirs);
   }
-  manifest::Fingerprint local = o.at_build_paths ? probe_local(o.python, dirs) : probing.get();
-  manifest::Comparison fit = compare_for_restore(o, a, dirs, local);
-  const bool purging = policy == manifest::OnMismatch::purge;
-  // defence: fingerprint-refusal
-  if (fit.blocks() && (policy == manifest::OnMismatch::refuse || (purging && fit.worst() == manifest::Verdict::refuse))) {
-    a.load_full();  // a manifest that fails validation is refused as such (exit 4) before any fingerprint verdict
-    if (!out.json()) std::fputs(fit.to_table(true).c_str(), stderr);
-    return refused(out, {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}},
-                   "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
-                       " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
-  }
-  if (purging) {
-    ro.fits = fits_for_purge(a, fit);
-    ro.purge_for = local;  // purged by the install, inside its locks
-  }
-  ro.trust = &trust;
-  unpack::RestoreReport r = unpack::restore(a, dirs, ro);
-  // After the restore: a manifest that fails validation (read by the restore unless it is a no-op) is refused
-  // with its one error line and no warning before it.
-  warn_differences(out, fit, fit.blocks() && !purging);
-  if (o.print_env) print_env(r);
-  report(o, out, r, trust, &fit, purging ? &r.purged : nullptr, a.depth);
-  return 0;
+  Machine machine = o.at_build_paths ? target_machine(o.machine, o.python, dirs) : probing.get();
+  return judge_and_restore(o, out, a, dirs, machine, ro, trust, {});
 }
 
 }  // namespace
@@ -301,7 +319,8 @@ void add_restore(CLI::App& app, Commands& commands) {
                 "When the fingerprint makes a component stale or refused: 'refuse' (default: write nothing, exit 3) or "
                 "'force' (restore anyway, warn) or 'purge' (restore what fits, remove what is stale here; see `ccpack purge`); "
                 "default $CCPACK_ON_MISMATCH, else refuse");
-  add_registry_options(r, o->registry, false);
+  add_machine_options(r, o->machine);
+  add_registry_options(r, o->registry);
   add_common(r, o->common);
   r->footer(
       "The archive's fingerprint is checked against this machine's first, on every run (see `ccpack check`). Each "

@@ -1,56 +1,55 @@
+// The registry options and limits shared by push, pull and restore oci:// (see fleet.hpp).
 #include "tools/fleet.hpp"
 
-#include "tools/comparison.hpp"
-
-#include <fcntl.h>
-
+#include <cerrno>
 #include <cstdlib>
 
 #include "util/error.hpp"
-#include "util/fs.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack::tools {
 
-void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool with_fingerprint) {
+void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls) {
   cmd->add_flag("--plain-http", options.plain_http, "Talk to the registry over plain HTTP (never the default)");
   cmd->add_option("--ca-file", options.ca_file, "PEM file of CA certificates to verify the registry's TLS with")
       ->check(CLI::ExistingFile);
   cmd->add_option("--authfile", options.authfile,
                   "Registry credentials file (default: $REGISTRY_AUTH_FILE, $DOCKER_CONFIG/config.json, "
                   "~/.docker/config.json, $XDG_RUNTIME_DIR/containers/auth.json)");
-  if (with_fingerprint) {
-    cmd->add_option("--fingerprint", options.fingerprint_file,
-                    "This machine's fingerprint as JSON (default: $CCPACK_FINGERPRINT_FILE)");
-  }
+  if (!pulls) return;
+  cmd->add_option("--registries-conf", options.registries_conf,
+                  "Mirrors to pull through, as containers-registries.conf(5) (default: $CONTAINERS_REGISTRIES_CONF, else "
+                  "/etc/containers/registries.conf and registries.conf.d/)");
 }
 
-registry::SessionOptions session_options(const RegistryOptions& options, bool push) {
+namespace {
+
+// A whole number of $NAME in [low, high], or `fallback` when unset or empty.
+long env_number(const char* name, long fallback, long low, long high) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(v, &end, 10);
+  if (errno != 0 || *end != '\0' || n < low || n > high) {
+    throw UsageError(std::string(name) + " must be a whole number from " + std::to_string(low) + " to " + std::to_string(high) +
+                     ", got '" + escaped(v, 40) + "'");
+  }
+  return n;
+}
+
+}  // namespace
+
+registry::SessionOptions session_options(const RegistryOptions& options, bool push, const manifest::oci::Reference& ref) {
   registry::SessionOptions s;
   s.http.plain_http = options.plain_http;
   s.http.ca_file = options.ca_file;
   s.authfile = options.authfile;
   s.push = push;
+  s.http.low_speed_time_s = env_number("CCPACK_LOW_SPEED_TIME", s.http.low_speed_time_s, 1, 3600);
+  s.http.low_speed_limit = env_number("CCPACK_LOW_SPEED_LIMIT", s.http.low_speed_limit, 1, 1L << 30);
+  if (!push) s.endpoints = registry::pull_endpoints(registry::load_registries_conf(options.registries_conf), ref, options.plain_http);
   return s;
-}
-
-std::string local_fingerprint_json(const RegistryOptions& options) {
-  std::string file = options.fingerprint_file;
-  if (file.empty()) {
-    const char* env = std::getenv("CCPACK_FINGERPRINT_FILE");
-    if (env != nullptr) file = env;
-  }
-  // This machine as probed (tools/comparison.hpp); the selection fields do not depend on the cache folders.
-  if (file.empty()) return probe_local("", manifest::resolve_cache_dirs({})).to_json();
-  return read_fingerprint_file(file);
-}
-
-manifest::oci::Selection local_selection(const RegistryOptions& options) {
-  std::string what = "this machine's fingerprint";
-  try {
-    return manifest::oci::selection_of_fingerprint(local_fingerprint_json(options), what);
-  } catch (const IntegrityError& e) {
-    throw Error(e.what());  // a bad local file is a local error (exit 1), not a bad archive
-  }
 }
 
 std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what) {

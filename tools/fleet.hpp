@@ -1,23 +1,26 @@
-// What `push` and `pull` share: the registry options (--plain-http, --ca-file, --authfile, --fingerprint) and the
-// two hooks other work plugs into.
+// What `push`, `pull` and `restore oci://` share: the registry options (--plain-http, --ca-file, --authfile), the
+// transfer limits from the environment, and the signature hook.
 //
-// Hooks (stubs until those pieces merge; each is one function so the merge touches one place):
-//   - local_fingerprint_json(): this machine's fingerprint JSON (the agreed {"schema":1,"fields":{...}} shape).
-//     Today: the file named by --fingerprint or $CCPACK_FINGERPRINT_FILE (tests fake machines with it), else an
-//     empty fingerprint. The fingerprint probe replaces the fallback.
-//   - check_archive_signature(): called on the header frame right after it is fetched, before the signed
-//     fingerprint is compared and before any payload byte is requested. Today it accepts every archive and
-//     says "unsigned"/"not checked"; the signing work makes it verify the block and throw IntegrityError.
+// The machine an archive is chosen for is tools/machine.hpp's (probe, --fingerprint FILE, --select).
+// check_archive_signature() runs on the header frame right after it is fetched, before the signed fingerprint is
+// judged and before any payload byte is requested.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "manifest/format.hpp"
 #include "manifest/locations.hpp"
 #include "manifest/oci.hpp"
 #include "registry/session.hpp"
+#include "tools/cli.hpp"
+#include "tools/oci_fetch.hpp"
+#include "tools/payload_fetch.hpp"
 #include "unpack/installer.hpp"
+#include "util/fs.hpp"
+#include "util/progress.hpp"
 
 namespace ccpack::tools {
 
@@ -25,25 +28,40 @@ struct RegistryOptions {
   bool plain_http = false;
   std::string ca_file;
   std::string authfile;
-  std::string fingerprint_file;  // pull only
+  std::string registries_conf;  // --registries-conf ("" : $CONTAINERS_REGISTRIES_CONF, /etc/containers/...)
 };
 
-void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool with_fingerprint);
-[[nodiscard]] registry::SessionOptions session_options(const RegistryOptions& options, bool push);
-
-// This machine's fingerprint JSON (hook; see above). Throws Error naming the file when it cannot be read.
-[[nodiscard]] std::string local_fingerprint_json(const RegistryOptions& options);
-// This machine's selection values.
-[[nodiscard]] manifest::oci::Selection local_selection(const RegistryOptions& options);
+// `pulls`: the command reads from registries, so it takes --registries-conf (push writes to the origin only).
+void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls = true);
+// The session's settings: the options, and the low-speed limit from $CCPACK_LOW_SPEED_TIME (seconds a transfer
+// may stay under $CCPACK_LOW_SPEED_LIMIT bytes per second before it is abandoned; defaults util/http.hpp's).
+// Throws UsageError naming the variable when one is not a number in range.
+// A pull also gets the mirrors registries.conf names for `ref` (registry/mirrors.hpp).
+[[nodiscard]] registry::SessionOptions session_options(const RegistryOptions& options, bool push, const manifest::oci::Reference& ref);
 
 // Signature hook (see above): throws IntegrityError when the signature block does not verify. Returns a short
 // status for reports.
 std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what);
 
-// `restore oci://REF` (tools/restore_oci.cpp): whether an archive argument names a registry, and the restore.
+// `restore oci://REF` (tools/restore_oci.cpp): whether an archive argument names a registry, and the archive it
+// names, opened from its header frame with the payload as a stream (the restore then runs as for a file).
 [[nodiscard]] bool is_registry_reference(const std::string& text);
-[[nodiscard]] unpack::RestoreReport restore_from_registry(const std::string& reference, const std::vector<manifest::CacheDir>& dirs,
-                                                          const unpack::RestoreOptions& options, const RegistryOptions& registry_options,
-                                                          const unpack::Archive::HeaderGate& trust);
+
+struct RegistryArchive {
+  UniqueFd fetch_lock;  // held until the restore is over (see restore_oci.cpp)
+  std::unique_ptr<registry::Session> session;
+  RemoteArchive remote;
+  std::shared_ptr<FetchLog> log;        // the payload's resumes (tools/payload_fetch.hpp)
+  std::shared_ptr<Progress> download;  // the terminal's one progress line (the extraction shows none)
+  unpack::Archive archive;  // declared last, destroyed first: the stream's thread is joined before the session goes
+};
+// `single_may_differ` as for select_remote (--on-mismatch force or purge); `dirs`: the folders the restore writes
+// (restores of one machine into the same folders fetch one after the other); `out` hears of resumes and fallbacks.
+[[nodiscard]] RegistryArchive open_from_registry(const std::string& reference, const manifest::Fingerprint& machine,
+                                                 bool single_may_differ, const RegistryOptions& registry_options,
+                                                 const unpack::Archive::HeaderGate& trust,
+                                                 const std::vector<manifest::CacheDir>& dirs, const Reporter& out);
+// The "registry" object of restore's --json report.
+[[nodiscard]] nlohmann::ordered_json registry_json(const RegistryArchive& r);
 
 }  // namespace ccpack::tools

@@ -1,16 +1,20 @@
 // The two steps every registry download starts with, shared by `pull` and `restore oci://`:
-//   1. select_remote: read the tag's index (or manifest) and choose the entry whose selection annotations equal
-//      this machine's; when none fits, exit 3 listing what is available, with no blob byte requested.
+//   1. select_remote: read the tag's index (or manifest) and rank its candidates by the comparison of a local
+//      restore (manifest/selection.hpp); when none fits, exit 3 listing what is available, and when the best ones
+//      differ only in fields this machine does not show, exit 3 naming those fields and how to supply them; no
+//      blob byte is requested in either case.
 //   2. fetch_header: fetch only the header frame (Range; a 200 answer is cut off), check it with the same reader
-//      as a local file (in a memory file sized like the layer), check that its manifest hashes to the annotation,
-//      run the signature hook, and compare the *signed* fingerprint with this machine (annotations are hints):
-//      exit 3 or 4 having read the header only.
+//      as a local file (in a memory file sized like the layer), check that its manifest hashes to the annotation
+//      and run the signature hook. The caller judges the *signed* fingerprint (annotations are hints): restore
+//      with the full policy of a local file, pull with signed_fit.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "manifest/format.hpp"
+#include "manifest/fingerprint.hpp"
+#include "manifest/manifest.hpp"
 #include "manifest/oci.hpp"
 #include "registry/session.hpp"
 
@@ -27,13 +31,19 @@ struct RemoteArchive {
 
 struct RemoteHeader {
   manifest::ArchiveHeader header;
-  std::string signature;  // what the signature hook said
+  manifest::Manifest manifest;  // parsed from the header (frames included)
+  std::string signature;        // what the signature hook said
 };
 
-[[nodiscard]] RemoteArchive select_remote(registry::Session& session, const manifest::oci::Selection& machine);
+// `single_may_differ`: a tag that names one archive (no index) is chosen even when its annotations do not fit,
+// so that --on-mismatch=force or purge judge it as they judge a file; an index never offers an archive that
+// does not fit.
+[[nodiscard]] RemoteArchive select_remote(registry::Session& session, const manifest::Fingerprint& machine, bool single_may_differ);
 
 // `also` sees the header bytes as they arrive (pull writes them to its file); may be empty.
-[[nodiscard]] RemoteHeader fetch_header(registry::Session& session, const RemoteArchive& remote,
-                                        const manifest::oci::Selection& machine, const http::Sink& also);
+[[nodiscard]] RemoteHeader fetch_header(registry::Session& session, const RemoteArchive& remote, const http::Sink& also);
+
+// pull: exit 3 (Error) when the archive's signed fingerprint makes any component stale or refused here.
+void require_signed_fit(const RemoteArchive& remote, const RemoteHeader& header, const manifest::Fingerprint& machine);
 
 }  // namespace ccpack::tools

@@ -73,6 +73,7 @@ struct Client::Attempt {
   const std::string* mem_body = nullptr;
   std::uint64_t body_sent = 0;
   bool range_checked = false;
+  bool length_checked = false;
   bool finished = false;  // every wanted byte arrived; the rest of a 200 answer is not downloaded
   const std::atomic<bool>* cancelled = nullptr;
 
@@ -89,6 +90,7 @@ struct Client::Attempt {
     mem_body = nullptr;
     body_sent = 0;
     range_checked = false;
+    length_checked = false;
     skip = 0;
     want.reset();
     finished = false;
@@ -138,7 +140,33 @@ bool check_range(Client::Attempt& a, std::uint64_t first) {
 struct WriteContext {
   Client::Attempt* attempt;
   std::optional<std::uint64_t> range_first;
+  std::optional<std::uint64_t> range_last;
+  std::optional<std::uint64_t> total_size;
 };
+
+// On the first body byte of a 2xx answer for a resource of known size: the announced lengths must be those of
+// the resource (200) or of the range asked (206). Returns why not, or "".
+std::string length_mismatch(const Client::Attempt& a, const WriteContext& w) {
+  const std::uint64_t total = *w.total_size;
+  std::string cl = a.response.header("content-length");
+  unsigned long long length = 0;
+  bool has_length = !cl.empty() && std::sscanf(cl.c_str(), "%llu", &length) == 1;
+  std::uint64_t expected = total;
+  if (a.response.status == 206) {
+    unsigned long long start = 0, end = 0, whole = 0;
+    std::string cr = a.response.header("content-range");
+    if (std::sscanf(cr.c_str(), "bytes %llu-%llu/%llu", &start, &end, &whole) == 3 && whole != total) {
+      return "Content-Range '" + escape_for_message(cr) + "' for a resource of " + std::to_string(total) + " bytes";
+    }
+    std::uint64_t first = w.range_first.value_or(0);
+    expected = std::min<std::uint64_t>(w.range_last.value_or(total - 1), total - 1) - first + 1;
+  }
+  if (has_length && length != expected) {
+    return "Content-Length " + std::to_string(length) + " where " + std::to_string(expected) + " bytes were due (the resource has " +
+           std::to_string(total) + ")";
+  }
+  return {};
+}
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
   auto* w = static_cast<WriteContext*>(user);
@@ -160,6 +188,13 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     return n;
   }
   if (w->range_first && !a.range_checked && !check_range(a, *w->range_first)) return 0;
+  if (w->total_size && !a.length_checked) {
+    a.length_checked = true;
+    if (std::string why = length_mismatch(a, *w); !why.empty()) {
+      a.fatal = std::make_exception_ptr(IntegrityError(display_url(a.response.url) + ": the server announced " + why));
+      return 0;
+    }
+  }
   if (a.want && *a.want == 0) {
     a.finished = true;
     return 0;  // aborts the transfer; send_once reads it as success
@@ -316,7 +351,7 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
   std::optional<std::uint64_t> first = request.range_first;
   if (a.delivered > 0) first = first.value_or(0) + a.delivered;
   if (first && request.range_last) a.want = *request.range_last - *first + 1;
-  WriteContext w{&a, first};
+  WriteContext w{&a, first, request.range_last, request.total_size};
 
   CurlSlist headers;
   for (const std::string& h : request.headers) headers.add(h);
@@ -345,6 +380,11 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
   if (a.fatal) std::rethrow_exception(a.fatal);
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && a.finished)) {
     std::string why = !a.failure.empty() ? a.failure : curl().easy_strerror(rc);
+    // Without an overall timeout, a timeout once the answer has begun is the low-speed limit's.
+    if (rc == CURLE_OPERATION_TIMEDOUT && a.response.status != 0) {
+      why = "slower than " + std::to_string(options_.low_speed_limit) + " bytes/s for " + std::to_string(options_.low_speed_time_s) +
+            " s (the low-speed limit)";
+    }
     throw Error(request.method + " " + display_url(url) + ": " + why);
   }
   long status = 0;
@@ -393,6 +433,7 @@ Response Client::send(const Request& request, const Sink& sink, std::size_t max_
       throw;
     } catch (const Error& e) {
       if (a.fatal) throw;
+      if (!request.resume_at_byte && a.delivered > 0) throw Interrupted(e.what(), a.delivered, a.response.status);
       // A retry resumes with Range after the bytes the sink already has (send_once asks from there).
       if (attempt >= options_.max_attempts) {
         std::string why = std::string(e.what()) + " (after " + std::to_string(attempt) + " attempts)";

@@ -76,6 +76,13 @@ struct Request {
   std::optional<std::uint64_t> range_first;
   std::optional<std::uint64_t> range_last;
   bool follow_redirects = true;
+  // A failure after body bytes reached the sink: true retries with Range from the last byte delivered; false
+  // throws Interrupted at once, so that the caller resumes from a point it has checked (a verified frame).
+  bool resume_at_byte = true;
+  // The size of the whole resource when the caller knows it (a blob's descriptor): a 2xx answer whose
+  // Content-Length or Content-Range disagrees with it or with the range asked is refused with IntegrityError
+  // before any body byte reaches the sink (a registry announcing far more than the blob holds).
+  std::optional<std::uint64_t> total_size;
   // When set and true, the transfer stops within about a second (no retry): a reader that has gone away.
   const std::atomic<bool>* cancelled = nullptr;
 };
@@ -98,11 +105,15 @@ using Sink = std::function<void(const char* data, std::size_t size)>;
 // A transfer that failed after some of its body had reached the sink: the caller may resume from there.
 class Interrupted : public Error {
  public:
-  Interrupted(const std::string& message, std::uint64_t delivered) : Error(message), delivered_(delivered) {}
+  Interrupted(const std::string& message, std::uint64_t delivered, long status = 0)
+      : Error(message), delivered_(delivered), status_(status) {}
   [[nodiscard]] std::uint64_t delivered() const noexcept { return delivered_; }
+  // The status of the answer that was cut (200 when a Range request was answered from byte zero).
+  [[nodiscard]] long status() const noexcept { return status_; }
 
  private:
   std::uint64_t delivered_;
+  long status_;
 };
 
 class Client {

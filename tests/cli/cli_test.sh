@@ -46,8 +46,10 @@ if diff <("$CCPACK" --help | sed -n '/^Exit codes:/,$p' | sed -n 's/^  \([0-9]\)
 expect 2 "" -- "$CCPACK"
 expect 2 "" -- "$CCPACK" create
 expect 2 "--level" -- "$CCPACK" create -o "$A" --level fastest --inductor-dir "$SAMPLE/inductor_cache"
-expect 2 "on-mismatch purge takes a local archive" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --on-mismatch purge
-CCPACK_ON_MISMATCH=purge expect 2 "on-mismatch purge takes a local archive" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y
+# restore oci:// takes every --on-mismatch policy (fleet_test.sh); a bad one is a usage error before any request.
+expect 2 "--on-mismatch must be refuse, force or purge" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --on-mismatch purged
+CCPACK_ON_MISMATCH=never expect 2 "CCPACK_ON_MISMATCH must be refuse" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y
+expect 2 "--select: 'x' is not a fingerprint field" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --select x=1
 expect 2 "--add expects NAME=DIR" -- "$CCPACK" create -o "$A" --add nodir
 expect 0 "" -- "$CCPACK" --help
 grep -q "Exit codes" "$T/out" && ok || bad "--help does not list exit codes"

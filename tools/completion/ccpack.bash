@@ -34,18 +34,19 @@ _ccpack() {
     "") COMPREPLY=($(compgen -W "$commands -h --help --version" -- "$cur")); return ;;
     create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python $common" ;;
     restore) opts="--inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
-                   --allow-unsigned --python --ignore --on-mismatch --plain-http --ca-file --authfile $common" ;;
+                   --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
+                   --registries-conf $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
     inspect) opts="--files --card --trust $common" ;;
     import) opts="-o --output --map --fingerprint --sign-key --note $common" ;;
     keygen) opts="--out $common" ;;
     sign) opts="--sign-key --note --trust --allow-unsigned $common" ;;
     fingerprint) opts="--python --inductor-dir --triton-dir --add $common" ;;
-    check) opts="--python --ignore --inductor-dir --triton-dir --add $common" ;;
+    check) opts="--python --ignore --inductor-dir --triton-dir --add --fingerprint --select $common" ;;
     purge) opts="--inductor-dir --triton-dir --add --python --dry-run --lock-timeout $common" ;;
     status) opts="--inductor-dir --triton-dir --add --python --ignore --verify $common" ;;
     push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile $common" ;;
-    pull) opts="-o --output --plain-http --ca-file --authfile --fingerprint $common" ;;
+    pull) opts="-o --output --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
     *) return ;;
   esac
   if [[ $cur == -* ]]; then

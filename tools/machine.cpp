@@ -1,0 +1,120 @@
+// The target machine's fingerprint: probe or file, then --select; see machine.hpp.
+#include "tools/machine.hpp"
+
+#include <cstdlib>
+
+#include "manifest/policy.hpp"
+#include "tools/comparison.hpp"
+#include "util/error.hpp"
+#include "util/escape.hpp"
+
+namespace ccpack::tools {
+namespace {
+
+constexpr std::size_t kMaxSelectValue = 256;
+
+std::pair<std::string, std::string> split_select(const std::string& text) {
+  std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw UsageError("--select takes FIELD=VALUE (for example gpu.arch=sm_90), got '" + escaped(text, 64) + "'");
+  }
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+// `ccpack fingerprint --json` adds "ok": true to the fingerprint object; the rest is the manifest's shape.
+manifest::Fingerprint parse_fingerprint_file(const std::string& path) {
+  std::string text = read_fingerprint_file(path);
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_object()) throw Error("fingerprint file " + quoted_path(path) + " is not a JSON object (write it with `ccpack fingerprint --json`)");
+  doc.erase("ok");
+  try {
+    return manifest::Fingerprint::from_json(doc.dump());
+  } catch (const IntegrityError& e) {
+    throw Error("fingerprint file " + quoted_path(path) + ": " + e.what());  // a local file: a local error (exit 1)
+  }
+}
+
+}  // namespace
+
+void add_machine_options(CLI::App* cmd, MachineOptions& options) {
+  cmd->add_option("--fingerprint", options.fingerprint_file,
+                  "The target machine's fingerprint, as `ccpack fingerprint --json` writes it there, instead of this "
+                  "machine's probe (default: $CCPACK_FINGERPRINT_FILE)");
+  cmd->add_option("--select", options.select,
+                  "FIELD=VALUE: take this fingerprint field as VALUE on the target machine (repeatable; e.g. "
+                  "gpu.arch=sm_90 in a container that sees no GPU)")
+      ->allow_extra_args(false);
+}
+
+void check_selects(const MachineOptions& options) {
+  std::vector<std::string> seen;
+  for (const std::string& s : options.select) {
+    auto [field, value] = split_select(s);
+    if (manifest::find_rule(field) == nullptr || field == manifest::kTargetsField) {
+      std::string known;
+      for (const manifest::FieldRule& r : manifest::field_rules()) {
+        if (r.field != manifest::kTargetsField) known += (known.empty() ? "" : ", ") + std::string(r.field);
+      }
+      throw UsageError("--select: '" + escaped(field, 64) + "' is not a fingerprint field (fields: " + known + ")");
+    }
+    bool printable = !value.empty() && value.size() <= kMaxSelectValue &&
+                     std::all_of(value.begin(), value.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+    if (!printable) {
+      throw UsageError("--select " + field + ": the value must be 1 to " + std::to_string(kMaxSelectValue) +
+                       " printable characters without spaces, got '" + escaped(value, 64) + "'");
+    }
+    if (std::find(seen.begin(), seen.end(), field) != seen.end()) throw UsageError("--select " + field + " is given twice");
+    seen.push_back(field);
+  }
+}
+
+std::string fingerprint_file_of(const MachineOptions& options) {
+  if (!options.fingerprint_file.empty()) return options.fingerprint_file;
+  const char* env = std::getenv("CCPACK_FINGERPRINT_FILE");
+  return env != nullptr ? env : "";
+}
+
+Machine target_machine(const MachineOptions& options, const std::string& python, const std::vector<manifest::CacheDir>& dirs) {
+  Machine m;
+  std::string file = fingerprint_file_of(options);
+  if (file.empty()) {
+    m.fingerprint = probe_local(python, dirs);
+    m.source = "probe";
+  } else {
+    m.fingerprint = parse_fingerprint_file(file);
+    m.source = "file " + quoted_path(file);
+  }
+  for (const std::string& s : options.select) {
+    auto [field, value] = split_select(s);
+    Selected sel{field, value, std::nullopt, "not probed"};
+    if (const manifest::FieldValue* v = m.fingerprint.get(field)) {
+      sel.before = v->value;
+      sel.before_note = v->source;
+    }
+    m.fingerprint.set(field, value, "--select");
+    m.selected.push_back(std::move(sel));
+  }
+  return m;
+}
+
+void say_selected(const Reporter& out, const Machine& machine) {
+  for (const Selected& s : machine.selected) {
+    std::string before = s.before ? "'" + escaped(*s.before, 80) + "' (" + escaped(s.before_note, 80) + ")"
+                                  : "absent (" + escaped(s.before_note, 120) + ")";
+    out.warn("--select " + s.field + "=" + escaped(s.value, 80) + ": the target machine's " + s.field + " is taken as '" +
+             escaped(s.value, 80) + "'; the " + (machine.source == "probe" ? "probe" : "fingerprint file") + " had " + before);
+  }
+}
+
+ojson machine_json(const Machine& machine) {
+  ojson selected = ojson::array();
+  for (const Selected& s : machine.selected) {
+    selected.push_back({{"field", s.field},
+                        {"value", s.value},
+                        {"before", s.before ? ojson(*s.before) : ojson(nullptr)},
+                        {"before_source", s.before_note}});
+  }
+  return {{"source", machine.source}, {"select", selected}};
+}
+
+}  // namespace ccpack::tools
