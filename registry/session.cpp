@@ -260,11 +260,7 @@ Session::BlobRead Session::get_blob(const std::string& digest, std::uint64_t fir
     r.total_size = how.total_size;
     if (first > 0 || last) r.range_first = first;
     r.range_last = last;
-    http::Sink counting = [&](const char* data, std::size_t size) {
-      blob_bytes_ += size;
-      sink(data, size);
-    };
-    http::Response resp = send(r, counting);
+    http::Response resp = send(r, sink);
     if (resp.status != 200 && resp.status != 206) fail(r, resp, "reading blob " + digest + " of");
     return BlobRead{resp.body_bytes, resp.status};
   });

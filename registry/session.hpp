@@ -76,8 +76,6 @@ class Session {
     return get_blob(digest, first, last, sink, BlobOptions{});
   }
 
-  // Bytes of blob content received so far (what a refused pull must keep at zero past the header).
-  [[nodiscard]] std::uint64_t blob_bytes_received() const { return blob_bytes_; }
   // The endpoints this session tries, in order, and the one that answered the last pull request ("host/repo").
   [[nodiscard]] std::vector<std::string> endpoint_names() const;
   [[nodiscard]] std::string served_by() const;
@@ -113,7 +111,6 @@ class Session {
   std::vector<Site> sites_;  // mirrors, then the origin (last)
   std::size_t at_ = 0;       // the site of the request in flight
   std::size_t served_ = 0;   // the site that answered the last pull request
-  std::uint64_t blob_bytes_ = 0;
 };
 
 }  // namespace ccpack::registry

@@ -26,7 +26,7 @@ enum class Action {
 
 [[nodiscard]] const char* to_string(Action action);
 
-// What the fingerprint policy says of one component (from manifest/policy once it is wired in).
+// What the fingerprint policy says of one component (the front end maps manifest/policy's verdicts to it).
 enum class Fit { fits, stale_refuse, stale_purge };
 
 struct ComponentFacts {

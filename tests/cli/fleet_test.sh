@@ -86,7 +86,12 @@ check_same() { if cmp -s "$1" "$2"; then ok; else bad "$3: $(diff "$1" "$2" | he
 check_same "$T/file-warnings" "$T/oci-warnings" "the registry restore warns as the file restore does"
 [ "$(grep -c 'cannot compare' "$T/file-warnings")" -ge 5 ] && ok || bad "file restore: fewer than 5 'cannot compare' warnings: $(cat "$T/file-warnings")"
 # (.ccpack-fetch: the lock file a registry restore leaves beside the folders, so a node's restores fetch in turn)
-if diff -r --exclude=.ccpack-fetch "$T/cache-file" "$T/cache" >"$T/tree.diff"; then ok; else bad "restored folders differ: $(head -5 "$T/tree.diff")"; fi
+# The markers differ only in their restore time (restored_at); every other byte of the folders is the same.
+if diff -r --exclude=.ccpack-fetch --exclude=.ccpack-marker.json "$T/cache-file" "$T/cache" >"$T/tree.diff"; then ok; else bad "restored folders differ: $(head -5 "$T/tree.diff")"; fi
+for m in "$T"/cache/*/.ccpack-marker.json; do
+  python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); [d.pop("restored_at",None) for d in (a,b)]; sys.exit(a!=b)' \
+    "$m" "$T/cache-file/${m#"$T"/cache/}" && ok || bad "markers differ beyond restored_at: $m"
+done
 diff <(cd "$T/cache-file" && find . -printf '%p %y %m %s\n' | sort) <(cd "$T/cache" && find . ! -name .ccpack-fetch -printf '%p %y %m %s\n' | sort) >/dev/null \
   && ok || bad "restored trees differ in names, types, modes or sizes"
 # Again: already there, after the header only.
@@ -106,7 +111,7 @@ expect 0 "" -- nogpu "$CCPACK" restore --plain-http --json --select gpu.arch=sm_
 json_is "$T/out" "j['registry']['layer_digest']=='sha256:$(sha "$T/h200.ccpack")' and j['noop']"
 json_is "$T/out" "j['machine']['source']=='probe' and j['machine']['select']==[{'field':'gpu.arch','value':'sm_90','before':None,'before_source':j['machine']['select'][0]['before_source']}]"
 json_is "$T/out" "[f['local'] for f in j['fingerprint']['fields'] if f['field']=='gpu.arch']==['sm_90']"
-if diff -r --exclude=.ccpack-fetch "$T/cache-file" "$T/cache" >/dev/null; then ok; else bad "--select gpu.arch=sm_90 restored something else than the sm_90 archive"; fi
+if diff -r --exclude=.ccpack-fetch --exclude=.ccpack-marker.json "$T/cache-file" "$T/cache" >/dev/null; then ok; else bad "--select gpu.arch=sm_90 restored something else than the sm_90 archive"; fi
 expect 0 "" -- nogpu "$CCPACK" pull --plain-http --json --select gpu.arch=sm_90 "$R/model:fleet" -o "$T/p90.ccpack"
 cmp -s "$T/p90.ccpack" "$T/h200.ccpack" && ok || bad "pull --select gpu.arch=sm_90 is not the sm_90 archive"
 json_is "$T/out" "j['machine']['select'][0]['value']=='sm_90'"
