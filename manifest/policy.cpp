@@ -146,6 +146,7 @@ std::string target_list(const std::vector<TritonTarget>& targets) {
 // cache.targets as a set: the archive's kernel archs (with their kernel counts) against this machine's GPU archs.
 SetDiff targets_diff(const std::vector<TritonTarget>& targets, const std::string& local_archs) {
   std::vector<std::string> archs;
+  archs.reserve(targets.size());
   for (const TritonTarget& t : targets) archs.push_back(arch_name(t));
   SetDiff d = diff_entries(ListSyntax::comma, archs, split_entries(ListSyntax::comma, local_archs));
   std::vector<std::string> removed;

@@ -155,6 +155,7 @@ int run(StatusCommandOptions& o) {
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
   std::future<manifest::Fingerprint> probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
   std::vector<Folder> folders;
+  folders.reserve(dirs.size());
   for (const manifest::CacheDir& d : dirs) folders.push_back({unpack::folder_status(d, {o.verify}), std::nullopt, {}});
   manifest::Fingerprint local = probing.get();
   bool autotuned = false;
