@@ -84,9 +84,10 @@ bool PathRelocator::is_group(std::size_t entry) const {
 bool PathRelocator::skips(std::size_t entry) {
   bool group = is_group(entry);
   if (entries_->file_size(entry) <= (group ? kMaxGroupFileBytes : kMaxPickleBytes)) return false;
-  std::lock_guard lock(mutex_);
-  ++(group ? stats_.group_files : stats_.pickle_files);
-  ++(group ? stats_.files_unparsed : stats_.pickle_files_unparsed);
+  RelocationStats skipped;
+  ++(group ? skipped.group_files : skipped.pickle_files);
+  ++(group ? skipped.files_unparsed : skipped.pickle_files_unparsed);
+  count(skipped);
   return true;
 }
 
@@ -150,10 +151,7 @@ std::optional<Splice> PathRelocator::rewrite_pickle(std::string_view packed) {
   } else {
     mine.pickle_files_unparsed = 1;
   }
-  std::lock_guard lock(mutex_);
-  stats_.pickle_files += mine.pickle_files;
-  stats_.pickle_paths_rewritten += mine.pickle_paths_rewritten;
-  stats_.pickle_files_unparsed += mine.pickle_files_unparsed;
+  count(mine);
   return out;
 }
 
@@ -180,12 +178,24 @@ std::optional<Splice> PathRelocator::rewrite_group(std::size_t entry, std::strin
   } else {
     mine.files_unparsed = 1;
   }
-  std::lock_guard lock(mutex_);
-  stats_.group_files += mine.group_files;
-  stats_.paths_rewritten += mine.paths_rewritten;
-  stats_.paths_kept += mine.paths_kept;
-  stats_.files_unparsed += mine.files_unparsed;
+  count(mine);
   return out;
+}
+
+RelocationStats& RelocationStats::operator+=(const RelocationStats& o) {
+  group_files += o.group_files;
+  paths_rewritten += o.paths_rewritten;
+  paths_kept += o.paths_kept;
+  files_unparsed += o.files_unparsed;
+  pickle_files += o.pickle_files;
+  pickle_paths_rewritten += o.pickle_paths_rewritten;
+  pickle_files_unparsed += o.pickle_files_unparsed;
+  return *this;
+}
+
+void PathRelocator::count(const RelocationStats& one) {
+  std::lock_guard lock(mutex_);
+  stats_ += one;
 }
 
 RelocationStats PathRelocator::stats() const {

@@ -45,6 +45,8 @@ struct RelocationStats {
   std::uint64_t pickle_files = 0;              // Inductor FX-graph and AOTAutograd entries seen
   std::uint64_t pickle_paths_rewritten = 0;    // str values in them moved from the build folder to the target
   std::uint64_t pickle_files_unparsed = 0;     // entries that are not a pickle this reader takes, left as packed
+
+  RelocationStats& operator+=(const RelocationStats& o);
 };
 
 // The path-bearing files of component `component` (index in `manifest`), rewritten for their final folder
@@ -84,6 +86,7 @@ class PathRelocator {
   [[nodiscard]] std::optional<Splice> rewrite_group(std::size_t entry, std::string_view packed);
   [[nodiscard]] std::optional<Splice> rewrite_pickle(std::string_view packed);
   [[nodiscard]] bool is_component_file(std::string_view relative);  // a file of this component, by its path in it
+  void count(const RelocationStats& one);  // adds one file's counts to stats(), under the lock
 
   manifest::EntryList scratch_;  // a compact copy of an edited list (entries_ may point here)
   const manifest::EntryList* entries_ = nullptr;
