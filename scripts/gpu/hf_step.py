@@ -3,6 +3,10 @@
 # added to the cache folders (by kind), so runs in place and relocated can be compared field by field.
 # Usage: hf_step.py LABEL [MODEL]   MODEL: gpt2 (default: 2 layers, vocab 8192, batch 8 x 512) or llama
 # (2 layers, hidden 1024, vocab 8192). The cache folders come from TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR.
+# As a pod's Python entrypoint and a build's warm-up script would, with the `ccpack` package installed:
+# CCPACK_API_RESTORE=ARCHIVE:PUBKEY calls ccpack.restore() before torch is imported, CCPACK_API_CREATE=OUT:KEY
+# calls ccpack.create() after the steps, and CCPACK_API_STATUS=1 adds ccpack.status() after the steps; the
+# reports go into the JSON line (api_restore, api_create, api_status).
 import json, os, sys, time
 
 def listing():
@@ -32,9 +36,22 @@ def build(name):
     cfg = transformers.GPT2Config(n_layer=2, vocab_size=8192, n_positions=512)
     return transformers.GPT2LMHeadModel(cfg)
 
+def api(var):
+    value = os.environ.get(var)
+    return value.split(":", 1) if value else None
+
 def main():
     label = sys.argv[1]
     name = sys.argv[2] if len(sys.argv) > 2 else "gpt2"
+    reports = {}
+    if api("CCPACK_API_RESTORE"):
+        import ccpack
+        archive, pub = api("CCPACK_API_RESTORE")
+        t0 = time.time()
+        r = ccpack.restore(archive, trust=pub)
+        reports["api_restore"] = {"s": round(time.time() - t0, 3), "files": r.get("files"),
+                                  "components": [(c.get("name"), c.get("path"), c.get("pickle_paths_rewritten"))
+                                                 for c in r.get("components", [])]}
     import torch
     from torch._dynamo.utils import counters
     torch.manual_seed(0)
@@ -58,7 +75,16 @@ def main():
     by_kind = {}
     for p in added:
         by_kind[kind(p)] = by_kind.get(kind(p), 0) + 1
-    print(json.dumps({"label": label, "model": name, "first_step_s": round(first, 2), "second_step_s": round(second, 3),
+    if api("CCPACK_API_CREATE"):
+        import ccpack
+        out, key = api("CCPACK_API_CREATE")
+        r = ccpack.create(out, sign_key=key, note="hf_step " + name)
+        reports["api_create"] = {"archive_bytes": r.get("archive_bytes"), "files": r.get("files"),
+                                 "signed_by": r.get("signed_by")}
+    if os.environ.get("CCPACK_API_STATUS"):
+        import ccpack
+        reports["api_status"] = ccpack.status()
+    print(json.dumps({**reports, "label": label, "model": name, "first_step_s": round(first, 2), "second_step_s": round(second, 3),
                       "loss": loss, "counters": {k: dict(v) for k, v in counters.items()},
                       "added": by_kind, "added_kernels": sorted({os.path.basename(p)[:-6] for p in added if p.endswith(".cubin")})}),
           flush=True)
