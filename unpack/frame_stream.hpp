@@ -26,6 +26,7 @@
 
 #include "manifest/manifest.hpp"
 #include "unpack/archive.hpp"
+#include "unpack/pickle_paths.hpp"
 #include "util/big_buffer.hpp"
 #include "util/fs.hpp"
 #include "util/progress.hpp"
@@ -45,7 +46,11 @@ struct LargeFile {
   Sha256 hash;
   // A group file to relocate (unpack/relocate.hpp): its pieces are gathered here, at their offsets, and written
   // once, rewritten, at the last piece. Empty otherwise.
-  std::string held;
+  BigBuffer held;
+  // A pickled Inductor entry to relocate: its pieces are fed in order and written rewritten as they come
+  // (unpack/pickle_paths.hpp); null otherwise. `as_packed`: the rewrite stopped and the file is written as packed.
+  std::unique_ptr<PickleStream> stream;
+  bool as_packed = false;
 };
 
 struct Piece {

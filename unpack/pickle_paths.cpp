@@ -1,266 +1,266 @@
-// See pickle_paths.hpp. The opcode table follows the pickle protocol as Python's pickletools documents it: each
-// opcode is one byte, then an argument of fixed size, of a size given by a 1-, 4- or 8-byte little-endian length,
-// or (the text protocol) up to a newline. The walker never interprets a value beyond the strings it moves.
+// See pickle_paths.hpp; the opcode table is pickle_ops.hpp. The rewrite never interprets a value beyond the strs
+// it moves.
 #include "unpack/pickle_paths.hpp"
 
-#include <sys/uio.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <climits>
-#include <cstring>
+#include <optional>
+#include <utility>
 
-#include "util/error.hpp"
+#include "unpack/pickle_ops.hpp"
 
 namespace ccpack::unpack {
 namespace {
 
-constexpr char kStop = '.';
-constexpr char kFrame = '\x95';
-constexpr char kShortBinUnicode = '\x8c';
-constexpr char kBinUnicode = 'X';
-constexpr char kBinUnicode8 = '\x8d';
+using namespace pickle;  // NOLINT(google-build-using-namespace): the opcode table
 
-// How an opcode's argument is laid out.
-enum class Arg { none, fixed, len1, len4, len8, line, two_lines, unknown };
+constexpr std::uint64_t kMaxFrame = 4 << 20;     // a FRAME's content held whole, at most
+constexpr std::uint64_t kWholeOp = 64 << 10;     // an opcode outside a frame held whole, at most
+constexpr std::size_t kMaxLine = 64 << 10;       // a text-protocol argument, at most
+constexpr std::size_t kOutBatch = 1 << 20;       // output handed to write in batches of about this size
+constexpr int kMinElements = 2, kMaxElements = 6;  // path elements of a file that names a build folder
 
-struct Layout {
-  Arg arg = Arg::unknown;
-  std::size_t size = 0;  // Arg::fixed: bytes
-};
+// The number of length bytes of an opcode whose argument is sized, else 0.
+std::size_t length_bytes(Arg arg) { return arg == Arg::len1 ? 1 : arg == Arg::len4 ? 4 : arg == Arg::len8 ? 8 : 0; }
 
-Layout layout_of(char op) {
-  switch (op) {
-    case '(': case '.': case '0': case '1': case '2': case 'N': case 'Q': case 'R': case 'a': case 'b':
-    case 'd': case '}': case 'e': case 'l': case ']': case 'o': case 's': case 't': case ')': case 'u':
-    case '\x81': case '\x85': case '\x86': case '\x87': case '\x88': case '\x89': case '\x8f': case '\x90':
-    case '\x91': case '\x92': case '\x93': case '\x94': case '\x97': case '\x98':
-      return {Arg::none, 0};
-    case 'K': case 'q': case 'h': case '\x82': case '\x80': return {Arg::fixed, 1};
-    case 'M': case '\x83': return {Arg::fixed, 2};
-    case 'J': case 'r': case 'j': case '\x84': return {Arg::fixed, 4};
-    case 'G': case '\x95': return {Arg::fixed, 8};
-    case 'U': case '\x8c': case 'C': case '\x8a': return {Arg::len1, 0};
-    case 'T': case 'X': case 'B': case '\x8b': return {Arg::len4, 0};
-    case '\x8d': case '\x8e': case '\x96': return {Arg::len8, 0};
-    case 'I': case 'L': case 'F': case 'S': case 'V': case 'P': case 'g': case 'p': return {Arg::line, 0};
-    case 'c': case 'i': return {Arg::two_lines, 0};
-    default: return {Arg::unknown, 0};
-  }
-}
-
-std::uint64_t little_endian(std::string_view d, std::size_t at, std::size_t n) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < n; ++i) v |= std::uint64_t{static_cast<unsigned char>(d[at + i])} << (8 * i);
-  return v;
-}
-
-// One opcode of the stream: [begin, end) with its argument at [arg, end).
-struct Op {
-  char code = 0;
-  std::size_t begin = 0, arg = 0, end = 0;
-};
-
-// The opcode at `at`, or nullopt when it is unknown or runs past the data.
-std::optional<Op> op_at(std::string_view d, std::size_t at) {
-  if (at >= d.size()) return std::nullopt;
-  Op op{d[at], at, at + 1, 0};
-  Layout l = layout_of(op.code);
-  std::size_t left = d.size() - op.arg;
-  auto sized = [&](std::size_t n) -> std::optional<Op> {
-    if (left < n) return std::nullopt;
-    std::uint64_t len = little_endian(d, op.arg, n);
-    if (len > left - n) return std::nullopt;
-    op.arg += n;
-    op.end = op.arg + static_cast<std::size_t>(len);
-    return op;
-  };
-  auto lines = [&](int count) -> std::optional<Op> {
-    std::size_t p = op.arg;
-    for (int i = 0; i < count; ++i) {
-      std::size_t nl = d.find('\n', p);
-      if (nl == std::string_view::npos) return std::nullopt;
-      p = nl + 1;
-    }
-    op.end = p;
-    return op;
-  };
-  switch (l.arg) {
-    case Arg::none: op.end = op.arg; return op;
-    case Arg::fixed: if (left < l.size) return std::nullopt; op.end = op.arg + l.size; return op;
-    case Arg::len1: return sized(1);
-    case Arg::len4: return sized(4);
-    case Arg::len8: return sized(8);
-    case Arg::line: return lines(1);
-    case Arg::two_lines: return lines(2);
-    case Arg::unknown: return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-bool is_str(char code) { return code == kShortBinUnicode || code == kBinUnicode || code == kBinUnicode8; }
-
-// Calls visit(op) for each opcode up to and including STOP; false when the stream is not one this reader takes
-// (unknown opcode, truncated, or bytes after STOP).
-template <typename Visit>
-bool walk(std::string_view d, Visit&& visit) {
-  if (!looks_like_pickle(d)) return false;
-  std::size_t at = 0;
-  while (true) {
-    std::optional<Op> op = op_at(d, at);
-    if (!op) return false;
-    visit(*op);
-    at = op->end;
-    if (op->code == kStop) return at == d.size();
-  }
-}
-
-void append_str(Splice& out, std::string_view value) {
-  char len[8];
-  std::size_t n = value.size();
-  std::size_t width = n < 256 ? 1 : n <= 0xffffffffu ? 4 : 8;
-  char code = width == 1 ? kShortBinUnicode : width == 4 ? kBinUnicode : kBinUnicode8;
-  for (std::size_t i = 0; i < width; ++i) len[i] = static_cast<char>((static_cast<std::uint64_t>(n) >> (8 * i)) & 0xff);
-  out.add(std::string_view(&code, 1));
-  out.add(std::string_view(len, width));
-  out.add(value);
-}
-
-// Reads back what a splice of `packed` will write: each piece must hold whole opcodes, the first must open like a
-// pickle, STOP must be the last opcode of the last piece, and the strings must number `strings`.
-bool reads_back(const Splice& s, std::string_view packed, std::uint64_t strings) {
+// Reads back a changed unit: its opcodes parse to its end and hold `strings` strs.
+bool reads_back(std::string_view unit, std::uint64_t strings) {
   std::uint64_t seen = 0;
-  for (std::size_t i = 0; i < s.pieces.size(); ++i) {
-    const Splice::Piece& p = s.pieces[i];
-    std::string_view span = p.added ? std::string_view(s.added).substr(p.at, p.size) : packed.substr(p.at, p.size);
-    if (i == 0 && !(span.size() >= 2 && span[0] == '\x80' && span[1] >= 2 && span[1] <= 5)) return false;  // PROTO
-    std::size_t at = 0;
-    while (at < span.size()) {
-      std::optional<Op> op = op_at(span, at);
-      if (!op) return false;
-      seen += is_str(op->code) ? 1 : 0;
-      at = op->end;
-      if (op->code == kStop && (i + 1 != s.pieces.size() || at != span.size())) return false;
-      if (op->code != kStop && i + 1 == s.pieces.size() && at == span.size()) return false;
-    }
+  std::size_t at = 0;
+  while (at < unit.size()) {
+    std::optional<Op> op = op_at(unit, at);
+    if (!op) return false;
+    seen += is_str(op->code) ? 1 : 0;
+    at = op->end;
   }
-  return !s.pieces.empty() && seen == strings;
+  return seen == strings;
 }
 
 }  // namespace
 
-void Splice::keep(std::size_t at, std::size_t size) {
-  if (size == 0) return;
-  if (!pieces.empty() && !pieces.back().added && pieces.back().at + pieces.back().size == at) {
-    pieces.back().size += size;
-  } else {
-    pieces.push_back({false, at, size});
+PickleStream::PickleStream(std::vector<std::string> roots, std::string to, IsFile is_file, Write write)
+    : roots_(std::move(roots)), to_(std::move(to)), is_file_(std::move(is_file)), write_(std::move(write)) {
+  std::erase(roots_, to_);
+  std::sort(roots_.begin(), roots_.end(), [](const std::string& a, const std::string& b) {
+    return a.size() > b.size();  // longest first, so a nested folder wins over its parent
+  });
+}
+
+bool PickleStream::feed(std::string_view bytes) {
+  while (!failed_ && !bytes.empty()) {
+    if (pass_left_ > 0) {  // a large argument: straight through
+      std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(pass_left_, bytes.size()));
+      flush();
+      write_(bytes.substr(0, n));
+      written_ += n;
+      consumed_ += n;
+      pass_left_ -= n;
+      bytes.remove_prefix(n);
+      continue;
+    }
+    std::int64_t want = stopped_ ? -1 : wanted();  // nothing may follow STOP
+    if (want < 0) {
+      fail();
+      break;
+    }
+    std::size_t n = std::min(static_cast<std::size_t>(want) - buf_.size(), bytes.size());
+    buf_.append(bytes.substr(0, n));
+    bytes.remove_prefix(n);
+    if (buf_.size() == static_cast<std::size_t>(want) && wanted() == want && !take_unit()) fail();
   }
+  if (failed_) buf_.append(bytes);  // kept with the rest of what was not written (pending)
+  return !failed_;
 }
 
-void Splice::add(std::string_view bytes) {
-  if (!pieces.empty() && pieces.back().added && pieces.back().at + pieces.back().size == added.size()) {
-    pieces.back().size += bytes.size();
-  } else {
-    pieces.push_back({true, added.size(), bytes.size()});
+bool PickleStream::finish() {
+  if (failed_) return false;
+  if (!stopped_ || pass_left_ > 0 || !buf_.empty()) return fail();  // truncated
+  flush();
+  return true;
+}
+
+std::int64_t PickleStream::wanted() const {
+  if (buf_.empty()) return 1;
+  char code = buf_[0];
+  Layout l = layout_of(code);
+  std::size_t k = length_bytes(l.arg);
+  if (code == kFrame) {
+    if (buf_.size() < 9) return 9;
+    std::uint64_t len = little_endian(buf_, 1, 8);
+    return len > kMaxFrame ? -1 : static_cast<std::int64_t>(9 + len);
   }
-  added.append(bytes);
+  switch (l.arg) {
+    case Arg::none: return 1;
+    case Arg::fixed: return static_cast<std::int64_t>(1 + l.size);
+    case Arg::len1: case Arg::len4: case Arg::len8: {
+      if (buf_.size() < 1 + k) return static_cast<std::int64_t>(1 + k);
+      std::uint64_t len = little_endian(buf_, 1, k);
+      if (len <= kWholeOp) return static_cast<std::int64_t>(1 + k + len);
+      // Enough to match any build folder, and to see a str that begins with the target already.
+      std::uint64_t prefix = std::max<std::uint64_t>(roots_.empty() ? 0 : roots_.front().size(), to_.size()) + 1;
+      return static_cast<std::int64_t>(1 + k + (is_str(code) ? std::min(len, prefix) : 0));
+    }
+    case Arg::line: case Arg::two_lines: {
+      int lines = l.arg == Arg::line ? 1 : 2;
+      for (std::size_t at = 1; at < buf_.size(); ++at) {
+        if (buf_[at] == '\n' && --lines == 0) return static_cast<std::int64_t>(at + 1);
+      }
+      return buf_.size() >= kMaxLine ? -1 : static_cast<std::int64_t>(buf_.size() + 1);
+    }
+    case Arg::unknown: return -1;
+  }
+  return -1;
 }
 
-std::uint64_t Splice::size() const {
-  std::uint64_t n = 0;
-  for (const Piece& p : pieces) n += p.size;
-  return n;
+bool PickleStream::take_unit() {
+  if (!started_) {  // the first opcode: PROTO 2 to 5
+    if (buf_.size() != 2 || buf_[0] != '\x80' || buf_[1] < 2 || buf_[1] > 5) return false;
+    started_ = true;
+  }
+  char code = buf_[0];
+  Layout l = layout_of(code);
+  std::size_t k = length_bytes(l.arg);
+  if (code == kFrame) return take_frame(buf_.size());
+  if (k != 0) {
+    std::uint64_t len = little_endian(buf_, 1, k);
+    if (len > kWholeOp) return take_large(1 + k, len);
+  }
+  return take_op(buf_.size());
 }
 
-std::string Splice::assemble(std::string_view packed) const {
+bool PickleStream::take_frame(std::size_t size) {
+  std::string_view packed(buf_.data(), size), content = packed.substr(9);
   std::string out;
-  out.reserve(size());
-  for (const Piece& p : pieces) out.append(p.added ? std::string_view(added).substr(p.at, p.size) : packed.substr(p.at, p.size));
-  return out;
+  std::uint64_t strings = 0, changed = 0;
+  std::size_t at = 0, kept = 0;
+  while (at < content.size()) {
+    std::optional<Op> op = op_at(content, at);  // nullopt too for an opcode across the frame's end
+    if (!op) return false;
+    if (op->code == kFrame) return false;       // a frame inside a frame
+    if (op->code == kStop) {
+      if (op->end != content.size()) return false;
+      stopped_ = true;
+    }
+    if (is_str(op->code)) {
+      ++strings;
+      std::string value = moved(content.substr(op->arg, op->end - op->arg));
+      if (!value.empty()) {
+        out.append(content.substr(kept, op->begin - kept)).append(str_header(value.size())).append(value);
+        kept = op->end;
+        ++changed;
+      }
+    }
+    at = op->end;
+  }
+  if (changed == 0) {
+    emit(packed);
+  } else {
+    out.append(content.substr(kept));
+    if (!reads_back(out, strings)) return false;
+    emit_changed(packed, frame_header(out.size()) + out);
+    moved_ += changed;
+  }
+  consumed_ += size;
+  buf_.erase(0, size);
+  return true;
 }
 
-void Splice::write(int fd, std::string_view packed, const std::string& what) const {
-  std::vector<iovec> iov;
-  iov.reserve(std::min<std::size_t>(pieces.size(), IOV_MAX));
-  std::size_t next = 0;
-  while (next < pieces.size()) {
-    iov.clear();
-    for (; next < pieces.size() && iov.size() < IOV_MAX; ++next) {
-      const Piece& p = pieces[next];
-      const char* base = p.added ? added.data() : packed.data();
-      iov.push_back({const_cast<char*>(base + p.at), p.size});
+bool PickleStream::take_large(std::size_t header, std::uint64_t length) {
+  std::string_view packed = buf_;
+  std::uint64_t prefix = packed.size() - header;
+  // Only the start of the str is here: it may move, but it names no build folder.
+  std::string value = is_str(packed[0]) ? moved(packed.substr(header), false) : std::string();
+  if (value.empty()) {
+    emit(packed);
+  } else {
+    emit_changed(packed, str_header(length + value.size() - prefix) + value);  // the new length: T replaces B
+    ++moved_;
+  }
+  consumed_ += packed.size();
+  pass_left_ = length - prefix;
+  buf_.clear();
+  return true;
+}
+
+bool PickleStream::take_op(std::size_t size) {
+  std::string_view packed(buf_.data(), size);
+  std::optional<Op> op = op_at(packed, 0);
+  if (!op || op->end != size) return false;
+  if (op->code == kStop) stopped_ = true;
+  std::string value = is_str(op->code) ? moved(packed.substr(op->arg)) : std::string();
+  if (value.empty()) {
+    emit(packed);
+  } else {
+    std::string out = str_header(value.size()) + value;
+    if (!reads_back(out, 1)) return false;
+    emit_changed(packed, out);
+    ++moved_;
+  }
+  consumed_ += size;
+  buf_.erase(0, size);
+  return true;
+}
+
+std::string PickleStream::moved(std::string_view value, bool whole) {
+  if (whole) learn(value);
+  if (value.size() > to_.size() && value.starts_with(to_) && value[to_.size()] == '/') return {};  // already here
+  for (const std::string& root : roots_) {
+    if (value.size() > root.size() && value.starts_with(root) && value[root.size()] == '/') {
+      return to_ + std::string(value.substr(root.size()));
     }
-    std::size_t first = 0;
-    while (first < iov.size()) {
-      ssize_t n = ::writev(fd, iov.data() + first, static_cast<int>(iov.size() - first));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw_errno("cannot write " + what);
-      auto done = static_cast<std::size_t>(n);
-      while (first < iov.size() && done >= iov[first].iov_len) done -= iov[first++].iov_len;
-      if (first < iov.size()) {
-        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + done;
-        iov[first].iov_len -= done;
-      }
+  }
+  return {};
+}
+
+void PickleStream::learn(std::string_view value) {
+  if (value.size() < 2 || value.front() != '/' || value.size() > kWholeOp) return;
+  std::size_t slash = value.size();
+  for (int elements = 1; elements <= kMaxElements; ++elements) {
+    slash = value.rfind('/', slash - 1);
+    if (slash == 0 || slash == std::string_view::npos) return;
+    if (elements >= kMinElements && is_file_(value.substr(slash + 1))) {
+      std::string root(value.substr(0, slash));
+      if (root == to_ || std::find(roots_.begin(), roots_.end(), root) != roots_.end()) return;
+      auto at = std::find_if(roots_.begin(), roots_.end(),
+                             [&](const std::string& r) { return r.size() < root.size(); });
+      roots_.insert(at, std::move(root));
+      return;
     }
   }
 }
 
-bool looks_like_pickle(std::string_view data) {
-  return data.size() >= 3 && data[0] == '\x80' && data[1] >= 2 && data[1] <= 5;
+void PickleStream::emit(std::string_view bytes) {
+  out_.append(bytes);
+  if (out_.size() >= kOutBatch) flush();
 }
 
-std::optional<std::vector<std::string>> pickle_build_folders(std::string_view data,
-                                                             const std::function<bool(std::string_view)>& is_file) {
-  constexpr int kMinElements = 2, kMaxElements = 6;
-  std::vector<std::string> found;
-  bool ok = walk(data, [&](const Op& op) {
-    if (!is_str(op.code) || op.end - op.arg < 2 || data[op.arg] != '/') return;
-    std::string_view value = data.substr(op.arg, op.end - op.arg);
-    std::size_t slash = value.size();
-    for (int elements = 1; elements <= kMaxElements; ++elements) {
-      slash = value.rfind('/', slash - 1);
-      if (slash == 0 || slash == std::string_view::npos) return;
-      if (elements >= kMinElements && is_file(value.substr(slash + 1))) {
-        found.emplace_back(value.substr(0, slash));
-        return;
-      }
-    }
-  });
-  if (!ok) return std::nullopt;
-  std::sort(found.begin(), found.end());
-  found.erase(std::unique(found.begin(), found.end()), found.end());
-  return found;
+void PickleStream::emit_changed(std::string_view packed, std::string_view out) {
+  edits_.push_back({written_ + out_.size(), out.size(), std::string(packed)});
+  emit(out);
 }
 
-std::optional<Splice> rewrite_pickle_paths(std::string_view data, const std::vector<std::string>& from,
-                                           std::string_view to) {
-  std::vector<std::string> roots = from;  // longest first, so a nested folder wins over its parent
-  std::sort(roots.begin(), roots.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-  Splice r;
-  std::uint64_t strings = 0;
-  bool ok = walk(data, [&](const Op& op) {
-    if (op.code == kFrame) return;
-    if (is_str(op.code)) {
-      ++strings;
-      std::string_view value = data.substr(op.arg, op.end - op.arg);
-      for (const std::string& root : roots) {
-        if (value.size() > root.size() && value.starts_with(root) && value[root.size()] == '/') {
-          std::string moved(to);
-          moved.append(value.substr(root.size()));
-          append_str(r, moved);
-          ++r.strings_rewritten;
-          return;
-        }
-      }
-    }
-    r.keep(op.begin, op.end - op.begin);
-  });
-  if (!ok) return std::nullopt;
-  // Read back: the stream to be written parses to its STOP and holds as many strings as the packed one. It is
-  // walked piece by piece where it is, never assembled.
-  if (r.strings_rewritten != 0 && !reads_back(r, data, strings)) return std::nullopt;
-  return r;
+void PickleStream::flush() {
+  if (out_.empty()) return;
+  write_(out_);
+  written_ += out_.size();
+  out_.clear();
+}
+
+bool PickleStream::fail() {
+  failed_ = true;
+  flush();
+  return false;
+}
+
+std::string PickleStream::packed_prefix(std::string_view output) const {
+  std::string packed;
+  packed.reserve(static_cast<std::size_t>(consumed_));
+  std::uint64_t at = 0;
+  for (const Edit& e : edits_) {
+    packed.append(output.substr(at, e.at - at)).append(e.packed);
+    at = e.at + e.size;
+  }
+  packed.append(output.substr(at, written_ - at));
+  return packed;
 }
 
 }  // namespace ccpack::unpack

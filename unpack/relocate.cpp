@@ -16,7 +16,6 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 constexpr std::uint64_t kMaxGroupFileBytes = 16u << 20;
-constexpr std::uint64_t kMaxPickleBytes = 256u << 20;
 constexpr std::string_view kPickledFolders[] = {"fxgraph", "aotautograd"};  // Inductor's, below its root
 constexpr int kMaxDepth = 16;
 
@@ -82,14 +81,15 @@ bool PathRelocator::is_group(std::size_t entry) const {
 }
 
 bool PathRelocator::skips(std::size_t entry) {
-  bool group = is_group(entry);
-  if (entries_->file_size(entry) <= (group ? kMaxGroupFileBytes : kMaxPickleBytes)) return false;
+  if (!is_group(entry) || entries_->file_size(entry) <= kMaxGroupFileBytes) return false;
   RelocationStats skipped;
-  ++(group ? skipped.group_files : skipped.pickle_files);
-  ++(group ? skipped.files_unparsed : skipped.pickle_files_unparsed);
+  skipped.group_files = 1;
+  skipped.files_unparsed = 1;
   count(skipped);
   return true;
 }
+
+bool PathRelocator::streams(std::size_t entry) const { return entry < pickled_.size() && pickled_[entry]; }
 
 // Rewrites one parsed group document in place; false when it is not {"child_paths": {...}} of strings.
 bool PathRelocator::rewrite_paths(ojson& doc, std::size_t entry, RelocationStats& stats) const {
@@ -115,7 +115,7 @@ bool PathRelocator::rewrite_paths(ojson& doc, std::size_t entry, RelocationStats
   return true;
 }
 
-std::optional<Splice> PathRelocator::rewrite(std::size_t entry, std::string_view packed) {
+std::optional<std::string> PathRelocator::rewrite(std::size_t entry, std::string_view packed) {
   return is_group(entry) ? rewrite_group(entry, packed) : rewrite_pickle(packed);
 }
 
@@ -131,34 +131,36 @@ bool PathRelocator::is_component_file(std::string_view relative) {
   return file_hashes_.count(std::hash<std::string_view>{}(relative)) != 0;
 }
 
-std::optional<Splice> PathRelocator::rewrite_pickle(std::string_view packed) {
+std::unique_ptr<PickleStream> PathRelocator::stream(PickleStream::Write write) {
+  std::vector<std::string> roots;
+  if (!source_.empty() && source_.front() == '/') roots.push_back(source_);
+  return std::make_unique<PickleStream>(std::move(roots), to_.substr(0, to_.size() - 1),
+                                        [this](std::string_view rel) { return is_component_file(rel); },
+                                        std::move(write));
+}
+
+void PathRelocator::streamed(const PickleStream& stream, bool rewritten) {
   RelocationStats mine;
   mine.pickle_files = 1;
-  std::optional<Splice> out;
-  std::optional<std::vector<std::string>> roots =
-      pickle_build_folders(packed, [this](std::string_view rel) { return is_component_file(rel); });
-  std::string to = to_.substr(0, to_.size() - 1);
-  if (roots) {
-    if (!source_.empty() && source_.front() == '/') roots->push_back(source_);
-    std::erase(*roots, to);
-    std::optional<Splice> r = roots->empty() ? std::nullopt : rewrite_pickle_paths(packed, *roots, to);
-    if (r && r->strings_rewritten != 0) {
-      mine.pickle_paths_rewritten = r->strings_rewritten;
-      out = std::move(r);
-    } else if (!r && !roots->empty()) {
-      mine.pickle_files_unparsed = 1;  // its read-back failed
-    }
-  } else {
-    mine.pickle_files_unparsed = 1;
-  }
+  mine.pickle_paths_rewritten = rewritten ? stream.strings_rewritten() : 0;
+  mine.pickle_files_unparsed = rewritten ? 0 : 1;
   count(mine);
+}
+
+// A pickled entry that lies whole in one piece: the same stream, into memory.
+std::optional<std::string> PathRelocator::rewrite_pickle(std::string_view packed) {
+  std::string out;
+  std::unique_ptr<PickleStream> s = stream([&out](std::string_view bytes) { out.append(bytes); });
+  bool ok = s->feed(packed) && s->finish();
+  streamed(*s, ok);
+  if (!ok || s->strings_rewritten() == 0) return std::nullopt;
   return out;
 }
 
-std::optional<Splice> PathRelocator::rewrite_group(std::size_t entry, std::string_view packed) {
+std::optional<std::string> PathRelocator::rewrite_group(std::size_t entry, std::string_view packed) {
   RelocationStats mine;
   mine.group_files = 1;
-  std::optional<Splice> out;
+  std::optional<std::string> out;
   ojson doc;
   bool parsed = packed.size() <= kMaxGroupFileBytes;
   if (parsed) {
@@ -171,10 +173,7 @@ std::optional<Splice> PathRelocator::rewrite_group(std::size_t entry, std::strin
   RelocationStats counted = mine;
   if (parsed && rewrite_paths(doc, entry, counted)) {
     mine = counted;
-    if (mine.paths_rewritten != 0) {
-      out.emplace();
-      out->add(doc.dump());
-    }
+    if (mine.paths_rewritten != 0) out = doc.dump();
   } else {
     mine.files_unparsed = 1;
   }

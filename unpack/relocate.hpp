@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -60,12 +61,17 @@ class PathRelocator {
   // Whether manifest entry `entry` is one of the files this relocator rewrites.
   [[nodiscard]] bool handles(std::size_t entry) const;
   // Whether file `entry` is too large to be read (a group file over 16 MiB, which no Triton group file comes
-  // near; a pickled entry over 256 MiB, three times the largest measured): it is then written as packed, never
-  // held in memory, and counted as unparsed.
+  // near): it is then written as packed, never held in memory, and counted as unparsed.
   [[nodiscard]] bool skips(std::size_t entry);
+  // Whether file `entry` is a pickled entry, rewritten as it streams (stream()) when it does not lie whole in
+  // one piece of the payload.
+  [[nodiscard]] bool streams(std::size_t entry) const;
   // What to write for file `entry`, whose packed bytes (already checked) are `packed`: the rewritten bytes, or
   // nullopt to write the packed bytes (nothing to move, or not the expected form). Counts into stats().
-  [[nodiscard]] std::optional<Splice> rewrite(std::size_t entry, std::string_view packed);
+  [[nodiscard]] std::optional<std::string> rewrite(std::size_t entry, std::string_view packed);
+  // The streaming rewrite of pickled entry `entry`, writing through `write`; streamed() counts its outcome.
+  [[nodiscard]] std::unique_ptr<PickleStream> stream(PickleStream::Write write);
+  void streamed(const PickleStream& stream, bool rewritten);
   [[nodiscard]] RelocationStats stats() const;
 
  private:
@@ -83,8 +89,8 @@ class PathRelocator {
 
   [[nodiscard]] bool rewrite_paths(nlohmann::ordered_json& doc, std::size_t entry, RelocationStats& stats) const;
   [[nodiscard]] bool is_group(std::size_t entry) const;
-  [[nodiscard]] std::optional<Splice> rewrite_group(std::size_t entry, std::string_view packed);
-  [[nodiscard]] std::optional<Splice> rewrite_pickle(std::string_view packed);
+  [[nodiscard]] std::optional<std::string> rewrite_group(std::size_t entry, std::string_view packed);
+  [[nodiscard]] std::optional<std::string> rewrite_pickle(std::string_view packed);
   [[nodiscard]] bool is_component_file(std::string_view relative);  // a file of this component, by its path in it
   void count(const RelocationStats& one);  // adds one file's counts to stats(), under the lock
 
@@ -96,6 +102,7 @@ class PathRelocator {
   std::string source_;                   // the folder the component was packed from
   std::vector<bool> pickled_;            // per entry: a file below the component's fxgraph/ or aotautograd/
   std::once_flag file_hashes_once_;      // file_hashes_ is built at the first pickle (most restores have none)
+  // (is_component_file may run from several threads: the lookups after call_once only read.)
   std::unordered_set<std::uint64_t> file_hashes_;  // hashes of this component's file paths, relative to its root
   mutable std::mutex mutex_;
   RelocationStats stats_;
