@@ -102,8 +102,13 @@ ojson folder_json(const Folder& f) {
 void say_changes(std::string& out, const unpack::FolderStatus& s, bool autotuned) {
   if (s.added() == 0) out += "  nothing compiled here since the restore (" + count(s.archive_files, "file", "files") + " from the archive)\n";
   if (!s.kernels.empty()) {
+    // By kernel name: coordinate descent compiles several configs of one kernel, each in a folder of its own.
     std::vector<std::string> kernel_names;
-    for (const unpack::AddedKernel& k : s.kernels) kernel_names.push_back(k.name);
+    for (std::size_t i = 0, n = 1; i < s.kernels.size(); i += n) {
+      n = 1;
+      while (i + n < s.kernels.size() && s.kernels[i + n].name == s.kernels[i].name) ++n;
+      kernel_names.push_back(n == 1 ? s.kernels[i].name : s.kernels[i].name + " (" + std::to_string(n) + " configs)");
+    }
     out += "  " + count(s.kernels.size(), "Triton kernel", "Triton kernels") + " compiled here since the restore" +
            (autotuned ? " (autotuning ran again)" : "") + ": " + names(kernel_names) + "\n";
   }

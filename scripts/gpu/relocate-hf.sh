@@ -13,6 +13,7 @@
 # wheel installed; models of hf_step.py; default: gpt2 llama; RUNS=3, or RUNS_<model> for one model)
 # PHASE=warmup does only the warm-ups and creates, PHASE=runs only the rounds on an earlier warm-up's folder (two
 # commands where one would outlast a time limit); the default does both. PY is the interpreter (default python3).
+# WARM_ENV="VAR=VALUE ..." is set for every run but the cold warm-up (a setting of the pods, not of the build).
 # API=1 (with the wheel installed for PY): the first model's warm-up ends with ccpack.create() and, after its
 # rounds, one more relocated run restores with ccpack.restore() from the same process before torch starts.
 set -u
@@ -24,8 +25,9 @@ W=${RELOCATE_WORK:-/tmp/ccreloc-hf}; PHASE=${PHASE:-all}; PY=${PY:-python3}; API
 FIRST=${MODELS%% *}
 mkdir -p "${OUT:-$W}"; LOG=${OUT:-$W}/relocate-hf.jsonl
 step() {  # label model inductor-dir triton-dir [VAR=VALUE...]: one run, then its status line
-  local label=$1 m=$2 ind=$3 tri=$4; shift 4
-  env "$@" TORCHINDUCTOR_CACHE_DIR="$ind" TRITON_CACHE_DIR="$tri" timeout 420 "$PY" "$D/hf_step.py" "$label" "$m" \
+  local label=$1 m=$2 ind=$3 tri=$4 warm=(); shift 4
+  [ "$label" != cold ] && read -ra warm <<<"${WARM_ENV:-}"
+  env "${warm[@]}" "$@" TORCHINDUCTOR_CACHE_DIR="$ind" TRITON_CACHE_DIR="$tri" timeout 420 "$PY" "$D/hf_step.py" "$label" "$m" \
     2>"$W/$m-$label.err" | tail -1 >>"$LOG"
   [ "$label" = cold ] && return
   $BIN status --inductor-dir "$ind" --triton-dir "$tri" >"${OUT:-$W}/status-$m-$label.txt"

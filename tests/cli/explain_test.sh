@@ -140,6 +140,11 @@ mkdir -p "$T/s/ind/zz"; printf '{}' >"$T/s/ind/zz/0123.best_config"
 expect 0 "" -- "$CCPACK" status "${S[@]}"
 has "$T/out" '^  3 Triton kernels compiled here since the restore \(autotuning ran again\): triton_per'
 has "$T/out" '^  1 autotune result written here since the restore \(autotuning ran again\): zz/0123.best_config$'
+# two configs of one kernel, each in its own folder: named once, with the count
+h="$T/s/tri/HASH2triton_poi_fused_add_0"; mkdir -p "$h"; printf '{}' >"$h/triton_poi_fused_add_0.json"
+expect 0 "" -- "$CCPACK" status "${S[@]}"
+has "$T/out" '^  4 Triton kernels compiled here since the restore \(autotuning ran again\): triton_per_fused_softmax_2, triton_poi_fused_add_0 \(2 configs\), triton_red_fused_sum_1$'
+rm -rf "$h"
 # --verify: a file of the archive edited in place is named; without it nothing is hashed
 F1=$(cd "$T/s/tri" && find . -name '*.ptx' | sort | head -1 | cut -c3-)
 printf 'edited' >>"$T/s/tri/$F1"

@@ -2,7 +2,7 @@
 """Checks a relocated restore against the cache it was packed from, with Python's own pickle reader (pickletools)
 as an oracle independent of ccpack's: every file below the Inductor folder's fxgraph/ and aotautograd/ is the
 packed pickle with exactly the str values that began with the build folder moved to the restored folder (FRAME
-opcodes aside); every other file of both folders is byte for byte as packed, Triton's __grp__ files aside (their
+opcodes aside, but each restored FRAME must end where an opcode begins, as Python's reader requires); every other file of both folders is byte for byte as packed, Triton's __grp__ files aside (their
 rule has tests of its own). Exit 0 and one summary line, or exit 1 naming the first file that breaks the rule.
 
 Usage: pickle_oracle.py PACKED_INDUCTOR RESTORED_INDUCTOR BUILD_FOLDER [PACKED_TRITON RESTORED_TRITON]
@@ -18,7 +18,24 @@ def ops(data):
     return [(op.name, arg) for op, arg, _ in pickletools.genops(data) if op.name != "FRAME"]
 
 
+def frames_whole(data):
+    """Whether each FRAME's length ends exactly where an opcode begins (or at the end), no opcode across it."""
+    frame_end = None
+    for op, arg, pos in pickletools.genops(data):
+        if frame_end is not None and pos > frame_end:
+            return False
+        if frame_end is not None and pos == frame_end:
+            frame_end = None
+        if op.name == "FRAME":
+            if frame_end is not None:
+                return False
+            frame_end = pos + 9 + arg
+    return frame_end is None or frame_end == len(data)
+
+
 def check_pickle(packed, restored, build, target):
+    if not frames_whole(restored):
+        return None, "a FRAME whose length does not end at an opcode"
     a, b = ops(packed), ops(restored)
     if len(a) != len(b):
         return None, "opcode count %d, packed %d" % (len(b), len(a))
