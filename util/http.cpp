@@ -2,23 +2,17 @@
 // requests, so connections are reused); redirects are followed here, not by curl, so the Authorization header is
 // decided per hop (and a redirect's scheme checked here, since libcurl before 7.85 ignores CURLOPT_PROTOCOLS_STR);
 // retries wrap the whole redirect chain. libcurl is loaded at run time (util/curl_loader.hpp): every call goes
-// through its table, so the first Client or URL helper is where a missing libcurl is reported.
+// through its table, so the first Client or URL helper is where a missing libcurl is reported. What curl calls
+// back during one exchange is in util/http_exchange.cpp; the pure URL helpers are in util/http_url.cpp.
 #include "util/http.hpp"
 
-#include "util/curl_loader.hpp"
-#include "util/escape.hpp"
-
-#include <unistd.h>
-
 #include <algorithm>
-#include <cctype>
 #include <exception>
-#include <memory>
 #include <random>
 #include <thread>
 #include <type_traits>
 
-#include "util/fs.hpp"
+#include "util/http_exchange.hpp"
 
 namespace ccpack::http {
 namespace {
@@ -34,18 +28,6 @@ CURLcode setopt(CURL* c, CURLoption option, T value) {
   return curl().easy_setopt(c, option, value);
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
-  return std::string(s);
-}
-
 struct CurlSlist {
   curl_slist* list = nullptr;
   ~CurlSlist() { curl().slist_free_all(list); }
@@ -58,206 +40,7 @@ struct CurlSlist {
 
 }  // namespace
 
-// The state of one request/response exchange, shared with curl's callbacks.
-struct Client::Attempt {
-  const Sink* sink = nullptr;
-  std::size_t max_body = 0;
-  Response response;
-  std::size_t header_bytes = 0;
-  std::uint64_t skip = 0;           // bytes still to drop (a 200 answer to a Range request)
-  std::optional<std::uint64_t> want;  // bytes still wanted after the skip (Range with a last byte)
-  std::uint64_t delivered = 0;      // bytes given to the sink over all attempts of this request
-  std::string failure;              // why a callback aborted the transfer (retried)
-  std::exception_ptr fatal;         // a callback's error that no retry can fix (limits, the sink's own errors)
-  const FileRange* file_body = nullptr;
-  const std::string* mem_body = nullptr;
-  std::uint64_t body_sent = 0;
-  bool range_checked = false;
-  bool length_checked = false;
-  bool finished = false;  // every wanted byte arrived; the rest of a 200 answer is not downloaded
-  const std::atomic<bool>* cancelled = nullptr;
-
-  // Resets the per-exchange state (not `delivered`, which spans the attempts of one request).
-  void start(const std::string& url, const Sink& with_sink, std::size_t with_max_body) {
-    response = Response{};
-    response.url = url;
-    header_bytes = 0;
-    failure.clear();
-    fatal = nullptr;
-    sink = &with_sink;
-    max_body = with_max_body;
-    file_body = nullptr;
-    mem_body = nullptr;
-    body_sent = 0;
-    range_checked = false;
-    length_checked = false;
-    skip = 0;
-    want.reset();
-    finished = false;
-    cancelled = nullptr;
-  }
-};
-
 namespace {
-
-size_t on_header(char* data, size_t size, size_t count, void* user) {
-  auto* a = static_cast<Client::Attempt*>(user);
-  size_t n = size * count;
-  a->header_bytes += n;
-  if (a->header_bytes > kMaxHeaderBytes) {
-    a->fatal = std::make_exception_ptr(Error("response headers exceed " + std::to_string(kMaxHeaderBytes) + " bytes"));
-    return 0;
-  }
-  std::string_view line(data, n);
-  if (line.starts_with("HTTP/")) {  // a new response (after 100-continue or an auth round): start over
-    a->response.headers.clear();
-    std::size_t sp = line.find(' ');
-    a->response.status = sp == std::string_view::npos ? 0 : std::strtol(std::string(line.substr(sp + 1, 3)).c_str(), nullptr, 10);
-    return n;
-  }
-  std::size_t colon = line.find(':');
-  if (colon != std::string_view::npos) a->response.headers.emplace_back(lower(trim(line.substr(0, colon))), trim(line.substr(colon + 1)));
-  return n;
-}
-
-// On the first body byte of a 2xx answer to a Range request: 206 must start where asked, 200 is skipped into.
-bool check_range(Client::Attempt& a, std::uint64_t first) {
-  a.range_checked = true;
-  if (a.response.status == 200) {
-    a.skip = first;
-    return true;
-  }
-  std::string cr = a.response.header("content-range");  // "bytes 100-199/1000"
-  unsigned long long start = 0;
-  if (std::sscanf(cr.c_str(), "bytes %llu-", &start) != 1 || start != first) {
-    a.failure = "the server answered a Range request from byte " + std::to_string(first) + " with Content-Range '" +
-                escape_for_message(cr) + "'";
-    return false;
-  }
-  return true;
-}
-
-struct WriteContext {
-  Client::Attempt* attempt;
-  std::optional<std::uint64_t> range_first;
-  std::optional<std::uint64_t> range_last;
-  std::optional<std::uint64_t> total_size;
-};
-
-// On the first body byte of a 2xx answer for a resource of known size: the announced lengths must be those of
-// the resource (200) or of the range asked (206). Returns why not, or "".
-std::string length_mismatch(const Client::Attempt& a, const WriteContext& w) {
-  const std::uint64_t total = *w.total_size;
-  std::string cl = a.response.header("content-length");
-  unsigned long long length = 0;
-  bool has_length = !cl.empty() && std::sscanf(cl.c_str(), "%llu", &length) == 1;
-  std::uint64_t expected = total;
-  if (a.response.status == 206) {
-    unsigned long long start = 0, end = 0, whole = 0;
-    std::string cr = a.response.header("content-range");
-    if (std::sscanf(cr.c_str(), "bytes %llu-%llu/%llu", &start, &end, &whole) == 3 && whole != total) {
-      return "Content-Range '" + escape_for_message(cr) + "' for a resource of " + std::to_string(total) + " bytes";
-    }
-    std::uint64_t first = w.range_first.value_or(0);
-    expected = std::min<std::uint64_t>(w.range_last.value_or(total - 1), total - 1) - first + 1;
-  }
-  if (has_length && length != expected) {
-    return "Content-Length " + std::to_string(length) + " where " + std::to_string(expected) + " bytes were due (the resource has " +
-           std::to_string(total) + ")";
-  }
-  return {};
-}
-
-size_t on_body(char* data, size_t size, size_t count, void* user) {
-  auto* w = static_cast<WriteContext*>(user);
-  Client::Attempt& a = *w->attempt;
-  size_t n = size * count;
-  bool ok = a.response.status >= 200 && a.response.status < 300;
-  if (!ok || a.sink == nullptr || !*a.sink) {
-    std::size_t cap = ok ? a.max_body : Client::kMaxErrorBody;
-    if (a.response.body.size() + n > cap) {
-      if (!ok) {  // keep the start of an error body, drop the rest
-        a.response.body.append(data, cap - a.response.body.size());
-        return n;
-      }
-      a.fatal = std::make_exception_ptr(Error("response body of " + display_url(a.response.url) + " exceeds " + std::to_string(cap) + " bytes"));
-      return 0;
-    }
-    a.response.body.append(data, n);
-    a.response.body_bytes += n;
-    return n;
-  }
-  if (w->range_first && !a.range_checked && !check_range(a, *w->range_first)) return 0;
-  if (w->total_size && !a.length_checked) {
-    a.length_checked = true;
-    if (std::string why = length_mismatch(a, *w); !why.empty()) {
-      a.fatal = std::make_exception_ptr(IntegrityError(display_url(a.response.url) + ": the server announced " + why));
-      return 0;
-    }
-  }
-  if (a.want && *a.want == 0) {
-    a.finished = true;
-    return 0;  // aborts the transfer; send_once reads it as success
-  }
-  const char* p = data;
-  size_t left = n;
-  std::uint64_t drop = std::min<std::uint64_t>(a.skip, left);
-  a.skip -= drop;
-  p += drop;
-  left -= drop;
-  if (a.want) {
-    std::uint64_t take = std::min<std::uint64_t>(*a.want, left);
-    *a.want -= take;
-    left = take;
-  }
-  if (left == 0) return n;
-  try {
-    (*a.sink)(p, left);
-  } catch (...) {
-    a.fatal = std::current_exception();
-    return 0;
-  }
-  a.delivered += left;
-  a.response.body_bytes += left;
-  return n;
-}
-
-size_t on_read(char* buffer, size_t size, size_t count, void* user) {
-  auto* a = static_cast<Client::Attempt*>(user);
-  size_t room = size * count;
-  if (a->mem_body != nullptr) {
-    size_t n = std::min<size_t>(room, a->mem_body->size() - a->body_sent);
-    std::copy_n(a->mem_body->data() + a->body_sent, n, buffer);
-    a->body_sent += n;
-    return n;
-  }
-  const FileRange& f = *a->file_body;
-  // Three segments: prefix, file range, suffix.
-  std::uint64_t pos = a->body_sent;
-  size_t n = 0;
-  if (pos < f.prefix.size()) {
-    n = std::min<size_t>(room, f.prefix.size() - pos);
-    std::copy_n(f.prefix.data() + pos, n, buffer);
-  } else if (pos < f.prefix.size() + f.size) {
-    std::uint64_t in_file = pos - f.prefix.size();
-    n = static_cast<size_t>(std::min<std::uint64_t>(room, f.size - in_file));
-    try {
-      if (pread_full(f.fd, buffer, n, static_cast<off_t>(f.offset + in_file), "the request body") != n) {
-        a->fatal = std::make_exception_ptr(Error("the request body file ended early"));
-        return CURL_READFUNC_ABORT;
-      }
-    } catch (...) {
-      a->fatal = std::current_exception();
-      return CURL_READFUNC_ABORT;
-    }
-  } else {
-    std::uint64_t in_suffix = pos - f.prefix.size() - f.size;
-    n = std::min<size_t>(room, f.suffix.size() - in_suffix);
-    std::copy_n(f.suffix.data() + in_suffix, n, buffer);
-  }
-  a->body_sent += n;
-  return n;
-}
 
 // Where and how to connect: the URL, allowed protocols, timeouts, TLS verification.
 void set_transport(CURL* c, const std::string& url, const Options& options) {
@@ -293,34 +76,6 @@ void set_method_and_body(CURL* c, const Request& request, Client::Attempt& a) {
   } else if (request.method != "GET") {
     setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   }
-}
-
-int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  auto* a = static_cast<Client::Attempt*>(user);
-  if (a->cancelled == nullptr || !a->cancelled->load()) return 0;
-  a->fatal = std::make_exception_ptr(Error("the transfer was cancelled"));
-  return 1;
-}
-
-// A URL parsed by curl's URL API (empty when it does not parse), and its parts as owned strings.
-struct ParsedUrl {
-  std::unique_ptr<CURLU, decltype(CurlApi::url_cleanup)> handle{nullptr, nullptr};
-
-  explicit operator bool() const { return handle != nullptr; }
-  [[nodiscard]] std::optional<std::string> part(CURLUPart which, unsigned int flags = 0) const {
-    char* text = nullptr;
-    if (curl().url_get(handle.get(), which, &text, flags) != CURLUE_OK) return std::nullopt;
-    std::string out(text);
-    curl().free(text);
-    return out;
-  }
-};
-
-ParsedUrl parse_url(std::string_view url) {
-  const CurlApi& lib = curl();
-  ParsedUrl u{{lib.url(), lib.url_cleanup}};
-  if (u.handle && lib.url_set(u.handle.get(), CURLUPART_URL, std::string(url).c_str(), 0) != CURLUE_OK) u.handle.reset();
-  return u;
 }
 
 bool is_redirect(long status) { return status == 301 || status == 302 || status == 303 || status == 307 || status == 308; }
@@ -446,47 +201,5 @@ Response Client::send(const Request& request, const Sink& sink, std::size_t max_
 }
 
 LibcurlVersion libcurl_version() { return {LIBCURL_VERSION, loaded_curl_version()}; }
-
-// --- pure helpers -------------------------------------------------------------------------------------------
-
-std::optional<std::string> origin_of(std::string_view url) {
-  ParsedUrl u = parse_url(url);
-  if (!u) return std::nullopt;
-  std::optional<std::string> scheme = u.part(CURLUPART_SCHEME);
-  std::optional<std::string> host = u.part(CURLUPART_HOST);
-  std::optional<std::string> port = u.part(CURLUPART_PORT, CURLU_DEFAULT_PORT);
-  if (!scheme || !host || !port) return std::nullopt;
-  return lower(*scheme) + "://" + lower(*host) + ":" + *port;
-}
-
-std::string display_url(std::string_view url) {
-  std::size_t cut = url.find_first_of("?#");
-  return escape_for_message(url.substr(0, cut), 300);
-}
-
-std::optional<std::string> resolve_url(std::string_view base, std::string_view location) {
-  if (location.empty()) return std::nullopt;
-  ParsedUrl u = parse_url(base);
-  if (!u || curl().url_set(u.handle.get(), CURLUPART_URL, std::string(location).c_str(), 0) != CURLUE_OK) return std::nullopt;
-  return u.part(CURLUPART_URL);
-}
-
-std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
-  std::string v = trim(value);
-  if (v.empty()) return std::nullopt;
-  long long secs = -1;
-  if (std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-    secs = v.size() > 9 ? kMaxRetryAfter.count() : std::stoll(v);
-  } else {
-    time_t when = curl().getdate(v.c_str(), nullptr);
-    if (when < 0) return std::nullopt;
-    secs = std::max<long long>(0, static_cast<long long>(when - ::time(nullptr)));
-  }
-  return std::chrono::seconds(std::min<long long>(secs, kMaxRetryAfter.count()));
-}
-
-bool is_transient_status(long status) { return status == 408 || status == 429 || (status >= 500 && status != 501 && status != 505); }
-
-std::string escape_for_message(std::string_view text, std::size_t max) { return escaped(text, max); }
 
 }  // namespace ccpack::http

@@ -133,7 +133,7 @@ class Client {
 
   static constexpr std::size_t kMaxErrorBody = 16u << 10;
 
-  struct Attempt;  // one exchange's state, shared with curl's callbacks (defined in http.cpp)
+  struct Attempt;  // one exchange's state, shared with curl's callbacks (defined in util/http_exchange.hpp)
 
  private:
   Response send_once(const Request& request, const std::string& url, bool with_auth, const Sink& sink,
