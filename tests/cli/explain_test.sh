@@ -13,16 +13,11 @@ SUITE=explain
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 
 PY=$(python3 -c 'import sys; print(sys.executable)')
-json_is() {
-  if "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; then ok; else bad "$1: not ($2): $(head -c 3000 "$1")"; fi
-}
 has() { if grep -Eq -- "$2" "$1"; then ok; else bad "$1 lacks /$2/: $(head -c 3000 "$1")"; fi; }
 lacks() { if grep -Eq -- "$2" "$1"; then bad "$1 has /$2/: $(grep -E -- "$2" "$1" | head -3)"; else ok; fi; }
 
-unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME CCPACK_PYTHON CCPACK_ON_MISMATCH TRITON_PTXAS_PATH WORLD_SIZE
-for v in $(env | sed -n 's/^\(TORCHINDUCTOR_[A-Z_]*\|TRITON_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR"
+forget_torch_settings
+isolate_home
 
 # --- a fake environment: one venv with seven CUDA wheels (so two wheel lists share a long prefix); each scenario
 # changes one wheel in it and puts it back, so nothing else differs (not even sys.path) ---------------------------

@@ -13,22 +13,11 @@ STUB=$(realpath "$3")
 SAMPLE="$DATA/sample-cache"
 SUITE=fleet
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-HELP="$(dirname "$(realpath "$0")")/registry_helpers.py"
-PIDS=""
-trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; for p in $PIDS; do wait "$p" 2>/dev/null; done
-      if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "kept $T"; fi' EXIT
-json_is() {
-  if "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; then ok; else bad "$1: not ($2): $(head -c 2000 "$1")"; fi
-}
-sha() { sha256sum "$1" | cut -d' ' -f1; }
+HELP="$HERE/registry_helpers.py"
 
-unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME CCPACK_PYTHON CCPACK_ON_MISMATCH TRITON_PTXAS_PATH WORLD_SIZE
-unset CCPACK_FINGERPRINT_FILE REGISTRY_AUTH_FILE DOCKER_CONFIG XDG_RUNTIME_DIR CONTAINERS_REGISTRIES_CONF
-for v in $(env | sed -n 's/^\(TORCHINDUCTOR_[A-Z_]*\|TRITON_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR" "$T/bin" "$T/smi-none"
+forget_torch_settings
+isolate_home
+mkdir -p "$T/bin" "$T/smi-none"
 
 # The machine: a Python environment with torch and triton, and either the stub NVML (an H200) or no GPU at all.
 SITE="$T/site"

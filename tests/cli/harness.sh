@@ -1,11 +1,22 @@
 # The CLI suites' shared harness, sourced after setting SUITE: a scratch folder $T (removed when every check
 # passed, kept and named when one failed), the pass/fail counters, ok/bad, and expect, which pins a command to its
-# exact exit code and a stderr pattern, with exactly one "ccpack: error:" line on failure.
+# exact exit code and a stderr pattern, with exactly one "ccpack: error:" line on failure; and the setup that the
+# suites which start servers or fake a machine share (PIDS, PY, isolate_home, forget_torch_settings, json_is, sha).
 T=$(mktemp -d "${TMPDIR:-/tmp}/ccpack-$SUITE.XXXXXX")
 pass=0
 fail=0
 skipped=0
-trap 'if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "kept $T"; fi' EXIT
+# PIDS: processes a suite started in the background (PIDS="$PIDS $!"), servers mostly; on exit each is stopped by
+# its PID and waited for before $T goes.
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; for p in $PIDS; do wait "$p" 2>/dev/null; done
+      if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "kept $T"; fi' EXIT
+# HERE: the folder of the suites and their helpers (registry_helpers.py, fault_proxy.py). PY: Debian's Python
+# where it is there (the helpers need its python3-cryptography and python3-jwt), else the python3 on PATH; a suite
+# that fakes a Python environment may set its own.
+HERE="$(dirname "$(realpath "$0")")"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
 
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
@@ -36,3 +47,24 @@ expect() {
   if [ "$code" -ne 0 ] && [ "$(grep -c 'ccpack: error:' "$T/err")" -ne 1 ]; then bad "$* -> not exactly one error line"; return; fi
   ok
 }
+
+# isolate_home: HOME and TMPDIR inside $T, and none of the caller's registry credentials, registry mirrors or
+# fingerprint override, so that only what the suite writes there is read.
+isolate_home() {
+  unset CCPACK_FINGERPRINT_FILE REGISTRY_AUTH_FILE DOCKER_CONFIG XDG_RUNTIME_DIR CONTAINERS_REGISTRIES_CONF
+  export HOME="$T/home" TMPDIR="$T/tmp"
+  mkdir -p "$HOME" "$TMPDIR"
+}
+# forget_torch_settings: none of the caller's torch and Triton settings (cache folders, TORCHINDUCTOR_* and TRITON_*
+# that the fingerprint reads), its Python or its mismatch policy.
+forget_torch_settings() {
+  unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME CCPACK_PYTHON CCPACK_ON_MISMATCH TRITON_PTXAS_PATH WORLD_SIZE
+  local v
+  for v in $(env | sed -n 's/^\(TORCHINDUCTOR_[A-Z_]*\|TRITON_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+}
+# json_is FILE EXPR: FILE is JSON and the Python expression EXPR holds of it (as j).
+json_is() {
+  if "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; then ok; else bad "$1: not ($2): $(head -c 3000 "$1")"; fi
+}
+# sha FILE: its SHA-256, in hex.
+sha() { sha256sum "$1" | cut -d' ' -f1; }

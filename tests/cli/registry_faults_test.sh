@@ -11,18 +11,8 @@ CCPACK=$(realpath "$1")
 DATA=$(realpath "$2")
 SUITE=faults
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-HERE="$(dirname "$(realpath "$0")")"
-PIDS=""
-trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; for p in $PIDS; do wait "$p" 2>/dev/null; done
-      if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "kept $T"; fi' EXIT
-unset CCPACK_FINGERPRINT_FILE REGISTRY_AUTH_FILE DOCKER_CONFIG XDG_RUNTIME_DIR CONTAINERS_REGISTRIES_CONF CCPACK_LOW_SPEED_TIME
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR"
-json_is() {
-  if "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; then ok; else bad "$1: not ($2): $(head -c 2000 "$1")"; fi
-}
+isolate_home
+unset CCPACK_LOW_SPEED_TIME
 
 PORT=$("$PY" "$HERE/registry_helpers.py" free-port)
 mkdir -p "$T/reg/data"

@@ -11,16 +11,7 @@ CCPACK=$(realpath "$1")
 DATA=$(realpath "$2")
 SUITE=mirror
 . "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-HERE="$(dirname "$(realpath "$0")")"
-PIDS=""
-trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; for p in $PIDS; do wait "$p" 2>/dev/null; done
-      if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "kept $T"; fi' EXIT
-unset CCPACK_FINGERPRINT_FILE REGISTRY_AUTH_FILE DOCKER_CONFIG XDG_RUNTIME_DIR CONTAINERS_REGISTRIES_CONF
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR"
-sha() { sha256sum "$1" | cut -d' ' -f1; }
+isolate_home
 
 # start_registry NAME EXTRA-YAML: sets PORT_<NAME>; its access log (one line per request) is $T/NAME/log.
 start_registry() {
