@@ -1,0 +1,150 @@
+// unpack/extractor.hpp's extract(), through its interface alone: what it writes into each staging folder (bytes,
+// modes, symlinks, empty files and folders, a read-only folder filled before its mode is set), the counts it returns, a component given no
+// folder (-1) or not named at all (checked, never written), the same result for any number of jobs, and an entry
+// whose bytes do not hash as the manifest says, named by its index and path.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+
+#include "cli/archive_builder.hpp"
+#include "pack/packer.hpp"
+#include "unit/support.hpp"
+#include "unpack/archive.hpp"
+#include "unpack/extractor.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+
+using namespace ccpack;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Inductor: two files (one executable), an empty file, a nested folder, a symlink, a folder of mode 0750;
+// Triton: one kernel file and an empty folder. Six files, 5,031 bytes.
+void make_cache(const fs::path& root) {
+  test::write_file(root / "ind/a.py", "print('a')\n");           // 11 bytes
+  test::write_file(root / "ind/run.sh", "#!/bin/sh\n", 0755);   // 10 bytes
+  test::write_file(root / "ind/empty", "");                       // 0 bytes
+  test::write_file(root / "ind/deep/er/x.bin", std::string(5000, '\x07'));  // 5000 bytes
+  fs::create_symlink("deep/er/x.bin", root / "ind/link");
+  test::write_file(root / "ind/ro/frozen", "cold\n");             // 5 bytes
+  fs::permissions(root / "ind/ro", fs::perms(0750));
+  test::write_file(root / "tri/k/kernel.cubin", "CUBIN");         // 5 bytes
+  fs::create_directories(root / "tri/none");
+}
+constexpr std::uint64_t kFiles = 6;
+constexpr std::uint64_t kBytes = 11 + 10 + 0 + 5000 + 5 + 5;
+
+UniqueFd open_folder(const fs::path& p) {
+  fs::create_directories(p);
+  UniqueFd fd(::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(fd.valid());
+  return fd;
+}
+
+// A tree with a read-only folder: its folders given back their owner's bits so that ScratchDir can remove it.
+void make_removable(const fs::path& root) {
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_directory() && !e.is_symlink()) fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("extract writes each component into its staging folder as packed, and counts what it wrote") {
+  test::ScratchDir t;
+  make_cache(t / "src");
+  (void)pack::create_archive(test::dirs_of(t / "src/ind", t / "src/tri"), t / "a.ccpack", {});
+  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
+  for (unsigned jobs : {1u, 3u}) {
+    const fs::path out = t / ("out" + std::to_string(jobs));
+    UniqueFd ind = open_folder(out / "ind");
+    UniqueFd tri = open_folder(out / "tri");
+    unpack::ExtractStats s = unpack::extract(a, {{"inductor", ind.get(), nullptr}, {"triton", tri.get(), nullptr}},
+                                             unpack::ExtractOptions{jobs, false});
+    CHECK(s.files == kFiles);
+    CHECK(s.bytes == kBytes);
+    CHECK(s.written_files == kFiles);
+    CHECK(test::snapshot(out / "ind") == test::snapshot(t / "src/ind"));
+    CHECK(test::snapshot(out / "tri") == test::snapshot(t / "src/tri"));
+    CHECK(fs::read_symlink(out / "ind/link") == "deep/er/x.bin");
+    CHECK((fs::status(out / "ind/run.sh").permissions() & fs::perms::all) == fs::perms(0755));
+    CHECK((fs::status(out / "ind/ro").permissions() & fs::perms::all) == fs::perms(0750));
+    CHECK(test::slurp(out / "ind/ro/frozen") == "cold\n");
+    make_removable(out);
+  }
+  make_removable(t / "src");
+}
+
+TEST_CASE("extract checks but never writes a component given no folder, or not named, or with no targets") {
+  test::ScratchDir t;
+  make_cache(t / "src");
+  (void)pack::create_archive(test::dirs_of(t / "src/ind", t / "src/tri"), t / "a.ccpack", {});
+  make_removable(t / "src");
+  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
+  UniqueFd tri = open_folder(t / "tri");
+  unpack::ExtractStats s = unpack::extract(a, {{"inductor", -1, nullptr}, {"triton", tri.get(), nullptr}}, {});
+  CHECK(s.files == kFiles);
+  CHECK(s.bytes == kBytes);
+  CHECK(s.written_files == 1);  // tri/k/kernel.cubin
+  CHECK(test::slurp(t / "tri/k/kernel.cubin") == "CUBIN");
+  UniqueFd only = open_folder(t / "only");
+  s = unpack::extract(a, {{"triton", only.get(), nullptr}}, {});
+  CHECK(s.written_files == 1);
+  CHECK(test::snapshot(t / "only") == test::snapshot(t / "src/tri"));
+  s = unpack::extract(a, {}, {});  // verify: every byte checked, nothing written
+  CHECK(s.files == kFiles);
+  CHECK(s.bytes == kBytes);
+  CHECK(s.written_files == 0);
+}
+
+TEST_CASE("extract names the entry whose bytes do not hash as the manifest says, and fills a read-only folder") {
+  using manifest::Entry;
+  using manifest::EntryType;
+  test::ScratchDir t;
+  auto entry = [](std::string path, EntryType type, unsigned mode, std::string bytes) {
+    Entry e;
+    e.path = std::move(path);
+    e.type = type;
+    e.mode = mode;
+    e.size = bytes.size();
+    if (type == EntryType::file) e.sha256 = Sha256::of(bytes);
+    return e;
+  };
+  std::vector<Entry> entries = {entry("inductor", EntryType::dir, 0755, ""),
+                                entry("inductor/good", EntryType::file, 0644, "good\n"),
+                                entry("inductor/bad", EntryType::file, 0644, "bad!\n"),
+                                entry("inductor/ro", EntryType::dir, 0555, ""),
+                                entry("inductor/ro/in", EntryType::file, 0600, "in\n")};
+  std::map<std::string, std::string> content = {{"inductor/good", "good\n"}, {"inductor/bad", "bad?\n"}, {"inductor/ro/in", "in\n"}};
+  test::BuiltArchive b = test::build_archive({{"inductor", manifest::ComponentKind::inductor, "/src", 0, 0}}, entries, content);
+  test::write_file(t / "bad.ccpack", test::archive_file(b.manifest.to_json(), b.payload, b.payload.size()));
+  unpack::Archive a = unpack::Archive::open(t / "bad.ccpack");
+  UniqueFd root = open_folder(t / "out");
+  std::string what = "(no IntegrityError)";
+  try {
+    (void)unpack::extract(a, {{"inductor", root.get(), nullptr}}, unpack::ExtractOptions{1, false});
+  } catch (const IntegrityError& e) {
+    what = e.what();
+  }
+  CHECK(what == "entry 2 'inductor/bad': SHA-256 mismatch (corrupt or tampered archive)");
+  // The same archive with the right bytes restores whole.
+  content["inductor/bad"] = "bad!\n";
+  b = test::build_archive({{"inductor", manifest::ComponentKind::inductor, "/src", 0, 0}}, entries, content);
+  test::write_file(t / "ok.ccpack", test::archive_file(b.manifest.to_json(), b.payload, b.payload.size()));
+  unpack::Archive ok = unpack::Archive::open(t / "ok.ccpack");
+  UniqueFd root2 = open_folder(t / "out2");
+  unpack::ExtractStats s = unpack::extract(ok, {{"inductor", root2.get(), nullptr}}, {});
+  CHECK(s.files == 3);
+  CHECK(s.bytes == 13);
+  CHECK(s.written_files == 3);
+  CHECK(test::slurp(t / "out2/bad") == "bad!\n");
+  // A read-only folder is filled first and given its mode last.
+  CHECK(test::slurp(t / "out2/ro/in") == "in\n");
+  CHECK((fs::status(t / "out2/ro").permissions() & fs::perms::all) == fs::perms(0555));
+  CHECK((fs::status(t / "out2/ro/in").permissions() & fs::perms::all) == fs::perms(0600));
+  make_removable(t / "out2");
+}
