@@ -1,0 +1,63 @@
+// util/big_buffer.cpp: a BigBuffer's size and writable bytes, moves that hand the memory over, the zstd allocation
+// hooks for small and large blocks, and BufferPool giving a returned buffer out again (and a larger one fresh).
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <utility>
+
+#include "util/big_buffer.hpp"
+
+using namespace ccpack;
+
+TEST_CASE("BigBuffer: size, writable bytes, moves hand the memory over") {
+  BigBuffer empty;
+  CHECK(empty.data() == nullptr);
+  CHECK(empty.size() == 0);
+  BigBuffer b(5u << 20);
+  REQUIRE(b.data() != nullptr);
+  CHECK(b.size() == (5u << 20));
+  std::memset(b.data(), 0xab, b.size());
+  CHECK(static_cast<unsigned char>(b.data()[b.size() - 1]) == 0xab);
+  char* memory = b.data();
+  BigBuffer moved(std::move(b));
+  CHECK(moved.data() == memory);
+  CHECK(moved.size() == (5u << 20));
+  CHECK(b.data() == nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state is the contract
+  CHECK(b.size() == 0);
+  BigBuffer other(4096);
+  other = std::move(moved);
+  CHECK(other.data() == memory);
+  CHECK(other.size() == (5u << 20));
+}
+
+TEST_CASE("huge_alloc and huge_free: small and large blocks are writable and freed") {
+  for (std::size_t size : {std::size_t{64}, std::size_t{3u << 20}}) {
+    void* p = huge_alloc(nullptr, size);
+    REQUIRE(p != nullptr);
+    std::memset(p, 1, size);
+    CHECK(static_cast<unsigned char*>(p)[size - 1] == 1);
+    huge_free(nullptr, p);
+  }
+  huge_free(nullptr, nullptr);  // as free(NULL): nothing
+}
+
+TEST_CASE("BufferPool: a returned buffer is given out again; a larger request gets its own") {
+  BufferPool pool(1u << 20);
+  CHECK(pool.buffer_size() == (1u << 20));
+  char* first = nullptr;
+  {
+    auto a = pool.take();
+    REQUIRE(a);
+    CHECK(a->size() == (1u << 20));
+    first = a->data();
+    auto b = pool.take(100);
+    CHECK(b->size() == (1u << 20));
+    CHECK(b->data() != first);
+  }
+  auto again = pool.take();
+  auto again2 = pool.take();
+  CHECK((again->data() == first || again2->data() == first));
+  auto big = pool.take((1u << 20) + 1);
+  CHECK(big->size() == (1u << 20) + 1);
+  CHECK(big->data() != again->data());
+  CHECK(big->data() != again2->data());
+}
