@@ -31,7 +31,7 @@ Fingerprint probed_h100() {
 
 }  // namespace
 
-TEST_CASE("read_triton_targets: each kernel .json counted once by target, sorted; the rest skipped") {
+TEST_CASE("read_triton_targets: each kernel .json counted once by target, sorted, the rest skipped") {
   test::ScratchDir t;
   test::write_file(t / "tri/h1/k.json", kernel_json("90", "3.6.0"));
   test::write_file(t / "tri/h2/k.json", kernel_json("90", "3.6.0"));

@@ -80,7 +80,7 @@ TEST_CASE("ForeignReader: tar, tar.gz, tar.zst (also past libarchive's window) g
   CHECK(describe == "GNU tar format, zstd (ccpack's decoder)");
 }
 
-TEST_CASE("ForeignReader: zip entries; a file that is no archive is refused by name") {
+TEST_CASE("ForeignReader: zip entries, a file that is no archive is refused by name") {
   test::ScratchDir t;
   test::write_file(t / "src/z/k.json", "{}");
   run({"sh", "-c", "cd '" + (t / "src").string() + "' && zip -q -r '" + (t / "c.zip").string() + "' z"});

@@ -82,7 +82,7 @@ TEST_CASE("Session: a Bearer challenge fetches a token for the pull scope, then 
   CHECK(s.served_by() == "127.0.0.1:" + std::to_string(server.port()) + "/team/model");
 }
 
-TEST_CASE("Session: a manifest of other bytes than its digest is an integrity error; 404 is absence") {
+TEST_CASE("Session: a manifest of other bytes than its digest is an integrity error, 404 is absence") {
   NoCredentials none;
   const std::string asked = digest_of("something else");
   test::LoopbackHttp server({

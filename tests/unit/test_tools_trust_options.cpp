@@ -70,7 +70,7 @@ TEST_CASE("default trust folders: /etc, then XDG_CONFIG_HOME's or HOME's .config
   CHECK(tools::default_trust_dirs() == std::vector<fs::path>{"/etc/ccpack/trusted.d"});
 }
 
-TEST_CASE("load_trust: --trust and CCPACK_TRUSTED_KEYS's list name exactly the keys; a named file must exist") {
+TEST_CASE("load_trust: --trust and CCPACK_TRUSTED_KEYS's list name exactly the keys, a named file must exist") {
   test::ScratchDir t;
   manifest::PrivateKey a = manifest::PrivateKey::generate();
   manifest::PrivateKey b = manifest::PrivateKey::generate();

@@ -62,7 +62,7 @@ TEST_CASE("Archive: one stage or two, the text kept or streamed, the same manife
   CHECK(error_of([&] { top.drop_manifest_text(); }) == "internal: manifest text dropped before the full parse");
 }
 
-TEST_CASE("Archive: a file changed between the two stages is refused; payload bytes read at an offset") {
+TEST_CASE("Archive: a file changed between the two stages is refused, payload bytes read at an offset") {
   test::ScratchDir t;
   fs::path p = make_archive(t, "a.ccpack", "print('a')\n");
   fs::path q = make_archive(t, "b.ccpack", "print('b')\n");

@@ -36,7 +36,7 @@ std::string error_of(const std::function<void()>& run) {
 
 }  // namespace
 
-TEST_CASE("swap_all: each staged folder replaces its target; the old content goes, nothing is left beside") {
+TEST_CASE("swap_all: each staged folder replaces its target, the old content goes, nothing is left beside") {
   for (bool fallback : {false, true}) {
     test::ScratchDir t;
     auto folders = stage(t);

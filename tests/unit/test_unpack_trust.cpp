@@ -39,7 +39,7 @@ std::string integrity_error(const std::function<void()>& run) {
 
 }  // namespace
 
-TEST_CASE("trust: each signer's state, in block order; the first trusted one that verifies is the signer") {
+TEST_CASE("trust: each signer's state, in block order, the first trusted one that verifies is the signer") {
   PrivateKey old_key = PrivateKey::generate();
   PrivateKey new_key = PrivateKey::generate();
   PrivateKey stranger = PrivateKey::generate();

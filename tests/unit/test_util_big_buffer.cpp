@@ -40,7 +40,7 @@ TEST_CASE("huge_alloc and huge_free: small and large blocks are writable and fre
   huge_free(nullptr, nullptr);  // as free(NULL): nothing
 }
 
-TEST_CASE("BufferPool: a returned buffer is given out again; a larger request gets its own") {
+TEST_CASE("BufferPool: a returned buffer is given out again, a larger request gets its own") {
   BufferPool pool(1u << 20);
   CHECK(pool.buffer_size() == (1u << 20));
   char* first = nullptr;

@@ -59,7 +59,7 @@ TEST_CASE("Authorization goes to the origin it was given for, not to the origin 
   CHECK(other.requests()[0].find("Authorization") == std::string::npos);
 }
 
-TEST_CASE("a transient status is retried; the last answer is returned whatever its status") {
+TEST_CASE("a transient status is retried, the last answer is returned whatever its status") {
   test::LoopbackHttp server({http_answer(503, {"Retry-After: 0"}, ""), http_answer(200, {}, "ok"),
                              http_answer(429, {"Retry-After: 0"}, ""), http_answer(503, {}, "busy")});
   http::Client client(plain(2));

@@ -83,7 +83,7 @@ TEST_CASE("http: a 206 from another byte than asked, and announced lengths other
   CHECK(got.empty());  // no byte of a refused answer reaches the sink
 }
 
-TEST_CASE("http: an error body is kept short and never given to the sink; a collected body has a bound") {
+TEST_CASE("http: an error body is kept short and never given to the sink, a collected body has a bound") {
   const std::string long_error(http::Client::kMaxErrorBody + 5000, 'e');
   test::LoopbackHttp server({http_answer(404, {}, long_error), http_answer(200, {}, std::string(101, 'd'))});
   http::Client c = client();

@@ -9,7 +9,7 @@
 using namespace ccpack;
 using Status = RunResult::Status;
 
-TEST_CASE("run_program: stdout and exit code; stdin is empty, stderr is not kept") {
+TEST_CASE("run_program: stdout and exit code, stdin is empty, stderr is not kept") {
   RunResult r = run_program({"sh", "-c", "printf 'out\\n'; echo err >&2; cat; exit 0"});
   CHECK(r.status == Status::exited);
   CHECK(r.exit_code == 0);
