@@ -112,7 +112,7 @@ TEST_CASE("the longest build folder wins, a folder is matched only at a path bou
   CHECK(r.out == "\x80\x04("s + short_str("/b/t/x") + short_str("/b/t/y") + short_str("/bz/y") + short_str("/b/t/z") + "t.");
 }
 
-TEST_CASE("a large bytes value passes through as it arrives; a large str that begins with a build folder moves") {
+TEST_CASE("a large bytes value passes through as it arrives, a large str that begins with a build folder moves") {
   std::string blob(100 << 10, 'q');
   std::string big = "/build/ind/" + std::string(70 << 10, 'p');
   std::string packed = "\x80\x04("s + bin_bytes("/build/ind/" + blob) + long_str(big) + "t.";
