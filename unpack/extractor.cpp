@@ -42,6 +42,7 @@
 #include <thread>
 
 #include "unpack/frame_stream.hpp"
+#include "unpack/streamed_pickle.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/progress.hpp"
@@ -205,9 +206,10 @@ class Writer {
       if (t.root < 0) continue;
       p.large->fd = create_file(t.root, e, umask_);
       if (t.relocator != nullptr && t.relocator->streams(p.entry)) {
-        int fd = p.large->fd.get();
-        std::string what = quoted(e);
-        p.large->stream = t.relocator->stream([fd, what](std::string_view b) { write_all(fd, b.data(), b.size(), what); });
+        PathRelocator* r = t.relocator;
+        auto make = [r](PickleStream::Write w) { return r->stream(std::move(w)); };
+        p.large->pickle = std::make_unique<StreamedPickle>(make, p.large->fd.get(), t.root,
+                                                           std::string(manifest::relative_of(e.path)), quoted(e));
       } else if (t.relocator != nullptr && !t.relocator->skips(p.entry)) {
         p.large->held = BigBuffer(e.size);  // a group file, gathered whole to be rewritten
       }
@@ -222,7 +224,7 @@ class Writer {
       const Entry& e = m_.entries[p.entry];
       const char* data = c->data() + p.at;
       if (p.large) {
-        if (p.large->stream) {
+        if (p.large->pickle) {
           continue;  // written in order, in stage 3
         } else if (p.large->held.size() != 0) {
           std::memcpy(p.large->held.data() + p.file_offset, data, p.length);  // pieces of one file never overlap
@@ -247,11 +249,15 @@ class Writer {
     for (const Piece& p : c->pieces) {
       if (!p.large) continue;
       p.large->hash.update(c->data() + p.at, p.length);
-      if (p.large->stream) stream_piece(*p.large, p, std::string_view(c->data() + p.at, p.length));
+      if (p.large->pickle) p.large->pickle->piece(p.file_offset, std::string_view(c->data() + p.at, p.length));
       if (p.last) {
         const Entry& e = m_.entries[p.entry];
         check_digest(p.large->hash.finish(), e, p.entry);
-        if (p.large->stream) finish_stream(*p.large, e, p.entry);
+        if (p.large->pickle) {
+          bool rewritten = p.large->pickle->finish(e.size);
+          roots_.target(e, p.entry).relocator->streamed(p.large->pickle->stream(), rewritten);
+          p.large->pickle.reset();
+        }
         if (p.large->held.size() != 0) {
           write_content(p.large->fd, e, p.entry, std::string_view(p.large->held.data(), p.large->held.size()),
                         roots_.target(e, p.entry).relocator);
@@ -274,38 +280,6 @@ class Writer {
     std::optional<std::string> rewritten = relocator != nullptr ? relocator->rewrite(index, packed) : std::nullopt;
     std::string_view out = rewritten ? std::string_view(*rewritten) : packed;
     write_all(fd.get(), out.data(), out.size(), quoted(e));
-  }
-
-  // Stage 3, a piece of a pickled entry being rewritten: fed to its stream, or, once the rewrite has stopped,
-  // written as packed at its offset.
-  void stream_piece(LargeFile& f, const Piece& p, std::string_view data) const {
-    if (!f.as_packed && !f.stream->feed(data)) back_to_packed(f, m_.entries[p.entry], p.entry);
-    if (f.as_packed && p.file_offset + p.length > f.stream->consumed() + f.stream->pending().size()) {
-      pwrite_all(f.fd.get(), data.data(), data.size(), static_cast<off_t>(p.file_offset), quoted(m_.entries[p.entry]));
-    }
-  }
-
-  // The rewrite of `f` stopped: what it wrote is turned back into the packed bytes, and the bytes it held after
-  // them are written too (unpack/pickle_paths.hpp). The pieces after these are written as packed.
-  void back_to_packed(LargeFile& f, const Entry& e, std::size_t index) const {
-    const PickleStream& s = *f.stream;
-    std::string rel(manifest::relative_of(e.path));
-    UniqueFd reader(::openat(roots_.target(e, index).root, rel.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    std::string out(static_cast<std::size_t>(s.written()), '\0');
-    if (!reader.valid() || pread_full(reader.get(), out.data(), out.size(), 0, quoted(e)) != out.size()) {
-      throw_errno("cannot read back " + quoted(e));
-    }
-    std::string packed = s.packed_prefix(out);
-    pwrite_all(f.fd.get(), packed.data(), packed.size(), 0, quoted(e));
-    pwrite_all(f.fd.get(), s.pending().data(), s.pending().size(), static_cast<off_t>(s.consumed()), quoted(e));
-    f.as_packed = true;
-  }
-
-  void finish_stream(LargeFile& f, const Entry& e, std::size_t index) const {
-    if (!f.as_packed && !f.stream->finish()) back_to_packed(f, e, index);
-    if (f.as_packed && ::ftruncate(f.fd.get(), static_cast<off_t>(e.size)) != 0) throw_errno("cannot write " + quoted(e));
-    roots_.target(e, index).relocator->streamed(*f.stream, !f.as_packed);
-    f.stream.reset();
   }
 
   void make_folders() const {

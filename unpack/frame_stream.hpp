@@ -26,7 +26,7 @@
 
 #include "manifest/manifest.hpp"
 #include "unpack/archive.hpp"
-#include "unpack/pickle_paths.hpp"
+#include "unpack/streamed_pickle.hpp"
 #include "util/big_buffer.hpp"
 #include "util/fs.hpp"
 #include "util/progress.hpp"
@@ -48,9 +48,8 @@ struct LargeFile {
   // once, rewritten, at the last piece. Empty otherwise.
   BigBuffer held;
   // A pickled Inductor entry to relocate: its pieces are fed in order and written rewritten as they come
-  // (unpack/pickle_paths.hpp); null otherwise. `as_packed`: the rewrite stopped and the file is written as packed.
-  std::unique_ptr<PickleStream> stream;
-  bool as_packed = false;
+  // (unpack/streamed_pickle.hpp); null otherwise.
+  std::unique_ptr<StreamedPickle> pickle;
 };
 
 struct Piece {
