@@ -148,8 +148,10 @@ const FieldValue* Fingerprint::get(std::string_view name) const {
   return it == fields.end() ? nullptr : &it->second;
 }
 
-std::string Fingerprint::to_json() const {
-  if (!recorded()) return "{}";
+std::string Fingerprint::to_json() const { return to_tree().dump(); }
+
+nlohmann::ordered_json Fingerprint::to_tree() const {
+  if (!recorded()) return ojson::object();  // "{}"
   ojson root;
   root["schema"] = kFingerprintSchema;
   ojson f = ojson::object();
@@ -166,7 +168,7 @@ std::string Fingerprint::to_json() const {
                        {"kernels", t.kernels}});
   }
   root["triton_targets"] = std::move(targets);
-  return root.dump();
+  return root;
 }
 
 Fingerprint Fingerprint::from_json(std::string_view text) {

@@ -11,11 +11,13 @@
 //    "triton_targets": [{"backend": "cuda", "arch": "90", "warp_size": 32, "triton_version": "3.6.0", "kernels": 437}]}
 // The empty object {} (archives made before fingerprints) parses as a fingerprint that records nothing.
 // `from_json` is the gate for untrusted bytes: bounded size, depth, counts and lengths, no duplicate keys, no
-// unknown keys; it throws IntegrityError naming the field.
+// unknown keys; it throws IntegrityError naming the field. It runs once, where an archive's manifest or a marker is
+// read (manifest.hpp, marker.hpp), so what crosses the layers is this type, never JSON text.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,8 +88,12 @@ struct Fingerprint {
   // Whether anything was recorded (false for the {} of archives made before fingerprints).
   [[nodiscard]] bool recorded() const { return !fields.empty() || !triton_targets.empty(); }
 
-  // Compact JSON with a fixed key order: the same fingerprint gives the same bytes.
+  bool operator==(const Fingerprint&) const = default;
+
+  // Compact JSON with a fixed key order: the same fingerprint gives the same bytes (to_tree().dump()).
   [[nodiscard]] std::string to_json() const;
+  // The same document as a tree, for a writer that embeds it (the manifest, the marker, --json reports).
+  [[nodiscard]] nlohmann::ordered_json to_tree() const;
   // Parses untrusted JSON text; throws IntegrityError naming the field.
   [[nodiscard]] static Fingerprint from_json(std::string_view text);
   // A two-column table (field, value, source) for `ccpack fingerprint`.

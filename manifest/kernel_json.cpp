@@ -1,9 +1,11 @@
 // See kernel_json.hpp.
 #include "manifest/kernel_json.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "manifest/json_guard.hpp"
+#include "manifest/manifest.hpp"
 
 namespace ccpack::manifest {
 
@@ -42,6 +44,16 @@ std::optional<TritonTarget> parse_kernel_json(std::string_view text) {
   out.warp_size = static_cast<int>(w);
   out.kernels = 1;
   return out;
+}
+
+bool is_kernel_json_name(std::string_view file_name) { return file_name.ends_with(".json") && !file_name.starts_with("__grp__"); }
+
+bool is_kernel_json_path(std::string_view path) {
+  if (!is_kernel_json_name(path.substr(path.rfind('/') + 1))) return false;
+  auto depth = std::count(path.begin(), path.end(), '/');
+  std::string_view component = component_of(path);
+  return (component == "triton" && depth == 2) ||
+         (component == "inductor" && depth == 4 && relative_of(path).starts_with(std::string(kInductorTritonFolder) + "/"));
 }
 
 }  // namespace ccpack::manifest

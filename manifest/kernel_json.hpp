@@ -14,6 +14,14 @@ namespace ccpack::manifest {
 
 inline constexpr std::size_t kMaxKernelJsonBytes = 256 << 10;
 
+// Where they lie, the one statement of it: <hash>/<name>.json in a Triton cache folder, which is the triton
+// component itself or a <device> folder in inductor's kInductorTritonFolder; a name starting with "__grp__" is a
+// group file (a list of kernels), not a kernel's metadata.
+inline constexpr std::string_view kInductorTritonFolder = "triton";
+[[nodiscard]] bool is_kernel_json_name(std::string_view file_name);
+// Whether an archive path is one: "triton/<hash>/<name>.json" or "inductor/triton/<device>/<hash>/<name>.json".
+[[nodiscard]] bool is_kernel_json_path(std::string_view path);
+
 // The target and Triton version (kernels = 1); nullopt when `text` is not such a kernel's metadata.
 [[nodiscard]] std::optional<TritonTarget> parse_kernel_json(std::string_view text);
 

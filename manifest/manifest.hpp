@@ -8,22 +8,27 @@
 // It is serialised as compact JSON with a fixed key order, so the same content gives the same bytes.
 // `Manifest::parse` is the gate for untrusted input: it rejects, naming the field, anything that is malformed,
 // inconsistent or unsafe to extract (absolute paths, "..", duplicates, links out of the tree, setuid bits,
-// entries out of order, sizes past the limits), so later stages may trust what it returns.
+// entries out of order, sizes past the limits), so later stages may trust what it returns. The fingerprint is
+// parsed there too (Fingerprint::from_json, behind the signature gate of unpack/archive.hpp), once.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "manifest/entry_list.hpp"
+#include "manifest/fingerprint.hpp"
 #include "manifest/tar.hpp"
 #include "util/sha256.hpp"
 
 namespace ccpack::manifest {
 
 inline constexpr int kManifestVersion = 1;
+// The longest name of one path component an entry may have: Linux's NAME_MAX, so restore can create every one.
+inline constexpr std::size_t kMaxNameBytes = 255;
 
 // Bounds that keep a hostile manifest from exhausting memory or disk before hashes catch it. A reader holds the
 // manifest bytes (at most 512 MiB, format.hpp) and about 100 bytes plus the entry's name per entry (EntryList),
@@ -42,7 +47,13 @@ struct Limits {
 
 enum class ComponentKind : std::uint8_t { inductor, triton, extra };
 
+// The kinds and their names ("inductor", "triton", "extra"): the one table of them. parse_component_kind is
+// nullopt for any other text.
 [[nodiscard]] std::string_view to_string(ComponentKind kind);
+[[nodiscard]] std::optional<ComponentKind> parse_component_kind(std::string_view text);
+// The kind a component of this name has: the components named "inductor" and "triton" are built in, every other
+// is extra.
+[[nodiscard]] ComponentKind kind_of_component(std::string_view name);
 
 struct Component {
   std::string name;  // top-level folder in the tar stream
@@ -71,7 +82,7 @@ struct Manifest {
   int version = kManifestVersion;
   std::string created_by;
   Compression compression;
-  std::string fingerprint_json = "{}";  // environment fingerprint, an opaque JSON object in this version
+  Fingerprint fingerprint;  // the environment it was built for, parsed and checked with the rest (fingerprint.hpp)
   std::vector<Component> components;
   std::vector<Frame> frames;
   EntryList entries;  // compact (manifest/entry_list.hpp)

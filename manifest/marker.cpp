@@ -29,7 +29,8 @@ std::string Marker::to_json() const {
   j["restored_by"] = restored_by;
   j["restored_at"] = restored_at;
   j["signed_by"] = signed_by.empty() ? ojson(nullptr) : ojson(signed_by);
-  j["fingerprint"] = ojson::parse(fingerprint_json);
+  // Keys sorted, as every marker so far has them: the tree goes through nlohmann::json, whose objects sort.
+  j["fingerprint"] = ojson::parse(nlohmann::json::parse(fingerprint.to_json()).dump());
   return j.dump() + "\n";
 }
 
@@ -50,7 +51,11 @@ std::optional<Marker> Marker::parse(std::string_view text) {
     if (auto it = j.find("signed_by"); it != j.end() && !it->is_null()) m.signed_by = it->get<std::string>();
     const ojson& fp = j.at("fingerprint");
     if (!fp.is_object()) return std::nullopt;
-    m.fingerprint_json = fp.dump();
+    try {
+      m.fingerprint = Fingerprint::from_json(fp.dump());
+    } catch (const std::exception& e) {
+      m.fingerprint_error = e.what();
+    }
     if (!is_hex_digest(m.archive_manifest_sha256)) return std::nullopt;
     return m;
   } catch (const nlohmann::json::exception&) {

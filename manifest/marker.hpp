@@ -13,6 +13,7 @@
 // and an older ccpack ignores them. Beside the marker, restore keeps the folder's entry list
 // (manifest/restored_entries.hpp).
 // A marker that cannot be read or parsed is treated as absent: the folder is restored again, never trusted.
+// The fingerprint is written with its keys sorted (as markers always had it) and parsed once, by parse().
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "manifest/fingerprint.hpp"
 
 namespace ccpack::manifest {
 
@@ -33,7 +36,10 @@ struct Marker {
   std::string restored_by;
   std::string restored_at;  // UTC, RFC 3339; empty in older markers
   std::string signed_by;    // key id; empty: no trusted signature, or an older marker
-  std::string fingerprint_json = "{}";  // a JSON object, as recorded in the archive
+  Fingerprint fingerprint;  // as recorded in the archive
+  // Why the recorded fingerprint could not be read (empty: it was). The marker still names its archive, so a
+  // restore of that archive stays a no-op; purge and status report the folder as unjudged.
+  std::string fingerprint_error;
 
   [[nodiscard]] std::string to_json() const;
   // nullopt when `text` is not a marker this ccpack understands.

@@ -7,12 +7,12 @@
 // signatures has exactly one encoding.
 #include "manifest/signature.hpp"
 
-#include <openssl/evp.h>
 
 #include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "util/base64.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 #include "util/escape.hpp"
@@ -48,20 +48,18 @@ bool is_utc_time(std::string_view s) {
 }
 
 std::string base64(const SignatureBytes& bytes) {
-  unsigned char out[kSignatureBase64 + 1];
-  int n = EVP_EncodeBlock(out, bytes.data(), static_cast<int>(bytes.size()));
-  return std::string(reinterpret_cast<const char*>(out), static_cast<std::size_t>(n));
+  return base64_encode(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 // Canonical base64 of exactly 64 bytes, or nullopt.
 std::optional<SignatureBytes> from_base64(std::string_view text) {
   if (text.size() != kSignatureBase64) return std::nullopt;
-  unsigned char out[kSignatureBase64];
-  int n = EVP_DecodeBlock(out, reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
-  if (n != 66) return std::nullopt;  // EVP_DecodeBlock counts the padding as zero bytes
+  std::optional<std::string> raw = base64_decode(text);
   SignatureBytes sig{};
-  std::copy(out, out + sig.size(), sig.begin());
-  if (base64(sig) != text) return std::nullopt;  // non-canonical: stray bits in the last digit, bad padding
+  if (!raw || raw->size() != sig.size()) return std::nullopt;
+  std::copy(raw->begin(), raw->end(), sig.begin());
+  // non-canonical: stray bits in the last digit, bad padding, the URL-safe alphabet
+  if (base64(sig) != text) return std::nullopt;
   return sig;
 }
 

@@ -76,7 +76,7 @@ void find_kernel_jsons(const fs::path& dir, std::vector<std::string>& files) {
     if (!is_dir) continue;
     const std::string folder = (dir / hash).string() + "/";
     for (const auto& [name, sub_is_dir] : list(folder)) {
-      if (sub_is_dir || !name.ends_with(".json") || name.starts_with("__grp__")) continue;
+      if (sub_is_dir || !manifest::is_kernel_json_name(name)) continue;
       if (files.size() >= kMaxKernels) return;
       files.push_back(folder + name);
     }
@@ -161,8 +161,9 @@ std::vector<TritonTarget> read_triton_targets(const std::vector<manifest::CacheD
   for (const manifest::CacheDir& d : dirs) {
     if (d.kind == manifest::ComponentKind::triton) find_kernel_jsons(d.dir, files);
     if (d.kind == manifest::ComponentKind::inductor) {
-      for (const auto& [device, is_dir] : list(d.dir / "triton")) {
-        if (is_dir) find_kernel_jsons(d.dir / "triton" / device, files);
+      const fs::path folder = d.dir / manifest::kInductorTritonFolder;
+      for (const auto& [device, is_dir] : list(folder)) {
+        if (is_dir) find_kernel_jsons(folder / device, files);
       }
     }
   }

@@ -76,9 +76,9 @@ class EntrySource {
   // by the packer).
   [[nodiscard]] virtual std::vector<manifest::Component> components() const = 0;
 
-  // What the entries themselves say about the machine that built them, as a fingerprint JSON object; the
-  // packer uses it when PackOptions carries none. Called after the files are read.
-  [[nodiscard]] virtual std::optional<std::string> derived_fingerprint() const { return std::nullopt; }
+  // What the entries themselves say about the machine that built them; the packer uses it when PackOptions
+  // carries none. Called after the files are read.
+  [[nodiscard]] virtual std::optional<manifest::Fingerprint> derived_fingerprint() const { return std::nullopt; }
 
   // Reads the whole of file entry `i` into slot.data(size); returns the SHA-256 of the bytes it put there.
   [[nodiscard]] virtual Digest read_file(std::size_t i, FileSlot& slot) = 0;

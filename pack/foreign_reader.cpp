@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kLibarchiveZstdWindowLog = 27;  // ZSTD_WINDOWLOG_LIMIT_DEFAULT: libarchive's zstd filter limit
+constexpr int kLibarchiveZstdWindowLog = ZSTD_WINDOWLOG_LIMIT_DEFAULT;  // libarchive's zstd filter keeps zstd's default
 constexpr std::size_t kBlock = 1 << 20;
 
 // Whether the file is zstd that libarchive's filter would refuse: a first frame that is skippable, or whose

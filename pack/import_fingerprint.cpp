@@ -21,18 +21,12 @@ namespace {
 
 // A Triton kernel's metadata: triton/<hash>/<name>.json or inductor/triton/<n>/<hash>/<name>.json, not __grp__.
 bool is_kernel_metadata(const SourceEntry& e) {
-  if (e.type != manifest::EntryType::file || e.size > manifest::kMaxKernelJsonBytes || !e.path.ends_with(".json")) return false;
-  std::string_view name = std::string_view(e.path).substr(e.path.rfind('/') + 1);
-  if (name.starts_with("__grp__")) return false;
-  auto depth = std::count(e.path.begin(), e.path.end(), '/');
-  std::string_view component = manifest::component_of(e.path);
-  return (component == "triton" && depth == 2) ||
-         (component == "inductor" && depth == 4 && e.path.starts_with("inductor/triton/"));
+  return e.type == manifest::EntryType::file && e.size <= manifest::kMaxKernelJsonBytes && manifest::is_kernel_json_path(e.path);
 }
 
 }  // namespace
 
-std::optional<std::string> ImportSource::derived_fingerprint() const {
+std::optional<manifest::Fingerprint> ImportSource::derived_fingerprint() const {
   std::map<std::tuple<std::string, std::string, int, std::string>, std::uint64_t> kernels;  // target -> kernel count
   std::string text;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
@@ -59,7 +53,7 @@ std::optional<std::string> ImportSource::derived_fingerprint() const {
     if (t.warp_size != 0) fp.set(manifest::field::gpu_warp_size, std::to_string(t.warp_size), kSource);
     if (t.backend == "cuda" || t.backend == "hip") fp.set(manifest::field::gpu_vendor, t.backend == "cuda" ? "nvidia" : "amd", kSource);
   }
-  return fp.to_json();
+  return fp;
 }
 
 }  // namespace ccpack::pack

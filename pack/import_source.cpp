@@ -49,15 +49,9 @@ std::string checked_path(const std::string& raw, std::size_t max_length) {
   if (p.size() > max_length) refuse(raw, "path longer than " + std::to_string(max_length) + " bytes");
   for (std::string_view part : split(p)) {
     if (part.empty() || part == "." || part == "..") refuse(raw, "unsafe path (empty, '.' or '..' part)");
-    if (part.size() > 255) refuse(raw, "a name longer than 255 bytes");
+    if (part.size() > manifest::kMaxNameBytes) refuse(raw, "a name longer than " + std::to_string(manifest::kMaxNameBytes) + " bytes");
   }
   return std::string(p);
-}
-
-manifest::ComponentKind kind_of_component(std::string_view name) {
-  if (name == "inductor") return manifest::ComponentKind::inductor;
-  if (name == "triton") return manifest::ComponentKind::triton;
-  return manifest::ComponentKind::extra;
 }
 
 constexpr const char* kKnownNames = "inductor_cache, torchinductor_*, triton_cache";
@@ -107,7 +101,7 @@ class Mapper {
   [[nodiscard]] std::vector<manifest::Component> components() const {
     std::vector<manifest::Component> out;
     for (const Root& r : roots_) {
-      out.push_back({r.component, kind_of_component(r.component), foreign_.string() + ":" + r.prefix, 0, 0});
+      out.push_back({r.component, manifest::kind_of_component(r.component), foreign_.string() + ":" + r.prefix, 0, 0});
     }
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.kind < b.kind; });
     return out;
@@ -136,15 +130,7 @@ class Mapper {
   std::vector<Root> roots_;
 };
 
-UniqueFd open_spool(const fs::path& dir) {
-  UniqueFd fd(::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
-  if (fd.valid()) return fd;
-  char tmpl[] = "/tmp/ccpack-import.XXXXXX";
-  fd.reset(::mkstemp(tmpl));
-  if (!fd.valid()) throw_errno("cannot create a scratch file for the import");
-  ::unlink(tmpl);
-  return fd;
-}
+UniqueFd open_spool(const fs::path& dir) { return open_scratch_file(dir, "a scratch file for the import"); }
 
 // Whether a symlink at `rel` (inside its component) pointing at `target` stays inside the component.
 bool link_stays_inside(std::string_view rel, const std::string& target) {

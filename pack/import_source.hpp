@@ -59,7 +59,7 @@ class ImportSource final : public EntrySource {
   [[nodiscard]] const std::string& format() const { return format_; }
   // What the cache itself says about where it was built (after open): the Triton targets and versions found in
   // its kernels' metadata, marked "derived". Used as the fingerprint when none is given.
-  [[nodiscard]] std::optional<std::string> derived_fingerprint() const override;
+  [[nodiscard]] std::optional<manifest::Fingerprint> derived_fingerprint() const override;
 
  private:
   struct Listing;

@@ -19,10 +19,8 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-#define ZSTD_STATIC_LINKING_ONLY
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_pipeline.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -31,6 +29,7 @@
 
 #include "manifest/format.hpp"
 #include "pack/filesystem_source.hpp"
+#include "pack/frame_writer.hpp"
 #include "util/big_buffer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -120,76 +119,6 @@ class BatchSlot final : public FileSlot {
   std::size_t start_;
 };
 
-class FrameWriter {
- public:
-  FrameWriter(int out_fd, const PackOptions& options, unsigned jobs)
-      : out_fd_(out_fd), cctx_(ZSTD_createCCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})) {
-    if (cctx_ == nullptr) throw Error("zstd: cannot create a compression context");
-    set(ZSTD_c_compressionLevel, options.level);
-    set(ZSTD_c_windowLog, options.window_log);
-    set(ZSTD_c_enableLongDistanceMatching, 1);
-    set(ZSTD_c_checksumFlag, 0);  // every frame and file is covered by SHA-256 in the manifest
-    // Always at least one worker: zstd's multi-threaded format cuts jobs by size, not by thread count, so the
-    // archive is the same bytes whatever -j or the machine's core count (single-threaded mode would differ).
-    set(ZSTD_c_nbWorkers, static_cast<int>(std::max(1u, jobs)));
-    set(ZSTD_c_jobSize, kJobBytes);
-    out_.resize(ZSTD_CStreamOutSize());
-  }
-  ~FrameWriter() { ZSTD_freeCCtx(cctx_); }
-  FrameWriter(const FrameWriter&) = delete;
-  FrameWriter& operator=(const FrameWriter&) = delete;
-
-  void feed(const char* data, std::size_t size) {
-    raw_in_frame_ += size;
-    ZSTD_inBuffer in{data, size, 0};
-    while (in.pos < in.size) pump(in, ZSTD_e_continue);
-  }
-
-  // Ends the current frame; returns it (offset, sizes, hash) for the manifest.
-  manifest::Frame end_frame() {
-    ZSTD_inBuffer in{nullptr, 0, 0};
-    while (pump(in, ZSTD_e_end) != 0) {
-    }
-    manifest::Frame f;
-    f.offset = frame_start_;
-    f.compressed_size = written_ - frame_start_;
-    f.raw_size = raw_in_frame_;
-    f.sha256 = frame_hash_.finish();
-    frame_start_ = written_;
-    raw_in_frame_ = 0;
-    return f;
-  }
-
-  [[nodiscard]] std::uint64_t raw_in_frame() const { return raw_in_frame_; }
-  [[nodiscard]] std::uint64_t written() const { return written_; }
-
- private:
-  void set(ZSTD_cParameter p, int v) {
-    std::size_t rc = ZSTD_CCtx_setParameter(cctx_, p, v);
-    if (ZSTD_isError(rc)) throw Error(std::string("zstd: cannot set a compression parameter: ") + ZSTD_getErrorName(rc));
-  }
-
-  std::size_t pump(ZSTD_inBuffer& in, ZSTD_EndDirective mode) {
-    ZSTD_outBuffer out{out_.data(), out_.size(), 0};
-    std::size_t rc = ZSTD_compressStream2(cctx_, &out, &in, mode);
-    if (ZSTD_isError(rc)) throw Error(std::string("zstd compression failed: ") + ZSTD_getErrorName(rc));
-    if (out.pos > 0) {
-      write_all(out_fd_, out_.data(), out.pos, "the archive scratch file");
-      frame_hash_.update(out_.data(), out.pos);
-      written_ += out.pos;
-    }
-    return rc;
-  }
-
-  int out_fd_;
-  ZSTD_CCtx* cctx_;
-  std::vector<char> out_;
-  Sha256 frame_hash_;
-  std::uint64_t frame_start_ = 0;
-  std::uint64_t written_ = 0;
-  std::uint64_t raw_in_frame_ = 0;
-};
-
 void copy_range(int from, int to, std::uint64_t size, const fs::path& output) {
   loff_t in_off = 0;
   while (size > 0) {
@@ -213,18 +142,8 @@ void copy_range(int from, int to, std::uint64_t size, const fs::path& output) {
 }
 
 // The payload is compressed into a scratch file first, since the header (which records the payload size and the
-// frames) comes before it. Next to the output when the filesystem allows an unnamed file there, else in /tmp.
-UniqueFd open_scratch(const fs::path& output) {
-  fs::path out_dir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
-  UniqueFd scratch(::open(out_dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
-  if (!scratch.valid()) {
-    char tmpl[] = "/tmp/ccpack-payload.XXXXXX";
-    scratch.reset(::mkstemp(tmpl));
-    if (!scratch.valid()) throw_errno("cannot create a scratch file");
-    ::unlink(tmpl);
-  }
-  return scratch;
-}
+// frames) comes before it. Next to the output when the filesystem allows an unnamed file there, else in $TMPDIR.
+UniqueFd open_scratch(const fs::path& output) { return open_scratch_file(output.parent_path(), "a scratch file"); }
 
 // The manifest's fields known before the payload. Its entries are the source's list (moved in at the end), in
 // which the pipeline fills in sizes, hashes and frames as files are read. Returns the bytes the source listed,
@@ -232,7 +151,7 @@ UniqueFd open_scratch(const fs::path& output) {
 std::uint64_t plan_manifest(manifest::Manifest& m, const manifest::EntryList& src, const PackOptions& options) {
   m.created_by = std::string("ccpack ") + kVersion;
   m.compression = {"zstd", options.level, options.window_log};
-  m.fingerprint_json = options.fingerprint_json;
+  m.fingerprint = options.fingerprint;
   std::uint64_t total_bytes = 0;
   for (std::size_t i = 0; i < src.size(); ++i) total_bytes += src.file_size(i);
   return total_bytes;
@@ -249,7 +168,7 @@ class PackPipeline {
         m_(m),
         progress_(progress),
         options_(options),
-        writer_(scratch_fd, options, jobs),
+        writer_(scratch_fd, {options.level, options.window_log, jobs, kJobBytes}),
         pool_(kBatchBytes + kPieceBytes + (1 << 20)),
         ring_(2 * static_cast<std::size_t>(jobs) + 2),
         frame_starts_(std::move(frame_starts)) {}
@@ -407,8 +326,8 @@ class PackPipeline {
 
 // What is known only after the payload: the derived fingerprint, the tar size and the per-component totals.
 void complete_manifest(manifest::Manifest& m, EntrySource& source, const PackOptions& options) {
-  if (options.fingerprint_json == "{}") {
-    if (std::optional<std::string> derived = source.derived_fingerprint()) m.fingerprint_json = *derived;
+  if (!options.fingerprint.recorded()) {
+    if (std::optional<manifest::Fingerprint> derived = source.derived_fingerprint()) m.fingerprint = std::move(*derived);
   }
   for (const manifest::Frame& f : m.frames) m.tar_size += f.raw_size;
   m.entries = std::move(source.entries());
@@ -431,7 +350,7 @@ std::uint64_t write_archive(AtomicFile& out_file, int scratch_fd, const manifest
   manifest::ArchiveHeader header;
   header.manifest = m.to_json();
   header.payload_size = payload_size;
-  if (options.sign) header.signatures = options.sign(header.manifest);
+  if (options.sign) header.signatures = manifest::encode_signature_block(options.sign(header.manifest));
   manifest::HeaderAround around = manifest::encode_header_around(header);
   for (const std::string* part : {&around.before, &header.manifest, &around.after}) out_file.write(part->data(), part->size());
   copy_range(scratch_fd, out_file.fd(), payload_size, output);

@@ -9,8 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "manifest/format.hpp"
 #include "manifest/locations.hpp"
 #include "manifest/manifest.hpp"
+#include "manifest/signature.hpp"
 #include "pack/entry_source.hpp"
 #include "pack/layout.hpp"
 
@@ -18,15 +20,15 @@ namespace ccpack::pack {
 
 struct PackOptions {
   int level = 1;                           // zstd level
-  int window_log = 27;                     // zstd long-range window (<= manifest::kMaxWindowLog)
+  int window_log = manifest::kMaxWindowLog;  // zstd long-range window: at most what stock `zstd -d` decodes
   unsigned jobs = 0;                       // 0: all cores
   std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
   LayoutLimits layout;                     // where else frames end (pack/layout.hpp)
-  std::string fingerprint_json = "{}";    // "{}": none given; the source's derived one, if any, is used
+  manifest::Fingerprint fingerprint;       // not recorded(): none given; the source's derived one, if any, is used
   bool progress = false;
-  // Returns the signature block for the exact manifest bytes (set by the CLI when a signing key is given);
-  // unset: the archive is unsigned ("[]").
-  std::function<std::string(std::string_view manifest)> sign;
+  // Returns the signatures over the exact manifest bytes (set by the CLI when a signing key is given); the
+  // packer writes their block. Unset: the archive is unsigned ("[]").
+  std::function<std::vector<manifest::Signature>(std::string_view manifest)> sign;
 };
 
 struct PackResult {

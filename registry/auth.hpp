@@ -45,8 +45,4 @@ struct Challenge {
 // The first challenge of a header value; nullopt when it does not parse (bounded: 4 KiB, 16 parameters).
 [[nodiscard]] std::optional<Challenge> parse_challenge(std::string_view header);
 
-[[nodiscard]] std::string base64_encode(std::string_view bytes);
-// nullopt when `text` is not valid base64 (padding optional).
-[[nodiscard]] std::optional<std::string> base64_decode(std::string_view text);
-
 }  // namespace ccpack::registry

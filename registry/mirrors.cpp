@@ -186,7 +186,7 @@ RegistriesConf load_registries_conf(const std::string& explicit_file) {
   return conf;
 }
 
-std::vector<Endpoint> pull_endpoints(const RegistriesConf& conf, const manifest::oci::Reference& ref, bool plain_http) {
+std::vector<Endpoint> pull_endpoints(const RegistriesConf& conf, const registry::oci::Reference& ref, bool plain_http) {
   std::string name = ref.registry + "/" + ref.repository;
   const RegistryEntry* best = nullptr;
   std::size_t best_length = 0;

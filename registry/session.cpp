@@ -4,10 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "registry/auth.hpp"
+#include "util/base64.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::registry {
-namespace oci = manifest::oci;
+namespace oci = registry::oci;
 namespace {
 
 using json = nlohmann::json;

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "manifest/oci.hpp"
+#include "registry/oci.hpp"
 #include "registry/auth.hpp"
 #include "registry/mirrors.hpp"
 #include "util/http.hpp"
@@ -43,9 +43,9 @@ struct Document {
 
 class Session {
  public:
-  Session(manifest::oci::Reference reference, SessionOptions options);
+  Session(registry::oci::Reference reference, SessionOptions options);
 
-  [[nodiscard]] const manifest::oci::Reference& reference() const { return ref_; }
+  [[nodiscard]] const registry::oci::Reference& reference() const { return ref_; }
 
   // GET /v2/<repo>/manifests/<reference>; nullopt on 404. Throws IntegrityError when the bytes do not match the
   // digest asked for or claimed.
@@ -106,7 +106,7 @@ class Session {
   [[nodiscard]] std::string url(const std::string& path) const;
   [[noreturn]] void fail(const http::Request& request, const http::Response& response, const std::string& doing) const;
 
-  manifest::oci::Reference ref_;
+  registry::oci::Reference ref_;
   SessionOptions options_;
   std::vector<Site> sites_;  // mirrors, then the origin (last)
   std::size_t at_ = 0;       // the site of the request in flight

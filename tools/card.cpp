@@ -71,7 +71,7 @@ void statistics(std::string& out, const CardInput& in) {
   }
   out += "\n- total: " + std::to_string(files) + " files, " + mb(bytes) + "; archive " + mb(in.archive_bytes) + "\n";
   out += "- GPU binaries (.cubin, .hsaco): " + std::to_string(binaries) + "; compiled libraries (.so): " + std::to_string(libraries) + "\n";
-  const Fingerprint& fp = *in.fingerprint;
+  const Fingerprint& fp = in.manifest->fingerprint;
   if (fp.triton_targets.empty()) {
     out += "- Triton kernels by target: none recorded\n";
     return;
@@ -132,7 +132,7 @@ void triggers(std::string& out, const CardInput& in) {
       if (!t.empty()) effects += (effects.empty() ? "" : ", ") + md(c.name) + " " + t;
     }
     if (effects.empty()) continue;
-    std::string recorded = r.field == manifest::kTargetsField ? "the kernels' targets above" : value_of(*in.fingerprint, r.field);
+    std::string recorded = r.field == manifest::kTargetsField ? "the kernels' targets above" : value_of(in.manifest->fingerprint, r.field);
     out.append("- [ ] ").append(r.field).append(" = ").append(recorded).append(" -> ").append(effects);
     out.append(". ").append(md(r.why)).append("\n");
   }
@@ -141,7 +141,7 @@ void triggers(std::string& out, const CardInput& in) {
 }  // namespace
 
 std::string model_card(const CardInput& in) {
-  const Fingerprint& fp = *in.fingerprint;
+  const Fingerprint& fp = in.manifest->fingerprint;
   std::string out = "# Model card: " + md(in.archive_name) + "\n\n";
   out += "Built by `ccpack inspect --card` from the archive's manifest and recorded fingerprint only.\n\n";
   out += "- manifest: sha256:" + in.manifest_sha256 + "\n- created by: " + md(in.manifest->created_by) + "\n";

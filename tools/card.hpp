@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <string>
 
-#include "manifest/fingerprint.hpp"
 #include "manifest/manifest.hpp"
 
 namespace ccpack::tools {
@@ -16,8 +15,7 @@ struct CardInput {
   std::string archive_name;
   std::string manifest_sha256;
   std::uint64_t archive_bytes = 0;
-  const manifest::Manifest* manifest = nullptr;
-  const manifest::Fingerprint* fingerprint = nullptr;
+  const manifest::Manifest* manifest = nullptr;  // its fingerprint is what the card describes
 };
 
 // Pure: the same input gives the same bytes.

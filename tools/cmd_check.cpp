@@ -65,7 +65,7 @@ int run(CheckOptions& o) {
   std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
   std::future<Machine> probing = std::async(std::launch::async, [&] { return target_machine(o.machine, o.python, dirs); });
   unpack::Archive a = unpack::Archive::open(o.archive);
-  manifest::Fingerprint archive_fp = archive_fingerprint(a);
+  manifest::Fingerprint archive_fp = a.manifest.fingerprint;
   Machine machine = probing.get();
   say_selected(out, machine);
   const manifest::Fingerprint& local = machine.fingerprint;

@@ -30,12 +30,12 @@ struct Level {
 };
 
 Level parse_level(const std::string& text) {
-  if (text == "default") return {1, 27};
-  if (text == "max") return {19, 27};
+  if (text == "default") return {1, manifest::kMaxWindowLog};
+  if (text == "max") return {19, manifest::kMaxWindowLog};
   try {
     std::size_t used = 0;
     int n = std::stoi(text, &used);
-    if (used == text.size() && n >= 1 && n <= 19) return {n, 27};
+    if (used == text.size() && n >= 1 && n <= 19) return {n, manifest::kMaxWindowLog};
   } catch (const std::exception&) {
   }
   throw UsageError("--level must be 'default', 'max' or a zstd level 1-19, got '" + text + "'");
@@ -73,7 +73,7 @@ int run(CreateOptions& o) {
   resolve_extras(o.dirs, o.extras);
   Level level = parse_level(o.level);
   // The key is read first: a missing or exposed key is reported before any packing work.
-  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
+  std::optional<unpack::PrivateKey> key = load_signing_key(o.signing, false);
   std::vector<std::string> looked;
   std::vector<manifest::CacheDir> dirs = folders_to_pack(o.dirs, looked);
   pack::PackOptions po;
@@ -86,7 +86,7 @@ int run(CreateOptions& o) {
   manifest::Fingerprint fp = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs));
   std::vector<std::string> fp_warnings = pack::reconcile(fp, pack::read_triton_targets(dirs));
   for (const std::string& w : fp_warnings) out.warn(w);
-  po.fingerprint_json = fp.to_json();
+  po.fingerprint = fp;
   pack::PackResult r = pack::create_archive(dirs, o.output, po);
 
   std::uint64_t files = 0;

@@ -24,7 +24,7 @@ int run(FingerprintOptions& o) {
     return 0;
   }
   std::fputs(fp.to_table().c_str(), stdout);
-  auto file = manifest::probe::ProbeMemo::default_file();
+  auto file = tools::probe::ProbeMemo::default_file();
   std::printf("python probe memo: %s%s\n", memo.c_str(), file ? (" (" + escaped(file->string(), 200) + ")").c_str() : "");
   return 0;
 }

@@ -32,14 +32,14 @@ struct ImportCmdOptions {
 
 // The fingerprint file from `ccpack fingerprint --json` on the build machine, checked against the contract
 // (manifest/fingerprint.hpp) so the archive never records a fingerprint its readers refuse.
-std::string read_fingerprint(const fs::path& path) {
+manifest::Fingerprint read_fingerprint(const fs::path& path) {
   std::string text = read_fingerprint_file(path.string());
   std::string what = "fingerprint file " + quoted_path(path);
   try {
     auto j = manifest::parse_untrusted<nlohmann::json>(text, what);
     if (!j.is_object()) throw Error(what + " is not a JSON object (from ccpack fingerprint --json)");
     j.erase("ok");  // the report marker of `ccpack fingerprint --json`
-    return manifest::Fingerprint::from_json(j.dump()).to_json();
+    return manifest::Fingerprint::from_json(j.dump());
   } catch (const IntegrityError& e) {  // a local input, not an archive: exit 1, like any unreadable file
     std::string why = e.what();
     throw Error(why.starts_with(what) ? why : what + ": " + why);
@@ -49,19 +49,19 @@ std::string read_fingerprint(const fs::path& path) {
 int run(ImportCmdOptions& o) {
   Reporter out(o.common);
   // The key is read first: a missing or exposed key is reported before any import work.
-  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
+  std::optional<unpack::PrivateKey> key = load_signing_key(o.signing, false);
   pack::ImportOptions io;
   io.foreign = o.foreign;
   for (const std::string& spec : o.maps) io.maps.push_back(pack::parse_map(spec));
   io.spool_dir = o.output.parent_path();
-  std::optional<std::string> fingerprint;
+  std::optional<manifest::Fingerprint> fingerprint;
   if (o.fingerprint) fingerprint = read_fingerprint(*o.fingerprint);
   pack::ImportSource source(io);
   pack::PackOptions po;
   po.jobs = o.common.jobs;
   po.progress = out.progress();
   po.sign = manifest_signer(key, o.signing);
-  if (fingerprint) po.fingerprint_json = *fingerprint;  // else the source's derived one
+  if (fingerprint) po.fingerprint = *fingerprint;  // else the source's derived one
   pack::PackResult r = pack::create_archive(source, o.output, po);
 
   std::uint64_t files = 0;

@@ -52,7 +52,7 @@ void print_entries(const manifest::Manifest& m) {
 
 // "sm_90, torch 2.11.0+cu130, triton 3.6.0 (31 fields; `ccpack check` compares them)", or "not recorded".
 std::string fingerprint_summary(const unpack::Archive& a) {
-  manifest::Fingerprint fp = archive_fingerprint(a);
+  const manifest::Fingerprint& fp = a.manifest.fingerprint;
   if (!fp.recorded()) return "not recorded (made before fingerprints)";
   std::string s;
   for (std::string_view f : {manifest::field::gpu_arch, manifest::field::torch_version, manifest::field::triton_version}) {
@@ -69,8 +69,7 @@ int run(const InspectOptions& o) {
   unpack::TrustReport trust = unpack::assess_signatures(a, load_trust(o.trust));
   std::uint64_t archive_bytes = a.header.header_size + a.header.payload_size;
   if (o.card) {
-    manifest::Fingerprint fp = archive_fingerprint(a);
-    std::string card = model_card({o.archive.filename().string(), to_hex(a.manifest_digest()), archive_bytes, &m, &fp});
+    std::string card = model_card({o.archive.filename().string(), to_hex(a.manifest_digest()), archive_bytes, &m});
     if (out.json()) {
       out.report({{"archive", o.archive.string()}, {"card", card}});
     } else {

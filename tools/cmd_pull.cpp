@@ -7,7 +7,7 @@
 //      the last verified frame (tools/payload_fetch.hpp); the whole layer must match its digest; only then is the
 //      file given its name (AtomicFile). Any failure leaves no file.
 // On a terminal the download shows one progress line, as restore oci:// does (util/progress.hpp).
-#include "manifest/oci.hpp"
+#include "registry/oci.hpp"
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
 #include "tools/fleet.hpp"
@@ -20,7 +20,7 @@
 
 namespace ccpack::tools {
 namespace fs = std::filesystem;
-namespace oci = manifest::oci;
+namespace oci = registry::oci;
 
 namespace {
 

@@ -1,5 +1,5 @@
 // `ccpack push ARCHIVE REF [--index]`: publish an archive, unchanged, as the single layer of an OCI artifact
-// (manifest/oci.hpp describes the documents), with the selection fields of its *signed* fingerprint as
+// (registry/oci.hpp describes the documents), with the selection fields of its *signed* fingerprint as
 // annotations. With --index the manifest is added to the OCI image index under the tag, replacing the entry
 // for the same environment, so one reference serves a mixed fleet.
 //
@@ -9,7 +9,7 @@
 // `skopeo copy --all` keep its digest.
 #include <sys/stat.h>
 
-#include "manifest/oci.hpp"
+#include "registry/oci.hpp"
 #include "manifest/tar.hpp"
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
@@ -20,7 +20,7 @@
 
 namespace ccpack::tools {
 namespace fs = std::filesystem;
-namespace oci = manifest::oci;
+namespace oci = registry::oci;
 
 namespace {
 
@@ -107,7 +107,9 @@ int run(const PushOptions& o) {
   (void)oci::parse_reference(ref.registry + "/" + ref.repository + ":" + image_tag);  // a valid tag, or exit 2
   unpack::Archive a = unpack::Archive::open(o.archive);
   std::uint64_t size = a.header.header_size + a.header.payload_size;
-  oci::Selection sel = oci::selection_of_fingerprint(a.manifest.fingerprint_json, quoted_path(o.archive) + " fingerprint");
+  oci::Selection sel = oci::selection_of(a.manifest.fingerprint);
+  oci::Annotations annotations = oci::archive_annotations(a.manifest.fingerprint, a.manifest_digest(), a.header.header_size, "",
+                                                          quoted_path(o.archive) + " fingerprint");
   http::FileRange file{a.fd.get(), 0, size, {}, {}};
   std::string layer_digest = body_digest(file, quoted_path(o.archive));
 
@@ -122,7 +124,7 @@ int run(const PushOptions& o) {
   m.config = {std::string(oci::kEmptyConfigType), std::string(oci::kEmptyConfigDigest), oci::kEmptyConfigData.size(), {}, {}};
   m.layers.push_back({std::string(oci::kLayerMediaType), layer_digest, size, {},
                       {{std::string(oci::kAnnotationTitle), o.archive.filename().string()}}});
-  m.annotations = oci::archive_annotations(sel, a.manifest_digest(), a.header.header_size, "");
+  m.annotations = annotations;
   std::string body = oci::to_json(m);
   std::string manifest_digest = oci::digest_of(body);
   std::size_t replaced = 0;

@@ -115,7 +115,7 @@ manifest::Comparison compare_for_restore(const RestoreOptions& o, const unpack::
       if (d.name == c.name) comps.push_back({c.name, c.kind});
     }
   }
-  return manifest::compare(archive_fingerprint(a), local, comps, o.ignored);
+  return manifest::compare(a.manifest.fingerprint, local, comps, o.ignored);
 }
 
 // --on-mismatch=purge: the plan's verdict per manifest component (those without a folder fit: they are skipped).

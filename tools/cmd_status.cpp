@@ -45,13 +45,11 @@ bool not_restored(const unpack::FolderStatus& s) {
 std::optional<manifest::Comparison> fit_of(const unpack::FolderStatus& s, const manifest::Fingerprint& local,
                                            const std::vector<std::string>& ignored, std::string& error) {
   if (!s.marker) return std::nullopt;
-  try {
-    manifest::Fingerprint built_for = manifest::Fingerprint::from_json(s.marker->fingerprint_json);
-    return manifest::compare(built_for, local, {{s.marker->component, s.dir.kind}}, ignored);
-  } catch (const Error& e) {
-    error = std::string("the marker's fingerprint cannot be read: ") + e.what();
+  if (!s.marker->fingerprint_error.empty()) {
+    error = "the marker's fingerprint cannot be read: " + s.marker->fingerprint_error;
     return std::nullopt;
   }
+  return manifest::compare(s.marker->fingerprint, local, {{s.marker->component, s.dir.kind}}, ignored);
 }
 
 // "a, b, c and 7 more (--json lists all)"

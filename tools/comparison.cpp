@@ -44,18 +44,10 @@ std::string read_fingerprint_file(const std::string& path) {
 
 manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs,
                                   std::string* memo_status) {
-  manifest::probe::ProbeOptions options;
+  tools::probe::ProbeOptions options;
   options.python = python;
   options.dirs = dirs;
-  return manifest::probe::probe_machine(options, memo_status);
-}
-
-manifest::Fingerprint archive_fingerprint(const unpack::Archive& archive) {
-  try {
-    return manifest::Fingerprint::from_json(archive.manifest.fingerprint_json);
-  } catch (const IntegrityError& e) {
-    throw IntegrityError(quoted_path(archive.path) + ": " + e.what());
-  }
+  return tools::probe::probe_machine(options, memo_status);
 }
 
 ojson set_diff_json(const manifest::ComparisonRow& row) {

@@ -1,5 +1,5 @@
 // The fingerprint pieces `check`, `restore`, `create` and `fingerprint` share: the --python and --ignore options,
-// probing this machine, reading an archive's fingerprint, and the comparison as a table or JSON. The meaning of
+// probing this machine, and the comparison as a table or JSON. The meaning of
 // a difference lives in manifest/policy.cpp; this file only presents it.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "manifest/policy.hpp"
-#include "manifest/probe/probe.hpp"
+#include "tools/probe/probe.hpp"
 #include "tools/cli.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
@@ -27,9 +27,6 @@ void check_ignored(const std::vector<std::string>& ignored);
 // This machine's fingerprint; `memo_status`, when given, says whether the python probe's memo was used.
 [[nodiscard]] manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs,
                                                 std::string* memo_status = nullptr);
-
-// The archive's fingerprint; IntegrityError naming the archive and the field when it is malformed.
-[[nodiscard]] manifest::Fingerprint archive_fingerprint(const unpack::Archive& archive);
 
 // A set-valued row's difference for --json: {"added": [...], "removed": [...], "changed": [{name, archive,
 // local}]} (empty arrays when the sets are equal or a side is absent).

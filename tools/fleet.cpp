@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "manifest/signature.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 
@@ -40,7 +41,7 @@ long env_number(const char* name, long fallback, long low, long high) {
 
 }  // namespace
 
-registry::SessionOptions session_options(const RegistryOptions& options, bool push, const manifest::oci::Reference& ref) {
+registry::SessionOptions session_options(const RegistryOptions& options, bool push, const registry::oci::Reference& ref) {
   registry::SessionOptions s;
   s.http.plain_http = options.plain_http;
   s.http.ca_file = options.ca_file;
@@ -56,7 +57,13 @@ std::string check_archive_signature(const manifest::ArchiveHeader& header, const
   // The signature is judged where the archive is used: `restore oci://` runs the trust gate on this header
   // before any payload byte (restore_oci.cpp); a pulled file is judged by verify and restore like any other.
   (void)what;
-  return header.signatures == "[]" ? "none (unsigned)" : "present (checked by restore and verify)";
+  // A block that does not parse is judged there too (refused), as any signed one is.
+  bool none = false;
+  try {
+    none = manifest::parse_signature_block(header.signatures).empty();
+  } catch (const IntegrityError&) {
+  }
+  return none ? "none (unsigned)" : "present (checked by restore and verify)";
 }
 
 }  // namespace ccpack::tools

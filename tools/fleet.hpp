@@ -13,7 +13,7 @@
 
 #include "manifest/format.hpp"
 #include "manifest/locations.hpp"
-#include "manifest/oci.hpp"
+#include "registry/oci.hpp"
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
 #include "tools/oci_fetch.hpp"
@@ -37,7 +37,7 @@ void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls = 
 // may stay under $CCPACK_LOW_SPEED_LIMIT bytes per second before it is abandoned; defaults util/http.hpp's).
 // Throws UsageError naming the variable when one is not a number in range.
 // A pull also gets the mirrors registries.conf names for `ref` (registry/mirrors.hpp).
-[[nodiscard]] registry::SessionOptions session_options(const RegistryOptions& options, bool push, const manifest::oci::Reference& ref);
+[[nodiscard]] registry::SessionOptions session_options(const RegistryOptions& options, bool push, const registry::oci::Reference& ref);
 
 // Signature hook (see above): throws IntegrityError when the signature block does not verify. Returns a short
 // status for reports.

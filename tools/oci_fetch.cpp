@@ -6,13 +6,13 @@
 #include <algorithm>
 
 #include "manifest/manifest.hpp"
-#include "manifest/selection.hpp"
+#include "registry/selection.hpp"
 #include "tools/fleet.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
 namespace ccpack::tools {
-namespace oci = manifest::oci;
+namespace oci = registry::oci;
 
 namespace {
 
@@ -170,12 +170,7 @@ RemoteHeader fetch_header(registry::Session& s, const RemoteArchive& r, const ht
 }
 
 void require_signed_fit(const RemoteArchive& r, const RemoteHeader& h, const manifest::Fingerprint& machine) {
-  manifest::Fingerprint signed_fp;
-  try {
-    signed_fp = manifest::Fingerprint::from_json(h.manifest.fingerprint_json);
-  } catch (const IntegrityError& e) {
-    throw IntegrityError(r.what + ": " + e.what());
-  }
+  const manifest::Fingerprint& signed_fp = h.manifest.fingerprint;
   std::vector<manifest::ComponentRef> comps;
   for (const manifest::Component& c : h.manifest.components) comps.push_back({c.name, c.kind});
   manifest::Comparison c = manifest::compare(signed_fp, machine, comps);

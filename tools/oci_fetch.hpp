@@ -1,6 +1,6 @@
 // The two steps every registry download starts with, shared by `pull` and `restore oci://`:
 //   1. select_remote: read the tag's index (or manifest) and rank its candidates by the comparison of a local
-//      restore (manifest/selection.hpp); when none fits, exit 3 listing what is available, and when the best ones
+//      restore (registry/selection.hpp); when none fits, exit 3 listing what is available, and when the best ones
 //      differ only in fields this machine does not show, exit 3 naming those fields and how to supply them; no
 //      blob byte is requested in either case.
 //   2. fetch_header: fetch only the header frame (Range; a 200 answer is cut off), check it with the same reader
@@ -15,15 +15,15 @@
 #include "manifest/format.hpp"
 #include "manifest/fingerprint.hpp"
 #include "manifest/manifest.hpp"
-#include "manifest/oci.hpp"
+#include "registry/oci.hpp"
 #include "registry/session.hpp"
 
 namespace ccpack::tools {
 
 struct RemoteArchive {
   std::string manifest_digest;
-  manifest::oci::ImageManifest manifest;
-  manifest::oci::Descriptor layer;  // the archive file
+  registry::oci::ImageManifest manifest;
+  registry::oci::Descriptor layer;  // the archive file
   std::string selection;            // described, for reports
   std::uint64_t header_size = 0;    // from the annotation, bounded
   std::string what;                 // "archive sha256:... of host/repo:tag", for messages

@@ -8,7 +8,7 @@
 #include "util/http.hpp"
 
 namespace ccpack::tools {
-namespace oci = manifest::oci;
+namespace oci = registry::oci;
 
 void FetchLog::add(const Resume& r) {
   std::lock_guard lock(mutex_);

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "manifest/manifest.hpp"
-#include "manifest/oci.hpp"
+#include "registry/oci.hpp"
 #include "registry/session.hpp"
 #include "util/sha256.hpp"
 

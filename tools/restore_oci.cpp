@@ -24,7 +24,7 @@
 
 namespace ccpack::tools {
 namespace fs = std::filesystem;
-namespace oci = manifest::oci;
+namespace oci = registry::oci;
 
 namespace {
 

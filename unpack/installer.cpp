@@ -72,7 +72,7 @@ void write_marker(int dir_fd, const Archive& a, const std::string& component, co
   marker.restored_by = std::string("ccpack ") + kVersion;
   marker.restored_at = manifest::utc_now();
   if (options.trust) marker.signed_by = options.trust->verified_by;
-  marker.fingerprint_json = a.manifest.fingerprint_json;
+  marker.fingerprint = a.manifest.fingerprint;
   std::string text = marker.to_json();
   UniqueFd fd(::openat(dir_fd, std::string(manifest::kMarkerName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) throw_errno("cannot write the restore marker");

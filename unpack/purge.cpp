@@ -135,14 +135,11 @@ class Walker {
   bool purge_by_marker() {
     auto marker = manifest::Marker::read(dir_.dir);
     if (!marker) return false;
-    manifest::Fingerprint built_for;
-    try {
-      built_for = manifest::Fingerprint::from_json(marker->fingerprint_json);
-    } catch (const std::exception& e) {
-      unjudged(dir_.dir / manifest::kMarkerName, std::string("its fingerprint cannot be read: ") + e.what());
+    if (!marker->fingerprint_error.empty()) {
+      unjudged(dir_.dir / manifest::kMarkerName, "its fingerprint cannot be read: " + marker->fingerprint_error);
       return false;
     }
-    Judgement j = judge_marker(built_for, local_, {dir_.name, dir_.kind});
+    Judgement j = judge_marker(marker->fingerprint, local_, {dir_.name, dir_.kind});
     if (j.state != Judgement::stale) return false;
     struct stat st {};
     mode_t mode = ::stat(dir_.dir.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0755;
@@ -157,7 +154,7 @@ class Walker {
   Judgement judge_kernel_folder(const fs::path& p) {
     Judgement seen{Judgement::unjudged, "no kernel .json with a target"};
     for (const Item& i : list(p)) {
-      if (i.is_dir || !i.name.ends_with(".json") || i.name.starts_with("__grp__")) continue;
+      if (i.is_dir || !manifest::is_kernel_json_name(i.name)) continue;
       auto text = read_small(p / i.name);
       auto target = text ? manifest::parse_kernel_json(*text) : std::nullopt;
       if (!target) continue;
@@ -262,7 +259,7 @@ std::vector<std::string> library_search_dirs(const manifest::Fingerprint& local)
   }
   const manifest::FieldValue* sp = local.get(manifest::field::python_site_packages);
   if (sp && sp->value) {
-    std::string_view rest = *sp->value;  // "a, b": the probe's list (manifest/probe/python.cpp)
+    std::string_view rest = *sp->value;  // "a, b": the probe's list (tools/probe/python.cpp)
     for (int n = 0; n < 64 && !rest.empty(); ++n) {
       std::size_t comma = rest.find(", ");
       std::string site(rest.substr(0, comma));

@@ -81,6 +81,11 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// A scratch file no one else can see and that nothing leaves behind: an unnamed one (O_TMPFILE) in `dir` ("" is
+// the current folder), else one created in $TMPDIR (/tmp when unset or empty) and unlinked at once. Throws Error
+// "cannot create <what>".
+[[nodiscard]] UniqueFd open_scratch_file(const std::filesystem::path& dir, const std::string& what);
+
 // Test-only seam: the call that opens AtomicFile's unnamed O_TMPFILE inode. Unit tests swap it for one that fails
 // with EOPNOTSUPP or EISDIR, as a filesystem without O_TMPFILE does, so the named-temporary path runs everywhere.
 // Production code never sets it (nothing outside tests/ calls set_tmpfile_open), and no environment variable does.

@@ -137,12 +137,25 @@ TEST_CASE("the marker round-trips through its struct, and reads markers of the p
   m.archive_manifest_sha256 = std::string(64, 'c');
   m.component = "triton";
   m.restored_by = "ccpack 0.1.0";
-  m.fingerprint_json = R"({"schema":1})";
+  m.fingerprint.set(manifest::field::gpu_arch, "sm_90", "nvml");
+  m.fingerprint.triton_targets.push_back({"cuda", "90", 32, "3.6.0", 2});
+  // The fingerprint's keys sorted, as markers have always been written.
+  CHECK(m.to_json() == "{\"marker\":1,\"archive_manifest_sha256\":\"" + std::string(64, 'c') +
+                           "\",\"component\":\"triton\",\"restored_by\":\"ccpack 0.1.0\",\"restored_at\":\"\",\"signed_by\":null,"
+                           "\"fingerprint\":{\"fields\":{\"gpu.arch\":{\"source\":\"nvml\",\"value\":\"sm_90\"}},\"schema\":1,"
+                           "\"triton_targets\":[{\"arch\":\"90\",\"backend\":\"cuda\",\"kernels\":2,\"triton_version\":\"3.6.0\","
+                           "\"warp_size\":32}]}}\n");
   auto back = manifest::Marker::parse(m.to_json());
   REQUIRE(back);
   CHECK(back->archive_manifest_sha256 == m.archive_manifest_sha256);
   CHECK(back->component == "triton");
-  CHECK(back->fingerprint_json == R"({"schema":1})");
+  CHECK(back->fingerprint == m.fingerprint);
+  CHECK(back->fingerprint_error.empty());
+  // A fingerprint this ccpack cannot read leaves the marker valid (it still names its archive), the reason kept.
+  auto odd = manifest::Marker::parse("{\"archive_manifest_sha256\":\"" + std::string(64, 'e') +
+                                     "\",\"component\":\"inductor\",\"fingerprint\":{\"schema\":1}}");
+  REQUIRE(odd);
+  CHECK(odd->fingerprint_error == "fingerprint field 'fields' is missing");
   // Written by v1's string concatenation: no "marker" key.
   std::string v1 = "{\"archive_manifest_sha256\":\"" + std::string(64, 'd') +
                    "\",\"component\":\"inductor\",\"restored_by\":\"ccpack 0.1.0\",\"fingerprint\":{}}\n";

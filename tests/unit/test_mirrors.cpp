@@ -43,7 +43,7 @@ registry::RegistriesConf conf() {
 }  // namespace
 
 TEST_CASE("registries.conf: mirrors in order then the origin the rest of the name appended") {
-  auto eps = registry::pull_endpoints(conf(), manifest::oci::parse_reference("registry.example.com/ml/model:v1"), false);
+  auto eps = registry::pull_endpoints(conf(), registry::oci::parse_reference("registry.example.com/ml/model:v1"), false);
   REQUIRE(eps.size() == 3);
   CHECK(eps[0].host == "mirror-a.local:5000");
   CHECK(eps[0].repository == "cache/ml/model");
@@ -58,9 +58,9 @@ TEST_CASE("registries.conf: mirrors in order then the origin the rest of the nam
 }
 
 TEST_CASE("registries.conf: the longest prefix decides and a blocked one refuses and no match: the origin alone") {
-  CHECK_THROWS_WITH(registry::pull_endpoints(conf(), manifest::oci::parse_reference("registry.example.com/ml/private/x:1"), false),
+  CHECK_THROWS_WITH(registry::pull_endpoints(conf(), registry::oci::parse_reference("registry.example.com/ml/private/x:1"), false),
                     Catch::Contains("is blocked"));
-  auto other = registry::pull_endpoints(conf(), manifest::oci::parse_reference("registry.example.community/x:1"), true);
+  auto other = registry::pull_endpoints(conf(), registry::oci::parse_reference("registry.example.community/x:1"), true);
   REQUIRE(other.size() == 1);
   CHECK(other[0].host == "registry.example.community");
   CHECK(other[0].insecure);  // --plain-http

@@ -1,13 +1,14 @@
 // Probe parsers, the program runner's bounds, and what create records from the cache's own kernel files.
 #include <catch2/catch.hpp>
 
-#include "manifest/probe/probe.hpp"
+#include "tools/probe/probe.hpp"
 #include "pack/cache_facts.hpp"
 #include "unit/support.hpp"
 #include "util/subprocess.hpp"
 
 using namespace ccpack;
 using namespace ccpack::manifest;
+namespace probe = ccpack::tools::probe;
 using ccpack::test::ScratchDir;
 using ccpack::test::write_file;
 

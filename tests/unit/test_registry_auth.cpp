@@ -10,6 +10,7 @@
 
 #include "registry/auth.hpp"
 #include "unit/support.hpp"
+#include "util/base64.hpp"
 #include "util/error.hpp"
 
 using namespace ccpack;

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "manifest/oci.hpp"
+#include "registry/oci.hpp"
 #include "registry/session.hpp"
 #include "unit/loopback_http.hpp"
 #include "unit/support.hpp"
@@ -37,7 +37,7 @@ registry::Session session_for(const test::LoopbackHttp& server) {
   registry::SessionOptions o;
   o.http.plain_http = true;
   o.http.max_attempts = 1;
-  return {manifest::oci::parse_reference("127.0.0.1:" + std::to_string(server.port()) + "/team/model:v1"), o};
+  return {registry::oci::parse_reference("127.0.0.1:" + std::to_string(server.port()) + "/team/model:v1"), o};
 }
 
 std::string digest_of(const std::string& bytes) { return "sha256:" + to_hex(Sha256::of(bytes)); }

@@ -1,11 +1,11 @@
-// Choosing among a tag's candidates (manifest/selection.hpp): the verdicts of manifest::compare, ties broken by
+// Choosing among a tag's candidates (registry/selection.hpp): the verdicts of manifest::compare, ties broken by
 // matching fields, and candidates that differ only in fields absent here left undecided, naming those fields.
 #include <catch2/catch.hpp>
 
-#include "manifest/selection.hpp"
+#include "registry/selection.hpp"
 
 using namespace ccpack;
-namespace oci = ccpack::manifest::oci;
+namespace oci = ccpack::registry::oci;
 
 namespace {
 

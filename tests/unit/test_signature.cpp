@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "manifest/format.hpp"
-#include "manifest/keys.hpp"
+#include "unpack/keys.hpp"
 #include "manifest/signature.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
@@ -17,6 +17,7 @@
 
 using namespace ccpack;
 using namespace ccpack::manifest;
+using namespace ccpack::unpack;
 namespace fs = std::filesystem;
 
 namespace {
@@ -198,7 +199,7 @@ TEST_CASE("trust check on a signed archive") {
   PrivateKey signer = PrivateKey::generate();
   PrivateKey other = PrivateKey::generate();
   pack::PackOptions po;
-  po.sign = [&](std::string_view m) { return encode_signature_block({signer.sign_manifest(m, "unit")}); };
+  po.sign = [&](std::string_view m) { return std::vector<Signature>{signer.sign_manifest(m, "unit")}; };
   std::vector<CacheDir> dirs{{"inductor", ComponentKind::inductor, dir / "ind", "test"}};
   (void)pack::create_archive(dirs, dir / "s.ccpack", po);
   test::write_file(dir / "ind/b.py", "print(2)\n");  // another content for the unsigned one

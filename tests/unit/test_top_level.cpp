@@ -21,7 +21,8 @@ Manifest sample() {
   Manifest m;
   m.created_by = "ccpack test";
   m.compression = {"zstd", 1, 27};
-  m.fingerprint_json = R"({"torch":{"version":"2.9.0"},"gpu":{"arch":"sm_90"}})";
+  m.fingerprint.set(field::torch_version, "2.9.0", "test");
+  m.fingerprint.set(field::gpu_arch, "sm_90", "test");
   m.components = {{"inductor", ComponentKind::inductor, "/tmp/ind", 1, 5}, {"triton", ComponentKind::triton, "/tmp/tri", 0, 0}};
   m.entries = {{"inductor", EntryType::dir, 0755, 0, {}, {}, 0},
                {"inductor/a \"q\" \\ ].py", EntryType::file, 0644, 5, Sha256::of("hello"), {}, 0},
@@ -86,7 +87,8 @@ TEST_CASE("the top-level scan concludes the same wherever the text is cut into p
     for (std::size_t i = 0; i < text.size(); ++i) bytes.push_back(std::string_view(text).substr(i, 1));
     CHECK(outcome(bytes, text) == whole);
   }
-  CHECK(Manifest::parse_top_level(tricky).fingerprint_json == Manifest::parse(tricky).fingerprint_json);
+  CHECK(Manifest::parse_top_level(tricky).fingerprint == Manifest::parse(tricky).fingerprint);
+  CHECK(Manifest::parse(tricky).fingerprint.get(field::torch_version)->value == R"(2.9 \" \\" \\)");
 }
 
 TEST_CASE("the top-level parse reads what the full parse reads, and leaves frames and entries out") {
@@ -94,7 +96,8 @@ TEST_CASE("the top-level parse reads what the full parse reads, and leaves frame
   Manifest full = Manifest::parse(json);
   Manifest top = Manifest::parse_top_level(json);
   CHECK(top.created_by == full.created_by);
-  CHECK(top.fingerprint_json == full.fingerprint_json);
+  CHECK(top.fingerprint == full.fingerprint);
+  CHECK(top.fingerprint.get(field::gpu_arch)->value == "sm_90");
   CHECK(top.compression.window_log == 27);
   CHECK(top.tar_size == 4096);
   REQUIRE(top.components.size() == 2);
@@ -119,8 +122,8 @@ TEST_CASE("the top-level parse refuses repeats, deep nesting and broken structur
                     "manifest field 'tar_size' is repeated (a JSON key appears twice in one object)");
   CHECK_THROWS_WITH(Manifest::parse_top_level(body + ",\"tar\\u005fsize\":1}"), Catch::Contains("field 'tar_size' is repeated"));
   CHECK_THROWS_WITH(Manifest::parse_top_level(body + ",\"entries\":[]}"), Catch::Contains("field 'entries' is repeated"));
-  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "{\"version\"", "{\"version\":1,\"version\"")),
-                    Catch::Contains("'torch.version' is repeated"));
+  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "{\"value\":\"2.9.0\"", "{\"value\":\"1\",\"value\":\"2.9.0\"")),
+                    Catch::Contains("field 'fields.torch.version.value' is repeated"));
   std::string deep = std::string(70, '[') + std::string(70, ']');
   CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "\"entries\":[", "\"entries\":[" + deep + ",")),
                     Catch::Contains("manifest field 'entries[0][0]") && Catch::Contains("' nests deeper than 64 levels"));

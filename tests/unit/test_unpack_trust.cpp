@@ -6,15 +6,15 @@
 #include <vector>
 
 #include "manifest/format.hpp"
-#include "manifest/keys.hpp"
+#include "unpack/keys.hpp"
 #include "manifest/signature.hpp"
 #include "unpack/trust.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 
 using namespace ccpack;
-using manifest::PrivateKey;
-using manifest::TrustStore;
+using unpack::PrivateKey;
+using unpack::TrustStore;
 using State = unpack::SignerStatus::State;
 
 namespace {

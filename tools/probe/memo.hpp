@@ -23,7 +23,15 @@
 #include <string>
 #include <vector>
 
-namespace ccpack::manifest::probe {
+#include "manifest/fingerprint.hpp"
+#include "manifest/locations.hpp"
+
+namespace ccpack::tools::probe {
+
+// The contract's types the probes fill in.
+using manifest::CacheDir;
+using manifest::Fingerprint;
+namespace field = manifest::field;
 
 inline constexpr std::size_t kMaxMemoEntries = 16;
 inline constexpr std::size_t kMaxMemoBytes = 1 << 20;
@@ -89,4 +97,4 @@ class ProbeMemo {
   bool dirty_ = false;
 };
 
-}  // namespace ccpack::manifest::probe
+}  // namespace ccpack::tools::probe

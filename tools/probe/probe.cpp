@@ -1,5 +1,5 @@
 // The host and environment probes, and probe_machine, which runs every probe (python and gpu concurrently).
-#include "manifest/probe/probe.hpp"
+#include "tools/probe/probe.hpp"
 
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>
@@ -15,7 +15,7 @@
 
 extern char** environ;
 
-namespace ccpack::manifest::probe {
+namespace ccpack::tools::probe {
 namespace {
 
 bool has_any(std::string_view name, std::initializer_list<std::string_view> parts) {
@@ -39,7 +39,7 @@ std::string joined_settings(bool (*pick)(std::string_view)) {
     if (pick(name)) out.emplace_back(kv);
   }
   std::sort(out.begin(), out.end());
-  return join_entries(ListSyntax::settings, out);
+  return manifest::join_entries(manifest::ListSyntax::settings, out);
 }
 
 }  // namespace
@@ -94,8 +94,8 @@ void probe_env(Fingerprint& fp, const std::vector<CacheDir>& dirs) {
   fp.set(field::env_compile_threads, env_or_empty("TORCHINDUCTOR_COMPILE_THREADS"), "env");
   fp.set(field::world_size, env_or_empty("WORLD_SIZE"), "env WORLD_SIZE");
   for (const CacheDir& d : dirs) {
-    if (d.kind == ComponentKind::inductor) fp.set(field::paths_inductor, d.dir.string(), "cache folder");
-    if (d.kind == ComponentKind::triton) fp.set(field::paths_triton, d.dir.string(), "cache folder");
+    if (d.kind == manifest::ComponentKind::inductor) fp.set(field::paths_inductor, d.dir.string(), "cache folder");
+    if (d.kind == manifest::ComponentKind::triton) fp.set(field::paths_triton, d.dir.string(), "cache folder");
   }
 }
 
@@ -134,4 +134,4 @@ Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status)
   return fp;
 }
 
-}  // namespace ccpack::manifest::probe
+}  // namespace ccpack::tools::probe

@@ -13,11 +13,11 @@
 #include <fstream>
 #include <map>
 
-#include "manifest/probe/probe.hpp"
+#include "tools/probe/probe.hpp"
 #include "util/fs.hpp"
 #include "util/escape.hpp"
 
-namespace ccpack::manifest::probe {
+namespace ccpack::tools::probe {
 namespace fs = std::filesystem;
 namespace {
 
@@ -247,4 +247,4 @@ void probe_gpu(Fingerprint& fp, const RunLimits& limits) {
   fp.absent(field::gpu_count, why);
 }
 
-}  // namespace ccpack::manifest::probe
+}  // namespace ccpack::tools::probe

@@ -22,7 +22,7 @@
 
 using evp_pkey_st = struct evp_pkey_st;
 
-namespace ccpack::manifest {
+namespace ccpack::unpack {
 
 // Where a private key comes from in messages and the environment variable that can hold one.
 inline constexpr const char* kSigningKeyVar = "CCPACK_SIGNING_KEY";
@@ -37,7 +37,7 @@ class PublicKey {
   [[nodiscard]] static PublicKey load(const std::filesystem::path& file);
 
   [[nodiscard]] const std::string& key_id() const { return key_id_; }
-  [[nodiscard]] bool verify(std::string_view message, const SignatureBytes& signature) const;
+  [[nodiscard]] bool verify(std::string_view message, const manifest::SignatureBytes& signature) const;
   [[nodiscard]] std::string pem() const;
 
  private:
@@ -56,13 +56,13 @@ class PrivateKey {
   [[nodiscard]] static PrivateKey from_env(const char* var);
 
   [[nodiscard]] const std::string& key_id() const { return key_id_; }
-  [[nodiscard]] SignatureBytes sign(std::string_view message) const;
+  [[nodiscard]] manifest::SignatureBytes sign(std::string_view message) const;
   [[nodiscard]] PublicKey public_key() const;
   // Creates `file` (mode 0600, never over an existing file) holding the PEM PKCS#8 private key.
   void write_pem(const std::filesystem::path& file) const;
 
   // Signs `manifest` now, with `note`, and returns the signature ready for the block.
-  [[nodiscard]] Signature sign_manifest(std::string_view manifest, const std::string& note) const;
+  [[nodiscard]] manifest::Signature sign_manifest(std::string_view manifest, const std::string& note) const;
 
  private:
   PrivateKey(std::shared_ptr<evp_pkey_st> key, const std::string& what);
@@ -87,4 +87,4 @@ class TrustStore {
   std::map<std::string, PublicKey, std::less<>> keys_;
 };
 
-}  // namespace ccpack::manifest
+}  // namespace ccpack::unpack

@@ -1,5 +1,9 @@
 // Probing this machine's fingerprint, cheaply and without importing torch (the ccpack_probe library).
 //
+// Not contract: the fingerprint's shape is manifest/fingerprint.hpp's; this is the code that runs programs,
+// dlopens NVML and reads /sys to fill one in. It lives beside the commands that run it (check, restore, create,
+// fingerprint, push/pull's machine) so that manifest/ stays pure.
+//
 // Each probe fills its fields with a value and its source, or with null and the reason it could not tell; none
 // guesses and none can hang start-up: programs run through run_program (hard deadline, bounded output, the
 // process group killed on timeout) and the GPU probe runs on a thread that is abandoned past its deadline.
@@ -24,10 +28,10 @@
 
 #include "manifest/fingerprint.hpp"
 #include "manifest/locations.hpp"
-#include "manifest/probe/memo.hpp"
+#include "tools/probe/memo.hpp"
 #include "util/subprocess.hpp"
 
-namespace ccpack::manifest::probe {
+namespace ccpack::tools::probe {
 
 struct ProbeOptions {
   std::string python;               // empty: $CCPACK_PYTHON, else "python3"
@@ -76,4 +80,4 @@ bool parse_nvidia_smi(std::string_view out, Fingerprint& fp);
 [[nodiscard]] bool is_inductor_key_setting(std::string_view name);
 [[nodiscard]] bool is_triton_key_setting(std::string_view name);
 
-}  // namespace ccpack::manifest::probe
+}  // namespace ccpack::tools::probe

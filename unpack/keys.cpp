@@ -1,6 +1,6 @@
 // Ed25519 through OpenSSL 3's EVP interface: EVP_DigestSign / EVP_DigestVerify one-shot with no digest (Ed25519
 // hashes internally), PEM for files. See keys.hpp for the rules on private keys.
-#include "manifest/keys.hpp"
+#include "unpack/keys.hpp"
 
 #include <fcntl.h>
 #include <openssl/bio.h>
@@ -21,7 +21,7 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
-namespace ccpack::manifest {
+namespace ccpack::unpack {
 namespace fs = std::filesystem;
 
 namespace {
@@ -124,7 +124,7 @@ PublicKey PublicKey::load(const fs::path& file) {
   return from_pem(text.view(), "public key " + quoted_path(file));
 }
 
-bool PublicKey::verify(std::string_view message, const SignatureBytes& signature) const {
+bool PublicKey::verify(std::string_view message, const manifest::SignatureBytes& signature) const {
   MdCtxPtr ctx(EVP_MD_CTX_new());
   bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key_.get()) == 1 &&
             EVP_DigestVerify(ctx.get(), signature.data(), signature.size(),
@@ -177,8 +177,8 @@ PrivateKey PrivateKey::from_env(const char* var) {
   return PrivateKey(own(parse_private(text.view(), what)), what);
 }
 
-SignatureBytes PrivateKey::sign(std::string_view message) const {
-  SignatureBytes sig{};
+manifest::SignatureBytes PrivateKey::sign(std::string_view message) const {
+  manifest::SignatureBytes sig{};
   std::size_t len = sig.size();
   MdCtxPtr ctx(EVP_MD_CTX_new());
   bool ok = ctx && EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key_.get()) == 1 &&
@@ -228,12 +228,12 @@ void PrivateKey::write_pem(const fs::path& file) const {
   }
 }
 
-Signature PrivateKey::sign_manifest(std::string_view manifest, const std::string& note) const {
-  Signature s;
+manifest::Signature PrivateKey::sign_manifest(std::string_view manifest_bytes, const std::string& note) const {
+  manifest::Signature s;
   s.key_id = key_id_;
-  s.signed_at = signing_time();
+  s.signed_at = manifest::signing_time();
   s.note = note;
-  s.signature = sign(signed_message(manifest, s));
+  s.signature = sign(manifest::signed_message(manifest_bytes, s));
   return s;
 }
 
@@ -273,4 +273,4 @@ std::vector<std::string> TrustStore::key_ids() const {
   return ids;
 }
 
-}  // namespace ccpack::manifest
+}  // namespace ccpack::unpack

@@ -1,5 +1,5 @@
 // OCI documents and references for ccpack archives; the contract is described in oci.hpp.
-#include "manifest/oci.hpp"
+#include "registry/oci.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -7,7 +7,7 @@
 #include "util/error.hpp"
 #include "util/escape.hpp"
 
-namespace ccpack::manifest::oci {
+namespace ccpack::registry::oci {
 namespace {
 
 using json = nlohmann::json;
@@ -213,23 +213,11 @@ std::optional<Digest> parse_digest(std::string_view text) {
   return digest_from_hex(text.substr(7));
 }
 
-Selection selection_of_fingerprint(std::string_view fingerprint_json, std::string_view what) {
-  json doc = parse_bounded(fingerprint_json, what);
+Selection selection_of(const manifest::Fingerprint& fingerprint) {
   Selection s;
-  for (std::string_view field : kSelectionFields) s[std::string(field)] = std::string(kAbsent);
-  auto fields = doc.find("fields");
-  if (fields == doc.end()) return s;
-  if (!fields->is_object()) bad(what, "fields", "is not an object");
   for (std::string_view field : kSelectionFields) {
-    auto f = fields->find(std::string(field));
-    if (f == fields->end()) continue;
-    if (!f->is_object()) bad(what, "fields." + std::string(field), "is not an object");
-    auto v = f->find("value");
-    if (v == f->end() || v->is_null()) continue;
-    if (!v->is_string()) bad(what, "fields." + std::string(field) + ".value", "is not a string or null");
-    std::string value = v->get<std::string>();
-    if (value.size() > kMaxAnnotationBytes) bad(what, "fields." + std::string(field) + ".value", "is too long");
-    s[std::string(field)] = value;
+    const manifest::FieldValue* v = fingerprint.get(field);
+    s[std::string(field)] = v && v->value ? *v->value : std::string(kAbsent);
   }
   return s;
 }
@@ -246,10 +234,13 @@ std::optional<Selection> selection_of_annotations(const Annotations& annotations
   return s;
 }
 
-Annotations archive_annotations(const Selection& selection, const Digest& manifest_sha256, std::uint64_t header_size,
-                                std::string_view title) {
+Annotations archive_annotations(const manifest::Fingerprint& fingerprint, const Digest& manifest_sha256,
+                                std::uint64_t header_size, std::string_view title, std::string_view what) {
   Annotations a;
-  for (const auto& [field, value] : selection) a[std::string(kAnnotationFieldPrefix) + field] = value;
+  for (const auto& [field, value] : selection_of(fingerprint)) {
+    if (value.size() > kMaxAnnotationBytes) bad(what, "fields." + field + ".value", "is too long");
+    a[std::string(kAnnotationFieldPrefix) + field] = value;
+  }
   a[std::string(kAnnotationManifestSha256)] = to_hex(manifest_sha256);
   a[std::string(kAnnotationHeaderSize)] = std::to_string(header_size);
   if (!title.empty()) a[std::string(kAnnotationTitle)] = std::string(title);
@@ -325,4 +316,4 @@ Reference parse_reference(std::string_view text) {
   return r;
 }
 
-}  // namespace ccpack::manifest::oci
+}  // namespace ccpack::registry::oci

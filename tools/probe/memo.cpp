@@ -1,5 +1,5 @@
 // The probe memo (see memo.hpp): keys built from stat(), a bounded JSON file, written atomically.
-#include "manifest/probe/memo.hpp"
+#include "tools/probe/memo.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,7 +15,7 @@
 
 extern char** environ;
 
-namespace ccpack::manifest::probe {
+namespace ccpack::tools::probe {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -187,7 +187,7 @@ ProbeMemo::ProbeMemo(std::optional<fs::path> file) : file_(std::move(file)) {
   std::optional<std::string> text = read_prefix(file_->string(), kMaxMemoBytes + 1);
   if (!text || text->size() > kMaxMemoBytes) return;
   try {
-    json j = parse_untrusted<json>(*text, "probe memo");
+    json j = manifest::parse_untrusted<json>(*text, "probe memo");
     if (j.value("schema", 0) != kMemoSchema) return;
     if (j.contains("python") && j["python"].is_array()) python_ = std::move(j["python"]);
     if (j.contains("ptxas") && j["ptxas"].is_array()) ptxas_ = std::move(j["ptxas"]);
@@ -275,4 +275,4 @@ void ProbeMemo::save() const {
   }
 }
 
-}  // namespace ccpack::manifest::probe
+}  // namespace ccpack::tools::probe

@@ -13,9 +13,9 @@
 #include <memory>
 #include <set>
 
-#include "manifest/probe/probe.hpp"
+#include "tools/probe/probe.hpp"
 
-namespace ccpack::manifest::probe {
+namespace ccpack::tools::probe {
 namespace {
 
 constexpr std::size_t kMaxListing = 200'000;
@@ -103,4 +103,4 @@ Discovery discover(const std::vector<std::string>& sys_path) {
   return out;
 }
 
-}  // namespace ccpack::manifest::probe
+}  // namespace ccpack::tools::probe

@@ -1,6 +1,7 @@
 // How a .ccpack archive lives in an OCI registry: media types, annotation names, image manifests and indexes,
-// references, and which index entry fits a machine. This is contract, like the archive format: push writes it,
-// pull reads it, and other registry clients (skopeo, crane, oras) see exactly these documents.
+// references, and which index entry fits a machine. A format as fixed as the archive's, but the registry's (only
+// registry/ and tools/ use it, so it lives here, not in manifest/): push writes it, pull reads it, and other
+// registry clients (skopeo, crane, oras) see exactly these documents.
 //
 //   tag --> image index (optional, `push --index`): one entry per environment, each carrying the selection
 //           annotations below, no artifactType (a compact index keeps its digest through skopeo and mirrors)
@@ -21,9 +22,10 @@
 #include <string_view>
 #include <vector>
 
+#include "manifest/fingerprint.hpp"
 #include "util/sha256.hpp"
 
-namespace ccpack::manifest::oci {
+namespace ccpack::registry::oci {
 
 inline constexpr std::string_view kArtifactType = "application/vnd.ccpack.archive.v1";
 // The layer is the archive file itself: a zstd stream (its header is a zstd skippable frame).
@@ -103,16 +105,16 @@ struct Index {
 [[nodiscard]] std::string digest_of(std::string_view bytes);
 [[nodiscard]] std::optional<Digest> parse_digest(std::string_view text);
 
-// The selection values of a fingerprint object (the manifest's "fingerprint", or `ccpack fingerprint --json`):
-// {"schema":1,"fields":{"gpu.arch":{"value":"sm_90",...},...}}. A missing or null field is "absent"; an
-// object without "fields" (an archive made before fingerprints) selects as all-absent. Throws IntegrityError
-// when the JSON is malformed or a value is not a string.
-[[nodiscard]] Selection selection_of_fingerprint(std::string_view fingerprint_json, std::string_view what);
+// The selection values of a fingerprint: each kSelectionFields name to its value, "absent" when the fingerprint
+// lacks it or records it as absent (a fingerprint that records nothing selects as all-absent).
+[[nodiscard]] Selection selection_of(const manifest::Fingerprint& fingerprint);
 // The selection carried by annotations; nullopt when an entry carries none of them (not a ccpack archive).
 [[nodiscard]] std::optional<Selection> selection_of_annotations(const Annotations& annotations);
-// The annotations push writes on a manifest (and on its index entry).
-[[nodiscard]] Annotations archive_annotations(const Selection& selection, const Digest& manifest_sha256,
-                                              std::uint64_t header_size, std::string_view title);
+// The annotations push writes on a manifest (and on its index entry): the selection of the archive's fingerprint
+// and the manifest's identity, derived here only. Throws IntegrityError naming `what` (the fingerprint) when a
+// selection value is longer than an annotation may be.
+[[nodiscard]] Annotations archive_annotations(const manifest::Fingerprint& fingerprint, const Digest& manifest_sha256,
+                                              std::uint64_t header_size, std::string_view title, std::string_view what);
 // Whether an archive built for `archive` fits a machine whose selection is `machine`: every field equal.
 // Returns the first field that differs, or nullopt when it fits.
 [[nodiscard]] std::optional<std::string> first_mismatch(const Selection& machine, const Selection& archive);
@@ -136,4 +138,4 @@ struct Reference {
 // Throws UsageError naming what is wrong.
 [[nodiscard]] Reference parse_reference(std::string_view text);
 
-}  // namespace ccpack::manifest::oci
+}  // namespace ccpack::registry::oci

@@ -20,10 +20,10 @@
 
 #include "manifest/field_set.hpp"
 #include "manifest/json_guard.hpp"
-#include "manifest/probe/probe.hpp"
+#include "tools/probe/probe.hpp"
 #include "util/escape.hpp"
 
-namespace ccpack::manifest::probe {
+namespace ccpack::tools::probe {
 namespace {
 
 using json = nlohmann::json;
@@ -117,7 +117,7 @@ void parse_torch_version_py(std::string_view text, Fingerprint& fp) {
 std::optional<InterpreterReport> parse_interpreter_report(std::string_view text) {
   json r;
   try {
-    r = parse_untrusted<json>(text, "python probe report");
+    r = manifest::parse_untrusted<json>(text, "python probe report");
   } catch (const std::exception&) {
     return std::nullopt;
   }
@@ -150,7 +150,7 @@ std::string fill_python_fields(const InterpreterReport& interp, const Discovery&
   } else {
     fp.absent(field::python_abi, "python: sysconfig has no SOABI");
   }
-  fp.set(field::python_site_packages, join_entries(ListSyntax::comma, found.site), "python sys.path");
+  fp.set(field::python_site_packages, manifest::join_entries(manifest::ListSyntax::comma, found.site), "python sys.path");
 
   auto version_of = [&](std::string_view f, std::initializer_list<const char*> names) -> std::string {
     for (const char* n : names) {
@@ -169,7 +169,7 @@ std::string fill_python_fields(const InterpreterReport& interp, const Discovery&
   for (const auto& [name, v] : found.dists) {
     if (is_cuda_wheel(name)) wheels.push_back(dashed(name) + "==" + v.first);
   }
-  fp.set(field::wheels_cuda, join_entries(ListSyntax::comma, wheels), src);
+  fp.set(field::wheels_cuda, manifest::join_entries(manifest::ListSyntax::comma, wheels), src);
 
   if (found.torch_version_py) {
     parse_torch_version_py(*found.torch_version_py, fp);
@@ -257,4 +257,4 @@ void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimit
   }
 }
 
-}  // namespace ccpack::manifest::probe
+}  // namespace ccpack::tools::probe

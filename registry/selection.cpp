@@ -1,9 +1,18 @@
 // Ranking a tag's candidates with the comparison of a local restore; see selection.hpp.
-#include "manifest/selection.hpp"
+#include "registry/selection.hpp"
 
 #include <algorithm>
 
-namespace ccpack::manifest::oci {
+namespace ccpack::registry::oci {
+
+using manifest::Comparison;
+using manifest::ComparisonRow;
+using manifest::ComponentKind;
+using manifest::ComponentRef;
+using manifest::FieldValue;
+using manifest::Fingerprint;
+using manifest::Verdict;
+
 namespace {
 
 // The kinds a candidate is judged for: its components are not known before its header is fetched, and every
@@ -43,15 +52,6 @@ Fingerprint fingerprint_of_selection(const Selection& selection, std::string_vie
     }
   }
   return fp;
-}
-
-Selection selection_of(const Fingerprint& fingerprint) {
-  Selection s;
-  for (std::string_view field : kSelectionFields) {
-    const FieldValue* v = fingerprint.get(field);
-    s[std::string(field)] = v && v->value ? *v->value : std::string(kAbsent);
-  }
-  return s;
 }
 
 Fingerprint selection_fields_of(const Fingerprint& machine) {
@@ -94,4 +94,4 @@ Choice choose(const std::vector<Selection>& candidates, const Fingerprint& machi
   return out;
 }
 
-}  // namespace ccpack::manifest::oci
+}  // namespace ccpack::registry::oci

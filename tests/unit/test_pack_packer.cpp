@@ -1,0 +1,140 @@
+// pack/packer.cpp: what create_archive writes, byte for byte. The manifest's fields and its exact opening bytes,
+// the header around it, each frame where the manifest says with the hash of its bytes, the signature block a
+// signer returns, and refusals that leave the output path as it was.
+#include <fcntl.h>
+#include <zstd.h>
+
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "manifest/format.hpp"
+#include "manifest/manifest.hpp"
+#include "manifest/signature.hpp"
+#include "pack/packer.hpp"
+#include "support.hpp"
+#include "util/error.hpp"
+#include "util/fs.hpp"
+#include "util/sha256.hpp"
+#include "util/version.hpp"
+
+using namespace ccpack;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Two small files, ind/fx/a.py (9 bytes) and tri/K/k.json (2 bytes), packed into t/a.ccpack with `options`.
+pack::PackResult pack_two(const test::ScratchDir& t, const pack::PackOptions& options) {
+  test::write_file(t / "ind/fx/a.py", "print(1)\n");
+  test::write_file(t / "tri/K/k.json", "{}");
+  return pack::create_archive(test::dirs_of(t / "ind", t / "tri"), t / "a.ccpack", options);
+}
+
+manifest::ArchiveHeader header_of(const fs::path& file) {
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd.valid());
+  return manifest::read_header(fd.get(), file);
+}
+
+}  // namespace
+
+TEST_CASE("create records the fingerprint it is given, the components and the entries, in create's exact bytes") {
+  test::ScratchDir t;
+  pack::PackOptions o;
+  o.fingerprint.set(manifest::field::gpu_arch, "sm_90", "test");
+  pack::PackResult r = pack_two(t, o);
+  const manifest::Manifest& m = r.manifest;
+  CHECK(m.created_by == std::string("ccpack ") + kVersion);
+  CHECK(m.compression.codec == "zstd");
+  CHECK(m.compression.level == 1);
+  CHECK(m.compression.window_log == 27);
+  CHECK(m.fingerprint == o.fingerprint);
+  REQUIRE(m.components.size() == 2);
+  CHECK(m.components[0].name == "inductor");
+  CHECK(m.components[0].source == (t / "ind").string());
+  CHECK(m.components[0].files == 1);
+  CHECK(m.components[0].bytes == 9);
+  CHECK(m.components[1].name == "triton");
+  CHECK(m.components[1].files == 1);
+  CHECK(m.components[1].bytes == 2);
+  std::set<std::string> paths;
+  for (std::size_t i = 0; i < m.entries.size(); ++i) paths.insert(m.entries.path(i));
+  CHECK(paths == std::set<std::string>{"inductor", "inductor/fx", "inductor/fx/a.py", "triton", "triton/K", "triton/K/k.json"});
+  CHECK(m.entries.path(0) == "inductor");
+
+  manifest::ArchiveHeader h = header_of(t / "a.ccpack");
+  CHECK(h.manifest == m.to_json());
+  CHECK(h.manifest.starts_with(
+      R"({"format":1,"created_by":"ccpack )" + std::string(kVersion) +
+      R"(","compression":{"codec":"zstd","level":1,"window_log":27},)"
+      R"("fingerprint":{"schema":1,"fields":{"gpu.arch":{"value":"sm_90","source":"test"}},"triton_targets":[]},)"
+      R"("components":[{"name":"inductor","kind":"inductor","source":")" + (t / "ind").string() +
+      R"(","files":1,"bytes":9},{"name":"triton","kind":"triton","source":")" + (t / "tri").string() +
+      R"(","files":1,"bytes":2}],"tar_size":)" + std::to_string(m.tar_size) + ",\"frames\":["));
+  CHECK(h.signatures == "[]");
+  CHECK(h.payload_size == m.payload_size());
+  CHECK(r.archive_size == h.header_size + h.payload_size);
+  CHECK(fs::file_size(t / "a.ccpack") == r.archive_size);
+  CHECK(r.skipped.empty());
+}
+
+TEST_CASE("without a fingerprint and none derived, the manifest records the empty one") {
+  test::ScratchDir t;
+  pack::PackResult r = pack_two(t, {});
+  CHECK_FALSE(r.manifest.fingerprint.recorded());
+  CHECK(header_of(t / "a.ccpack").manifest.find(R"(,"fingerprint":{},"components":)") != std::string::npos);
+}
+
+TEST_CASE("each frame lies where the manifest says, hashes as recorded and decodes to its raw size") {
+  test::ScratchDir t;
+  pack::PackOptions o;
+  o.frame_limit = 1;  // a new frame at the first entry boundary past one byte
+  test::write_file(t / "ind/fx/big.bin", std::string(3 << 20, 'x'));  // read in pieces, batches of its own
+  pack::PackResult r = pack_two(t, o);
+  manifest::ArchiveHeader h = header_of(t / "a.ccpack");
+  REQUIRE(r.manifest.frames.size() > 1);
+  std::string file = test::slurp(t / "a.ccpack");
+  std::uint64_t raw = 0;
+  for (const manifest::Frame& f : r.manifest.frames) {
+    std::string bytes = file.substr(h.header_size + f.offset, f.compressed_size);
+    CHECK(Sha256::of(bytes) == f.sha256);
+    std::string out(f.raw_size + 1, '\0');
+    std::size_t n = ZSTD_decompress(out.data(), out.size(), bytes.data(), bytes.size());
+    REQUIRE_FALSE(ZSTD_isError(n));
+    CHECK(n == f.raw_size);
+    raw += f.raw_size;
+  }
+  CHECK(raw == r.manifest.tar_size);
+  CHECK(h.header_size + h.payload_size == file.size());
+}
+
+TEST_CASE("a signer's signatures over the exact manifest bytes are written as their block") {
+  test::ScratchDir t;
+  manifest::Signature s;
+  s.key_id = "0123456789abcdef";
+  s.signed_at = "2026-12-01T09:30:00Z";
+  s.note = "unit";
+  s.signature.fill(7);
+  std::string signed_bytes;
+  pack::PackOptions o;
+  o.sign = [&](std::string_view manifest_bytes) {
+    signed_bytes = manifest_bytes;
+    return std::vector<manifest::Signature>{s};
+  };
+  (void)pack_two(t, o);
+  manifest::ArchiveHeader h = header_of(t / "a.ccpack");
+  CHECK(signed_bytes == h.manifest);
+  CHECK(h.signatures == manifest::encode_signature_block({s}));
+  REQUIRE(manifest::parse_signature_block(h.signatures).size() == 1);
+  CHECK(manifest::parse_signature_block(h.signatures)[0].note == "unit");
+}
+
+TEST_CASE("a window past what stock zstd decodes is refused before the output is touched") {
+  test::ScratchDir t;
+  test::write_file(t / "a.ccpack", "old");
+  pack::PackOptions o;
+  o.window_log = 28;
+  CHECK_THROWS_WITH(pack_two(t, o), "window log must be between 10 and 27");
+  o.window_log = 9;
+  CHECK_THROWS_WITH(pack_two(t, o), "window log must be between 10 and 27");
+  CHECK(test::slurp(t / "a.ccpack") == "old");
+}
