@@ -99,11 +99,13 @@ std::int64_t PickleStream::wanted() const {
       std::uint64_t prefix = std::max<std::uint64_t>(roots_.empty() ? 0 : roots_.front().size(), to_.size()) + 1;
       return static_cast<std::int64_t>(1 + k + (is_str(code) ? std::min(len, prefix) : 0));
     }
-    case Arg::line: case Arg::two_lines: {
+    case Arg::line: case Arg::two_lines: {  // scanned once: the bytes come one at a time
       int lines = l.arg == Arg::line ? 1 : 2;
-      for (std::size_t at = 1; at < buf_.size(); ++at) {
-        if (buf_[at] == '\n' && --lines == 0) return static_cast<std::int64_t>(at + 1);
+      while (newlines_ < lines && scanned_ < buf_.size()) {
+        if (buf_[scanned_] == '\n') ++newlines_;
+        if (newlines_ < lines) ++scanned_;
       }
+      if (newlines_ == lines) return static_cast<std::int64_t>(scanned_ + 1);
       return buf_.size() >= kMaxLine ? -1 : static_cast<std::int64_t>(buf_.size() + 1);
     }
     case Arg::unknown: return -1;
@@ -159,8 +161,7 @@ bool PickleStream::take_frame(std::size_t size) {
     emit_changed(packed, frame_header(out.size()) + out);
     moved_ += changed;
   }
-  consumed_ += size;
-  buf_.erase(0, size);
+  drop(size);
   return true;
 }
 
@@ -175,9 +176,8 @@ bool PickleStream::take_large(std::size_t header, std::uint64_t length) {
     emit_changed(packed, str_header(length + value.size() - prefix) + value);  // the new length: T replaces B
     ++moved_;
   }
-  consumed_ += packed.size();
   pass_left_ = length - prefix;
-  buf_.clear();
+  drop(packed.size());
   return true;
 }
 
@@ -195,8 +195,7 @@ bool PickleStream::take_op(std::size_t size) {
     emit_changed(packed, out);
     ++moved_;
   }
-  consumed_ += size;
-  buf_.erase(0, size);
+  drop(size);
   return true;
 }
 
@@ -226,6 +225,13 @@ void PickleStream::learn(std::string_view value) {
       return;
     }
   }
+}
+
+void PickleStream::drop(std::size_t size) {
+  consumed_ += size;
+  buf_.erase(0, size);
+  scanned_ = 1;
+  newlines_ = 0;
 }
 
 void PickleStream::emit(std::string_view bytes) {

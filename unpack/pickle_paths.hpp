@@ -81,6 +81,7 @@ class PickleStream {
   // The str's new value, or "" to keep it; a `whole` value may name a build folder (learn).
   [[nodiscard]] std::string moved(std::string_view value, bool whole = true);
   void learn(std::string_view value);                        // a build folder this str's path names
+  void drop(std::size_t size);  // the unit at the front of buf_ is written: consumed
   void emit(std::string_view bytes);
   void emit_changed(std::string_view packed, std::string_view out);
   void flush();
@@ -94,6 +95,8 @@ class PickleStream {
   std::string out_;  // output not yet handed to write_ (batched)
   std::vector<Edit> edits_;
   std::uint64_t pass_left_ = 0;  // bytes of a large argument still to pass through
+  mutable std::size_t scanned_ = 1;  // a text-protocol unit: bytes of buf_ searched for its newlines so far
+  mutable int newlines_ = 0;         // and the newlines found there
   std::uint64_t written_ = 0, consumed_ = 0, moved_ = 0;
   bool started_ = false, stopped_ = false, failed_ = false;
 };

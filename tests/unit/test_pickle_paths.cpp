@@ -178,3 +178,16 @@ TEST_CASE("what was written before a refusal turns back into the packed bytes") 
     CHECK_FALSE(s.feed("N"));  // refused for good
   }
 }
+
+TEST_CASE("text-protocol opcodes are kept as packed, one or two lines long, up to 64 KiB") {
+  // GLOBAL (two lines), PUT and a text-protocol STRING (one line each) among binary strs.
+  std::string line(60 << 10, '7');
+  std::string packed = "\x80\x02"s + "ctorch._inductor.codecache\nCompiledFxGraph\n" + "p" + line + "\n" +
+                       short_str("/b/x") + "S'/b/y'\n" + "t.";
+  std::string expected = "\x80\x02"s + "ctorch._inductor.codecache\nCompiledFxGraph\n" + "p" + line + "\n" +
+                         short_str("/t/x") + "S'/b/y'\n" + "t.";
+  check_pieces(packed, {"/b"}, "/t", expected);
+  std::string too_long = "\x80\x02p"s + std::string(64 << 10, '7') + "\n.";
+  CHECK_FALSE(run(too_long, {"/b"}, "/t", 1).ok);
+  CHECK_FALSE(run(too_long, {"/b"}, "/t").ok);
+}
