@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <new>
+#include <oneapi/tbb/global_control.h>
 
 #include "manifest/marker.hpp"
 #include "manifest/names.hpp"
@@ -91,6 +93,10 @@ TEST_CASE("the two-renames fallback restores the same trees, and rolls back the 
 
 TEST_CASE("a kill between two swaps never survives the next completed run") {
   Scene s;
+  // The child of fork() has only the forking thread, and may start threads (its restore does) only when the parent
+  // had no other: oneTBB's workers, started by Scene's create, are joined first (ThreadSanitizer enforces this).
+  oneapi::tbb::task_scheduler_handle workers{oneapi::tbb::attach{}};
+  REQUIRE(oneapi::tbb::finalize(workers, std::nothrow));
   pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
