@@ -8,7 +8,6 @@
 #include "util/error.hpp"
 
 namespace ccpack::registry {
-namespace oci = registry::oci;
 namespace {
 
 using json = nlohmann::json;
