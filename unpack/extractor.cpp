@@ -255,7 +255,8 @@ class Writer {
         check_digest(p.large->hash.finish(), e, p.entry);
         if (p.large->pickle) {
           bool rewritten = p.large->pickle->finish(e.size);
-          roots_.target(e, p.entry).relocator->streamed(p.large->pickle->stream(), rewritten);
+          // (A pickle is streamed only where a relocator is, open_large.)
+          if (PathRelocator* r = roots_.target(e, p.entry).relocator) r->streamed(p.large->pickle->stream(), rewritten);
           p.large->pickle.reset();
         }
         if (p.large->held.size() != 0) {
