@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,19 @@ class ScratchDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// Sets (or unsets, with nullopt) an environment variable for the scope, then puts the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
 };
 
 void write_file(const std::filesystem::path& path, const std::string& content, unsigned mode = 0644);

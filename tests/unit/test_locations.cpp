@@ -5,37 +5,20 @@
 
 #include "manifest/locations.hpp"
 #include "util/error.hpp"
+#include "unit/support.hpp"
 
 using namespace ccpack;
 namespace fs = std::filesystem;
 
 namespace {
 
-// Sets (or with nullptr unsets) a variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 }  // namespace
 
 TEST_CASE("locations: defaults follow tempfile.gettempdir, getpass.getuser and TRITON_HOME") {
-  ScopedEnv a("TORCHINDUCTOR_CACHE_DIR", nullptr), b("TRITON_CACHE_DIR", nullptr), c("TMPDIR", "/scratch/t"),
-      d("LOGNAME", "alice"), e("TRITON_HOME", nullptr), f("HOME", "/home/alice");
+  ScopedEnv a("TORCHINDUCTOR_CACHE_DIR", std::nullopt), b("TRITON_CACHE_DIR", std::nullopt), c("TMPDIR", "/scratch/t"),
+      d("LOGNAME", "alice"), e("TRITON_HOME", std::nullopt), f("HOME", "/home/alice");
   auto dirs = manifest::resolve_cache_dirs({});
   REQUIRE(dirs.size() == 2);
   CHECK(dirs[0].dir == "/scratch/t/torchinductor_alice");

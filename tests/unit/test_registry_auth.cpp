@@ -19,31 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Sets (or unsets, with nullopt) an environment variable for the scope, then puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 // A docker-credential-NAME program in `bin` that prints `out` and exits with `code`; it records its stdin.
 void write_helper(const fs::path& bin, const std::string& name, const std::string& out, int code = 0) {
