@@ -1,4 +1,5 @@
 #include "unit/support.hpp"
+#include "util/error.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,15 @@
 #include <stdexcept>
 
 namespace ccpack::test {
+
+std::string integrity_error(const std::function<void()>& run) {
+  try {
+    run();
+  } catch (const IntegrityError& e) {
+    return e.what();
+  }
+  return "(no IntegrityError)";
+}
 
 ScopedEnv::ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
   if (const char* old = std::getenv(name)) old_ = old;

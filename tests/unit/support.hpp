@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,9 @@ class ScopedEnv {
   const char* name_;
   std::optional<std::string> old_;
 };
+
+// The message of the IntegrityError that `run` throws, or "(no IntegrityError)".
+[[nodiscard]] std::string integrity_error(const std::function<void()>& run);
 
 void write_file(const std::filesystem::path& path, const std::string& content, unsigned mode = 0644);
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);

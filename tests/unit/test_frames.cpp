@@ -68,14 +68,7 @@ std::uint64_t in_frame(const fs::path& archive, std::size_t k, double at) {
   return a.header.header_size + f.offset + static_cast<std::uint64_t>(static_cast<double>(f.compressed_size - 1) * at);
 }
 
-std::string message_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const IntegrityError& e) {
-    return e.what();
-  }
-  return "(no IntegrityError)";
-}
+using test::integrity_error;
 
 }  // namespace
 
@@ -107,14 +100,14 @@ TEST_CASE("frames: a damaged second frame is named, and nothing reaches the targ
   unpack::Archive bad = unpack::Archive::open(t / "bad.ccpack");
   std::string frame1 = "'" + (t / "bad.ccpack").string() + "': frame 1";
   // Either zstd finds the damage or the frame's SHA-256 does: both name frame 1.
-  std::string verify_error = message_of([&] { (void)unpack::extract(bad, {}, {}); });
+  std::string verify_error = integrity_error([&] { (void)unpack::extract(bad, {}, {}); });
   CHECK_THAT(verify_error,
              Catch::StartsWith(frame1 + " is corrupt: ") || Catch::Equals(frame1 + ": SHA-256 of the compressed bytes mismatch"));
-  CHECK(message_of([&] { (void)unpack::restore(bad, dirs_of(t / "out/ind", t / "out/tri"), {}); }) == verify_error);
+  CHECK(integrity_error([&] { (void)unpack::restore(bad, dirs_of(t / "out/ind", t / "out/tri"), {}); }) == verify_error);
   // One thread (a quota of one CPU): folders made first, one chunk in flight; the same error, the same targets.
   unpack::RestoreOptions one;
   one.jobs = 1;
-  CHECK(message_of([&] { (void)unpack::restore(bad, dirs_of(t / "out/ind", t / "out/tri"), one); }) == verify_error);
+  CHECK(integrity_error([&] { (void)unpack::restore(bad, dirs_of(t / "out/ind", t / "out/tri"), one); }) == verify_error);
   CHECK(test::snapshot(t / "out") == before);
 }
 
@@ -135,7 +128,7 @@ TEST_CASE("frames: with several damaged frames, the lowest one is reported, ever
     unpack::ExtractOptions o;
     o.jobs = 16;  // four lanes
     CHECK_THAT(
-        message_of([&] { (void)unpack::extract(bad, {}, o); }),
+        integrity_error([&] { (void)unpack::extract(bad, {}, o); }),
         Catch::StartsWith(frame0 + " is corrupt: ") || Catch::Equals(frame0 + ": SHA-256 of the compressed bytes mismatch"));
   }
 }
@@ -163,7 +156,7 @@ TEST_CASE("frames: a frame that does not end after the entries the manifest give
   test::ScratchDir t;
   std::ofstream(t / "cut.ccpack", std::ios::binary) << test::archive_file(built.manifest.to_json(), payload, payload.size());
   unpack::Archive a = unpack::Archive::open(t / "cut.ccpack");
-  CHECK(message_of([&] { (void)unpack::extract(a, {}, {}); }) ==
+  CHECK(integrity_error([&] { (void)unpack::extract(a, {}, {}); }) ==
         "'" + (t / "cut.ccpack").string() + "': frame 0 does not end after its last entry (entry 1), as the manifest says");
 }
 

@@ -85,14 +85,7 @@ Decoded decode(const unpack::Archive& a, bool whole) {
   return d;
 }
 
-std::string integrity_error(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const IntegrityError& e) {
-    return e.what();
-  }
-  return "(no IntegrityError)";
-}
+using test::integrity_error;
 
 }  // namespace
 

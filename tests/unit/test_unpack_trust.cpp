@@ -8,6 +8,7 @@
 #include "manifest/format.hpp"
 #include "unpack/keys.hpp"
 #include "manifest/signature.hpp"
+#include "unit/support.hpp"
 #include "unpack/trust.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -28,14 +29,7 @@ manifest::ArchiveHeader header_of(const std::string& manifest_text) {
   return h;
 }
 
-std::string integrity_error(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const IntegrityError& e) {
-    return e.what();
-  }
-  return "(no IntegrityError)";
-}
+using test::integrity_error;
 
 }  // namespace
 
