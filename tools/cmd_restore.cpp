@@ -6,13 +6,11 @@
 // written, exit 3, the table of `check` on stderr), force (restore anyway, one warning per differing field) or
 // purge (restore the components that fit; for the stale ones restore nothing and remove the local artifacts that
 // are stale here with the rules of `ccpack purge`; a refused component still refuses the whole restore).
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <future>
+#include <optional>
 
 #include "tools/cli.hpp"
 #include "tools/comparison.hpp"
@@ -21,7 +19,7 @@
 #include "tools/fleet.hpp"
 #include "tools/machine.hpp"
 #include "unpack/archive.hpp"
-#include "unpack/installer.hpp"
+#include "unpack/restore.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/escape.hpp"
@@ -67,18 +65,6 @@ std::string relocation_line(const unpack::ComponentOutcome& c) {
   return line;
 }
 
-// For --at-build-paths: each folder must be creatable and writable here, said before anything is written.
-void require_writable(const std::vector<manifest::CacheDir>& dirs) {
-  for (const manifest::CacheDir& d : dirs) {
-    fs::path p = d.dir;
-    while (!p.empty() && ::access(p.c_str(), F_OK) != 0 && p != p.parent_path()) p = p.parent_path();
-    if (::access(p.c_str(), W_OK) != 0) {
-      throw Error("cannot restore " + d.name + " at its build path " + quoted_path(d.dir) + ": " + quoted_path(p) +
-                  " is not writable here (restore without --at-build-paths, or create the folder)");
-    }
-  }
-}
-
 std::string shell_quoted(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -86,7 +72,7 @@ std::string shell_quoted(const std::string& s) {
 }
 
 // --print-env: the variables that point torch and triton at the folders just restored.
-void print_env(const unpack::RestoreReport& r) {
+void print_env(const unpack::InstallReport& r) {
   for (const auto& c : r.components) {
     if (c.dir.empty()) continue;
     if (c.name == "inductor") std::printf("export TORCHINDUCTOR_CACHE_DIR=%s\n", shell_quoted(c.dir.string()).c_str());
@@ -104,37 +90,6 @@ manifest::OnMismatch mismatch_policy(const std::string& flag) {
     p = manifest::parse_on_mismatch(env, "CCPACK_ON_MISMATCH");
   }
   return p;
-}
-
-// The comparison for the components this restore would write (those with a folder).
-manifest::Comparison compare_for_restore(const RestoreOptions& o, const unpack::Archive& a, const std::vector<manifest::CacheDir>& dirs,
-                                         const manifest::Fingerprint& local) {
-  std::vector<manifest::ComponentRef> comps;
-  for (const manifest::Component& c : a.manifest.components) {
-    for (const manifest::CacheDir& d : dirs) {
-      if (d.name == c.name) comps.push_back({c.name, c.kind});
-    }
-  }
-  return manifest::compare(a.manifest.fingerprint, local, comps, o.ignored);
-}
-
-// --on-mismatch=purge: the plan's verdict per manifest component (those without a folder fit: they are skipped).
-std::vector<std::pair<unpack::Fit, std::string>> fits_for_purge(const unpack::Archive& a, const manifest::Comparison& c) {
-  std::vector<std::pair<unpack::Fit, std::string>> fits(a.manifest.components.size(), {unpack::Fit::fits, ""});
-  for (std::size_t i = 0; i < a.manifest.components.size(); ++i) {
-    for (std::size_t k = 0; k < c.components.size(); ++k) {
-      if (c.components[k].name != a.manifest.components[i].name || c.component_verdicts[k] < manifest::Verdict::stale) continue;
-      std::string fields;
-      for (const manifest::ComparisonRow& row : c.rows) {
-        if (row.verdicts[k] >= manifest::Verdict::stale) fields += (fields.empty() ? "" : ", ") + row.field;
-      }
-      bool refuse = c.component_verdicts[k] == manifest::Verdict::refuse;
-      fits[i] = {refuse ? unpack::Fit::stale_refuse : unpack::Fit::stale_purge,
-                 std::string(refuse ? "refused here (" : "stale here (") + fields + "): not restored" +
-                     (refuse ? "" : "; the local stale artifacts of its folder are purged")};
-    }
-  }
-  return fits;
 }
 
 // One warning per field that differs (all of them still restored: only warnings, or --on-mismatch=force).
@@ -162,7 +117,7 @@ struct Judged {
   const std::function<ojson()>& registry;  // empty for a local archive; read after the restore (its resumes)
 };
 
-void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreReport& r, const unpack::TrustReport& trust,
+void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallReport& r, const unpack::TrustReport& trust,
             const Judged& judged, const unpack::PurgeReport* purged, unpack::ManifestDepth depth) {
   if (out.json()) {
     ojson comps = ojson::array();
@@ -210,50 +165,61 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::RestoreR
   if (purged) say_purge(out, *purged, false);
 }
 
-// The policy on the fingerprint, then the restore: the same for a local archive and one opened from a registry.
-int judge_and_restore(const RestoreOptions& o, const Reporter& out, unpack::Archive& a, const std::vector<manifest::CacheDir>& dirs,
-                      const Machine& machine, unpack::RestoreOptions ro, const unpack::TrustReport& trust,
-                      const std::function<ojson()>& registry) {
-  manifest::OnMismatch policy = mismatch_policy(o.on_mismatch);
-  say_selected(out, machine);
-  manifest::Comparison fit = compare_for_restore(o, a, dirs, machine.fingerprint);
-  const bool purging = policy == manifest::OnMismatch::purge;
-  // defence: fingerprint-refusal
-  if (fit.blocks() && (policy == manifest::OnMismatch::refuse || (purging && fit.worst() == manifest::Verdict::refuse))) {
-    a.load_full();  // a manifest that fails validation is refused as such (exit 4) before any fingerprint verdict
-    if (!out.json()) std::fputs(fit.to_table(true).c_str(), stderr);
-    return refused(out, {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}, {"machine", machine_json(machine)}},
-                   "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
+// After unpack::restore: the refusal (exit 3, the table of `check` on stderr), or the warnings and the report.
+int finish(const RestoreOptions& o, const Reporter& out, const unpack::RestoreResult& r, const unpack::TrustReport& trust,
+           const Machine& machine, const std::function<ojson()>& registry) {
+  if (r.refused) {
+    if (!out.json()) std::fputs(r.fit.to_table(true).c_str(), stderr);
+    return refused(out, {{"archive", o.archive.string()}, {"fingerprint", comparison_json(r.fit)}, {"machine", machine_json(machine)}},
+                   "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + r.fit.summary() +
                        " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
   }
-  if (purging) {
-    ro.fits = fits_for_purge(a, fit);
-    ro.purge_for = machine.fingerprint;  // purged by the install, inside its locks
-  }
-  ro.trust = &trust;  // filled by the gate before the restore writes a marker (a registry's gate runs on its header)
-  unpack::RestoreReport r = unpack::restore(a, dirs, ro);
   // After the restore: a manifest that fails validation (read by the restore unless it is a no-op) is refused
   // with its one error line and no warning before it.
-  warn_differences(out, fit, fit.blocks() && !purging);
-  if (o.print_env) print_env(r);
-  report(o, out, r, trust, {machine, fit, registry}, purging ? &r.purged : nullptr, a.depth);
+  warn_differences(out, r.fit, r.fit.blocks() && !r.purging);
+  if (o.print_env) print_env(r.report);
+  report(o, out, r.report, trust, {machine, r.fit, registry}, r.purging ? &r.report.purged : nullptr, r.depth);
   return 0;
+}
+
+// What unpack::restore needs from the flags; the machine is probed (or read from --fingerprint) through the
+// request's callback, kept in `machine` for the report.
+unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std::optional<Machine>& machine) {
+  unpack::RestoreRequest rq;
+  rq.file = o.archive;
+  rq.at_build_paths = o.at_build_paths;
+  if (!o.at_build_paths) rq.dirs = manifest::resolve_cache_dirs(o.dirs);
+  rq.machine = [&o, &machine](const std::vector<manifest::CacheDir>& dirs) {
+    machine = target_machine(o.machine, o.python, dirs);
+    return machine->fingerprint;
+  };
+  rq.on_machine = [&out, &machine] { say_selected(out, *machine); };
+  rq.policy = mismatch_policy(o.on_mismatch);
+  rq.ignored = o.ignored;
+  rq.install.jobs = o.common.jobs;
+  rq.install.progress = out.progress();
+  rq.install.durable = o.durable;
+  rq.install.relocate = !o.no_relocate;
+  rq.install.on_lock_wait = [&out](const fs::path& folder) { out.say(lock_wait_message(folder, "as long as it takes")); };
+  return rq;
 }
 
 // `restore oci://REF`: the registry path (tools/restore_oci.cpp) chooses the archive that fits this machine best,
 // runs the trust gate on the fetched header, and the payload streams into staging while the restore runs.
-int run_from_registry(const RestoreOptions& o, const Reporter& out, const unpack::RestoreOptions& ro) {
+int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::RestoreRequest& rq, std::optional<Machine>& machine) {
   if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
-  std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
-  Machine machine = target_machine(o.machine, o.python, dirs);
+  manifest::Fingerprint local = rq.machine(rq.dirs);
   unpack::TrustReport trust;
   // force and purge judge a tag's single archive as they judge a file; an index offers only an archive that fits.
-  bool single_may_differ = mismatch_policy(o.on_mismatch) != manifest::OnMismatch::refuse;
-  RegistryArchive r = open_from_registry(o.archive.string(), machine.fingerprint, single_may_differ, o.registry,
-                                         trust_gate(o.trust, out, trust), dirs, out);
-  unpack::RestoreOptions extracting = ro;
-  extracting.progress = false;  // one line on the terminal: the download's
-  int rc = judge_and_restore(o, out, r.archive, dirs, machine, extracting, trust, [&r] { return registry_json(r); });
+  bool single_may_differ = rq.policy != manifest::OnMismatch::refuse;
+  RegistryArchive r = open_from_registry(o.archive.string(), local, single_may_differ, o.registry,
+                                         trust_gate(o.trust, out, trust), rq.dirs, out);
+  rq.opened = &r.archive;
+  rq.machine = [local](const std::vector<manifest::CacheDir>&) { return local; };
+  rq.install.progress = false;  // one line on the terminal: the download's
+  rq.install.trust = &trust;    // filled by the gate on the fetched header
+  unpack::RestoreResult result = unpack::restore(rq);
+  int rc = finish(o, out, result, trust, *machine, [&r] { return registry_json(r); });
   r.download->finish();
   return rc;
 }
@@ -267,34 +233,14 @@ int run(RestoreOptions& o) {
   if (o.at_build_paths && (o.dirs.inductor_dir || o.dirs.triton_dir || !o.extras.empty()))
     throw UsageError("--at-build-paths restores where the archive was built: it does not take --inductor-dir, --triton-dir or --add");
   if (o.print_env && o.common.json) throw UsageError("--print-env and --json both write to standard output: choose one");
-  unpack::RestoreOptions ro;
-  ro.jobs = o.common.jobs;
-  ro.progress = out.progress();
-  ro.durable = o.durable;
-  ro.relocate = !o.no_relocate;
-  ro.on_lock_wait = [&out](const fs::path& folder) { out.say(lock_wait_message(folder, "as long as it takes")); };
-  if (is_registry_reference(o.archive.string())) return run_from_registry(o, out, ro);
-  std::vector<manifest::CacheDir> dirs;
-  if (!o.at_build_paths) dirs = manifest::resolve_cache_dirs(o.dirs);
-  // The probe (mostly waiting for Python) runs while the archive's header and manifest are read and checked; with
-  // --at-build-paths the folders come from the manifest, so it waits for them.
-  std::future<Machine> probing;
-  if (!o.at_build_paths) probing = std::async(std::launch::async, [&] { return target_machine(o.machine, o.python, dirs); });
-  // The signature is checked before the manifest is parsed, and before any target folder is touched.
+  std::optional<Machine> machine;
+  unpack::RestoreRequest rq = request(o, out, machine);
+  if (is_registry_reference(o.archive.string())) return run_from_registry(o, out, rq, machine);
   unpack::TrustReport trust;
-  // Folders that all hold a restore's marker most likely hold this archive: the no-op reads the manifest in
-  // pieces, for its top-level fields and its digest, and never holds it whole (unpack/archive.hpp).
-  bool likely_noop = !dirs.empty() && std::all_of(dirs.begin(), dirs.end(), [](const manifest::CacheDir& d) {
-    return !unpack::read_marker_digest(d.dir).empty();
-  });
-  unpack::Archive a = open_trusted(o.archive, o.trust, out, trust, unpack::ManifestDepth::top_level,
-                                   likely_noop ? unpack::ManifestText::stream : unpack::ManifestText::keep);
-  if (o.at_build_paths) {
-    dirs = manifest::build_dirs(a.manifest);
-    require_writable(dirs);
-  }
-  Machine machine = o.at_build_paths ? target_machine(o.machine, o.python, dirs) : probing.get();
-  return judge_and_restore(o, out, a, dirs, machine, ro, trust, {});
+  rq.gate = trust_gate(o.trust, out, trust);
+  rq.install.trust = &trust;  // filled by the gate before the restore writes a marker
+  unpack::RestoreResult result = unpack::restore(rq);
+  return finish(o, out, result, trust, *machine, {});
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 #include "tools/cli.hpp"
 #include "tools/oci_fetch.hpp"
 #include "tools/payload_fetch.hpp"
-#include "unpack/installer.hpp"
+#include "unpack/archive.hpp"
 #include "util/fs.hpp"
 #include "util/progress.hpp"
 

@@ -28,7 +28,6 @@ void check_header(Archive& a, const Archive::HeaderGate& gate, manifest::TopLeve
   } catch (const IntegrityError& e) {
     throw IntegrityError(quoted_path(path) + ": " + e.what());
   }
-  a.depth = ManifestDepth::top_level;
   if (a.manifest.compression.codec != "zstd" || a.manifest.compression.window_log > manifest::kMaxWindowLog) {
     throw IntegrityError(quoted_path(path) + ": manifest field 'compression' names an unsupported codec or window");
   }
@@ -56,10 +55,10 @@ std::string Archive::read_manifest_again() const {
 }
 
 void Archive::load_full() {
-  if (depth == ManifestDepth::full) return;
-  if (text_streamed) {
+  if (depth_ == ManifestDepth::full) return;
+  if (text_streamed_) {
     header.manifest = read_manifest_again();
-    text_streamed = false;
+    text_streamed_ = false;
   }
   manifest::Manifest full;
   try {
@@ -75,11 +74,11 @@ void Archive::load_full() {
                          " payload bytes, header says " + std::to_string(header.payload_size));
   }
   manifest = std::move(full);
-  depth = ManifestDepth::full;
+  depth_ = ManifestDepth::full;
 }
 
 void Archive::drop_manifest_text() {
-  if (depth != ManifestDepth::full) throw Error("internal: manifest text dropped before the full parse");
+  if (depth_ != ManifestDepth::full) throw Error("internal: manifest text dropped before the full parse");
   std::string().swap(header.manifest);
 }
 
@@ -94,12 +93,13 @@ Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate,
   if (text == ManifestText::stream && depth == ManifestDepth::top_level) {
     manifest::TopLevelScan scan;
     a.header = manifest::read_header(a.fd.get(), path, [&scan](std::string_view piece) { scan.feed(piece); });
-    a.text_streamed = true;
+    a.text_streamed_ = true;
     check_header(a, gate, &scan);
   } else {
     a.header = manifest::read_header(a.fd.get(), path);
     check_header(a, gate);
   }
+  a.depth_ = ManifestDepth::top_level;
   if (depth == ManifestDepth::full) a.load_full();
   return a;
 }
@@ -111,6 +111,7 @@ Archive Archive::from_header(const std::string& name, manifest::ArchiveHeader he
   a.header = std::move(header);
   a.payload = std::move(payload);
   check_header(a, gate);
+  a.depth_ = ManifestDepth::top_level;
   a.load_full();
   return a;
 }

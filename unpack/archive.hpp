@@ -6,7 +6,8 @@
 // exact manifest bytes), then the manifest's top-level fields (Manifest::parse_top_level: components,
 // fingerprint, compression; frames and entries stepped over). Stage 2 (load_full): the full parse and validation
 // of every frame and entry, which anything that reads the payload needs. open() does both unless asked for
-// ManifestDepth::top_level; restore asks for that and runs stage 2 only when it writes (unpack/installer.cpp).
+// ManifestDepth::top_level; restore asks for that (unpack/restore.cpp) and runs stage 2 only when it writes
+// (unpack/installer.cpp).
 // A restore whose folders all hold markers also asks for ManifestText::stream: stage 1 then hashes and scans the
 // manifest in pieces and keeps none of it, and stage 2, if it comes, reads the text again and checks its digest.
 #pragma once
@@ -40,9 +41,7 @@ struct Archive {
   std::filesystem::path path;
   UniqueFd fd;
   manifest::ArchiveHeader header;
-  manifest::Manifest manifest;  // at ManifestDepth::top_level, without frames and entries (see depth)
-  ManifestDepth depth = ManifestDepth::full;
-  bool text_streamed = false;  // stage 1 streamed the manifest: header.manifest is empty until load_full
+  manifest::Manifest manifest;  // at ManifestDepth::top_level, without frames and entries (see depth())
   std::vector<manifest::Signature> signatures;  // the header's signature block, parsed (not yet verified)
   // Where payload bytes come from instead of `fd` (a stream for `restore oci://`); null: the file.
   std::shared_ptr<PayloadSource> payload;
@@ -78,6 +77,15 @@ struct Archive {
 
   // Reads payload bytes at archive offset `offset` (from `payload`, else the file); short only at the end.
   std::size_t read_payload(void* data, std::size_t size, std::uint64_t offset) const;
+
+  // The stage reached; only open, from_header and load_full move it.
+  [[nodiscard]] ManifestDepth depth() const { return depth_; }
+  // Stage 1 streamed the manifest: header.manifest is empty until load_full.
+  [[nodiscard]] bool text_streamed() const { return text_streamed_; }
+
+ private:
+  ManifestDepth depth_ = ManifestDepth::full;
+  bool text_streamed_ = false;
 };
 
 }  // namespace ccpack::unpack

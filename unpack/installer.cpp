@@ -62,7 +62,7 @@ void remove_debris(const fs::path& parent, const std::string& base) {
 
 // The marker and the entry list (manifest/restored_entries.hpp) of a staged folder, written before the swap so
 // they appear with its content.
-void write_marker(int dir_fd, const Archive& a, const std::string& component, const RestoreOptions& options,
+void write_marker(int dir_fd, const Archive& a, const std::string& component, const InstallOptions& options,
                   const PathRelocator* relocator) {
   manifest::write_restored_entries(dir_fd, a.manifest, component, to_hex(a.manifest_digest()),
                                    [relocator](std::size_t i) { return relocator && relocator->handles(i); });
@@ -102,7 +102,7 @@ void require_folder_or_absent(const fs::path& target) {
 }
 
 // Phase 1: the folder of each component, and the report's rows.
-std::vector<Slot> resolve_targets(const manifest::Manifest& m, const std::vector<manifest::CacheDir>& dirs, RestoreReport& report) {
+std::vector<Slot> resolve_targets(const manifest::Manifest& m, const std::vector<manifest::CacheDir>& dirs, InstallReport& report) {
   std::vector<Slot> slots;
   for (std::size_t i = 0; i < m.components.size(); ++i) {
     const manifest::Component& c = m.components[i];
@@ -138,7 +138,7 @@ void require_disjoint(std::vector<Slot>& slots, const manifest::Manifest& m) {
 }
 
 // Locks each parent folder (folder_lock.hpp), creating the missing ones.
-std::vector<UniqueFd> lock_parents(const std::vector<Slot>& slots, const RestoreOptions& options) {
+std::vector<UniqueFd> lock_parents(const std::vector<Slot>& slots, const InstallOptions& options) {
   std::vector<fs::path> parents;
   parents.reserve(slots.size());
   for (const Slot& s : slots) {
@@ -151,7 +151,7 @@ std::vector<UniqueFd> lock_parents(const std::vector<Slot>& slots, const Restore
 }
 
 // Phase: what each target holds now, and the policy's verdicts, as the plan's facts.
-std::vector<ComponentFacts> read_facts(const manifest::Manifest& m, const std::vector<Slot>& slots, const RestoreOptions& options) {
+std::vector<ComponentFacts> read_facts(const manifest::Manifest& m, const std::vector<Slot>& slots, const InstallOptions& options) {
   std::vector<ComponentFacts> facts(m.components.size());
   for (const Slot& s : slots) {
     ComponentFacts& f = facts[s.component];
@@ -167,7 +167,7 @@ std::vector<ComponentFacts> read_facts(const manifest::Manifest& m, const std::v
 
 // Phase: extract every component to restore into its staging folder, check it, relocate Triton's group files
 // for the final folder, write its marker.
-void stage(const Archive& archive, std::vector<Slot*>& todo, const RestoreOptions& options, RestoreReport& report) {
+void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOptions& options, InstallReport& report) {
   std::vector<StagingTarget> targets;
   std::vector<std::unique_ptr<PathRelocator>> relocators;
   for (Slot* s : todo) {
@@ -194,8 +194,8 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const RestoreOption
 }
 
 // Phases: stage the components to restore, then swap them in as one set; on failure nothing has changed.
-void install(const Archive& archive, std::vector<Slot>& slots, const RestorePlan& plan, const RestoreOptions& options,
-             RestoreReport& report) {
+void stage_and_swap(const Archive& archive, std::vector<Slot>& slots, const RestorePlan& plan, const InstallOptions& options,
+             InstallReport& report) {
   std::vector<Slot*> todo;
   for (Slot& s : slots) {
     if (plan.components[s.component].action == Action::restore) todo.push_back(&s);
@@ -220,7 +220,7 @@ void install(const Archive& archive, std::vector<Slot>& slots, const RestorePlan
 // Phase (--on-mismatch=purge): the purge rules on the folders of the components planned `purge`, judged for
 // options.purge_for. The caller holds the parents' locks, so the purge takes none of its own.
 void purge_planned(const manifest::Manifest& m, const RestorePlan& plan, const std::vector<manifest::CacheDir>& dirs,
-                   const RestoreOptions& options, RestoreReport& report) {
+                   const InstallOptions& options, InstallReport& report) {
   if (!options.purge_for) return;
   std::vector<manifest::CacheDir> stale;
   for (const PlannedComponent& p : plan.components) {
@@ -228,7 +228,7 @@ void purge_planned(const manifest::Manifest& m, const RestorePlan& plan, const s
     auto it = std::find_if(dirs.begin(), dirs.end(), [&](const manifest::CacheDir& d) { return d.name == m.components[p.component].name; });
     if (it != dirs.end()) stale.push_back(*it);
   }
-  if (options.fault) (void)options.fault("purge", stale.size());
+  if (options.fault) (void)options.fault(FaultPoint::purge, stale.size());
   report.purged = purge_locked(stale, *options.purge_for, PurgeOptions{});
 }
 
@@ -251,18 +251,13 @@ void load_unless_noop(Archive& archive, const RestorePlan& plan) {
 
 }  // namespace
 
-bool RestoreReport::noop() const {
+bool InstallReport::noop() const {
   return std::none_of(components.begin(), components.end(), [](const ComponentOutcome& c) { return c.action == Action::restore; });
 }
 
-std::string read_marker_digest(const fs::path& dir) {
-  auto marker = manifest::Marker::read(dir);
-  return marker ? marker->archive_manifest_sha256 : std::string();
-}
-
-RestoreReport restore(Archive& archive, const std::vector<manifest::CacheDir>& dirs, const RestoreOptions& options) {
+InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& dirs, const InstallOptions& options) {
   const manifest::Manifest& m = archive.manifest;
-  RestoreReport report;
+  InstallReport report;
   std::vector<Slot> slots = resolve_targets(m, dirs, report);
   require_disjoint(slots, m);
   std::vector<UniqueFd> locks = lock_parents(slots, options);
@@ -277,7 +272,7 @@ RestoreReport restore(Archive& archive, const std::vector<manifest::CacheDir>& d
   }
   load_unless_noop(archive, plan);
   if (plan.refused()) return report;  // all or nothing: no component written, no folder purged
-  if (plan.writes()) install(archive, slots, plan, options, report);
+  if (plan.writes()) stage_and_swap(archive, slots, plan, options, report);
   purge_planned(m, plan, dirs, options, report);  // still under the locks: no other restore or purge runs here
   return report;
 }

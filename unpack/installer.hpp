@@ -1,4 +1,5 @@
-// `ccpack restore`: put an archive's components into this machine's cache folders, safely and atomically.
+// The install stage of `ccpack restore` (unpack/restore.hpp runs the stages before it): put an archive's
+// components into this machine's cache folders, safely and atomically, once the fingerprint has been judged.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "manifest/fingerprint.hpp"
 #include "manifest/locations.hpp"
 #include "unpack/archive.hpp"
+#include "unpack/fault.hpp"
 #include "unpack/plan.hpp"
 #include "unpack/purge.hpp"
 #include "unpack/relocate.hpp"
@@ -19,12 +21,7 @@
 
 namespace ccpack::unpack {
 
-// Test seam: called at named points of the install ("swap" before the k-th folder's swap, "rename-flags" where
-// renameat2 would be tried, "purge" before the purge of --on-mismatch=purge with the number of folders). It may throw (a failure at that point) or end the process (a kill); returning true
-// at "rename-flags" simulates a filesystem without renameat2's flags.
-using FaultHook = std::function<bool(std::string_view point, std::size_t index)>;
-
-struct RestoreOptions {
+struct InstallOptions {
   unsigned jobs = 0;
   bool progress = false;
   bool durable = false;  // one syncfs before the folders are swapped in
@@ -36,7 +33,7 @@ struct RestoreOptions {
   std::optional<manifest::Fingerprint> purge_for;
   // Called when another restore or purge holds a folder's parent, before waiting for it (as long as it takes).
   std::function<void(const std::filesystem::path& folder)> on_lock_wait;
-  FaultHook fault;
+  FaultHook fault;  // test seam (fault.hpp)
   // The trust gate's report for this archive, read when the markers are written (their signed_by); the gate of a
   // streamed archive fills it before the restore reads the manifest. nullptr: no trusted signer recorded.
   const TrustReport* trust = nullptr;
@@ -53,9 +50,9 @@ struct ComponentOutcome {
   RelocationStats relocation;       // restored into another folder than build_dir: what was rewritten
 };
 
-struct RestoreReport {
+struct InstallReport {
   std::vector<ComponentOutcome> components;
-  PurgeReport purged;  // what the purge of the components planned `purge` removed (RestoreOptions::purge_for)
+  PurgeReport purged;  // what the purge of the components planned `purge` removed (InstallOptions::purge_for)
   [[nodiscard]] bool noop() const;
 };
 
@@ -68,10 +65,7 @@ struct RestoreReport {
 // removes staging debris left by a killed run. `archive` may be open at ManifestDepth::top_level: the full
 // manifest is loaded (Archive::load_full) unless every component is already restored or skipped, so a no-op
 // restore costs the same at a million files as at ten. Throws IntegrityError / Error; on error no target has changed.
-[[nodiscard]] RestoreReport restore(Archive& archive, const std::vector<manifest::CacheDir>& dirs,
-                                    const RestoreOptions& options);
-
-// The manifest digest a restored folder carries in its marker, or empty.
-[[nodiscard]] std::string read_marker_digest(const std::filesystem::path& dir);
+[[nodiscard]] InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& dirs,
+                                    const InstallOptions& options);
 
 }  // namespace ccpack::unpack

@@ -73,8 +73,8 @@ void swap_all(const std::vector<StagedFolder>& folders, const FaultHook& fault) 
   std::vector<How> done;
   try {
     for (std::size_t i = 0; i < folders.size(); ++i) {
-      if (fault) (void)fault("swap", i);
-      bool no_flags = fault && fault("rename-flags", i);
+      if (fault) (void)fault(FaultPoint::swap, i);
+      bool no_flags = fault && fault(FaultPoint::rename_flags, i);
       done.push_back(swap_one(folders[i], no_flags));
     }
   } catch (...) {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "unpack/installer.hpp"
+#include "unpack/fault.hpp"
 
 namespace ccpack::unpack {
 

@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<ccpack::manifest::CacheDir> dirs = {
         {"inductor", ccpack::manifest::ComponentKind::inductor, work / "jail/out/ind", "fuzz"},
         {"triton", ccpack::manifest::ComponentKind::triton, work / "jail/out/tri", "fuzz"}};
-    (void)ccpack::unpack::restore(a, dirs, {1, false, false});
+    (void)ccpack::unpack::install(a, dirs, {1, false, false});
     for (const auto& d : dirs) ccpack::fuzz::check_jail(d.dir);
   } catch (const ccpack::Error&) {
   }

@@ -109,7 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   bool restored = false;
   try {
     auto a = unpack::Archive::open(work / "a.ccpack");
-    (void)unpack::restore(a, {{"c", manifest::ComponentKind::extra, work / "jail/c", "fuzz"}}, {1, false, false});
+    (void)unpack::install(a, {{"c", manifest::ComponentKind::extra, work / "jail/c", "fuzz"}}, {1, false, false});
     restored = true;
   } catch (const Error&) {
   }

@@ -105,11 +105,11 @@ TEST_CASE("restore --on-mismatch=purge purges inside its own lock, and a refused
                                       {"triton", manifest::ComponentKind::triton, t / "pod/tri", "test"}};
   test::write_file(t / "pod/tri/x.lock", "");
   test::write_file(t / "pod/tri/OLD/k.json", "old triton");
-  unpack::RestoreOptions o;
+  unpack::InstallOptions o;
   o.purge_for = manifest::Fingerprint{};
   std::size_t purge_calls = 0;
-  o.fault = [&](std::string_view point, std::size_t folders) {
-    if (point == "purge") {
+  o.fault = [&](unpack::FaultPoint point, std::size_t folders) {
+    if (point == unpack::FaultPoint::purge) {
       CHECK(folders == 1);
       CHECK_FALSE(lockable(t / "pod"));  // the restore still holds the parent
       ++purge_calls;
@@ -120,7 +120,7 @@ TEST_CASE("restore --on-mismatch=purge purges inside its own lock, and a refused
   SECTION("a refused component: nothing written, nothing purged") {
     o.fits = {{unpack::Fit::stale_refuse, "refused here (gpu.driver)"}, {unpack::Fit::stale_purge, "stale here"}};
     auto before = test::snapshot(t / "pod");
-    unpack::RestoreReport r = unpack::restore(a, pod, o);
+    unpack::InstallReport r = unpack::install(a, pod, o);
     CHECK(r.components[0].action == unpack::Action::refuse);
     CHECK(r.components[1].action == unpack::Action::purge);
     CHECK(test::snapshot(t / "pod") == before);
@@ -129,7 +129,7 @@ TEST_CASE("restore --on-mismatch=purge purges inside its own lock, and a refused
   }
   SECTION("one restored, one purged, under the same lock") {
     o.fits = {{unpack::Fit::fits, ""}, {unpack::Fit::stale_purge, "stale here"}};
-    unpack::RestoreReport r = unpack::restore(a, pod, o);
+    unpack::InstallReport r = unpack::install(a, pod, o);
     CHECK(purge_calls == 1);
     CHECK(r.components[0].action == unpack::Action::restore);
     CHECK(r.components[1].action == unpack::Action::purge);

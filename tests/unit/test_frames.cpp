@@ -80,9 +80,9 @@ TEST_CASE("frames: a many-frame archive restores every byte with its frames deco
   unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
   for (unsigned jobs : {1u, 2u, 8u}) {
     fs::path out = t / ("out" + std::to_string(jobs));
-    unpack::RestoreOptions o;
+    unpack::InstallOptions o;
     o.jobs = jobs;
-    (void)unpack::restore(a, dirs_of(out / "ind", out / "tri"), o);
+    (void)unpack::install(a, dirs_of(out / "ind", out / "tri"), o);
     CHECK(test::snapshot(out / "ind") == test::snapshot(t / "src/ind"));
     CHECK(test::snapshot(out / "tri") == test::snapshot(t / "src/tri"));
   }
@@ -103,11 +103,11 @@ TEST_CASE("frames: a damaged second frame is named, and nothing reaches the targ
   std::string verify_error = integrity_error([&] { (void)unpack::extract(bad, {}, {}); });
   CHECK_THAT(verify_error,
              Catch::StartsWith(frame1 + " is corrupt: ") || Catch::Equals(frame1 + ": SHA-256 of the compressed bytes mismatch"));
-  CHECK(integrity_error([&] { (void)unpack::restore(bad, dirs_of(t / "out/ind", t / "out/tri"), {}); }) == verify_error);
+  CHECK(integrity_error([&] { (void)unpack::install(bad, dirs_of(t / "out/ind", t / "out/tri"), {}); }) == verify_error);
   // One thread (a quota of one CPU): folders made first, one chunk in flight; the same error, the same targets.
-  unpack::RestoreOptions one;
+  unpack::InstallOptions one;
   one.jobs = 1;
-  CHECK(integrity_error([&] { (void)unpack::restore(bad, dirs_of(t / "out/ind", t / "out/tri"), one); }) == verify_error);
+  CHECK(integrity_error([&] { (void)unpack::install(bad, dirs_of(t / "out/ind", t / "out/tri"), one); }) == verify_error);
   CHECK(test::snapshot(t / "out") == before);
 }
 
@@ -173,8 +173,8 @@ TEST_CASE("frames: a streamed payload (restore oci://) is read in order, frame a
   };
   auto stream = std::make_shared<unpack::StreamedPayload>(first, producer, 1 << 20);
   unpack::Archive a = unpack::Archive::from_header("streamed", on_disk.header, stream);
-  unpack::RestoreOptions o;
+  unpack::InstallOptions o;
   o.jobs = 8;
-  (void)unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), o);  // an out-of-order read would throw
+  (void)unpack::install(a, dirs_of(t / "out/ind", t / "out/tri"), o);  // an out-of-order read would throw
   CHECK(test::snapshot(t / "out/ind") == test::snapshot(t / "src/ind"));
 }

@@ -49,12 +49,12 @@ TEST_CASE("a failed second swap leaves both folders exactly as before") {
   Scene s;
   auto before = test::snapshot(s.t / "pod");
   unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
-  unpack::RestoreOptions o;
-  o.fault = [](std::string_view point, std::size_t i) {
-    if (point == "swap" && i == 1) throw Error("injected: second swap fails");
+  unpack::InstallOptions o;
+  o.fault = [](unpack::FaultPoint point, std::size_t i) {
+    if (point == unpack::FaultPoint::swap && i == 1) throw Error("injected: second swap fails");
     return false;
   };
-  CHECK_THROWS_WITH(unpack::restore(a, s.pod(), o), "injected: second swap fails");
+  CHECK_THROWS_WITH(unpack::install(a, s.pod(), o), "injected: second swap fails");
   CHECK(test::snapshot(s.t / "pod") == before);
   CHECK_FALSE(has_debris(s.t / "pod"));
 }
@@ -62,12 +62,12 @@ TEST_CASE("a failed second swap leaves both folders exactly as before") {
 TEST_CASE("a failed swap into missing folders leaves them missing") {
   Scene s;
   unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
-  unpack::RestoreOptions o;
-  o.fault = [](std::string_view point, std::size_t i) {
-    if (point == "swap" && i == 1) throw Error("injected");
+  unpack::InstallOptions o;
+  o.fault = [](unpack::FaultPoint point, std::size_t i) {
+    if (point == unpack::FaultPoint::swap && i == 1) throw Error("injected");
     return false;
   };
-  CHECK_THROWS(unpack::restore(a, dirs_of(s.t / "fresh/ind", s.t / "fresh/tri"), o));
+  CHECK_THROWS(unpack::install(a, dirs_of(s.t / "fresh/ind", s.t / "fresh/tri"), o));
   CHECK_FALSE(fs::exists(s.t / "fresh/ind"));
   CHECK_FALSE(fs::exists(s.t / "fresh/tri"));
 }
@@ -76,16 +76,16 @@ TEST_CASE("the two-renames fallback restores the same trees, and rolls back the 
   Scene s;
   auto before = test::snapshot(s.t / "pod");
   unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
-  unpack::RestoreOptions o;
-  o.fault = [](std::string_view point, std::size_t i) {
-    if (point == "swap" && i == 1) throw Error("injected");
-    return point == "rename-flags";
+  unpack::InstallOptions o;
+  o.fault = [](unpack::FaultPoint point, std::size_t i) {
+    if (point == unpack::FaultPoint::swap && i == 1) throw Error("injected");
+    return point == unpack::FaultPoint::rename_flags;
   };
-  CHECK_THROWS(unpack::restore(a, s.pod(), o));
+  CHECK_THROWS(unpack::install(a, s.pod(), o));
   CHECK(test::snapshot(s.t / "pod") == before);
 
-  o.fault = [](std::string_view point, std::size_t) { return point == "rename-flags"; };
-  CHECK_FALSE(unpack::restore(a, s.pod(), o).noop());
+  o.fault = [](unpack::FaultPoint point, std::size_t) { return point == unpack::FaultPoint::rename_flags; };
+  CHECK_FALSE(unpack::install(a, s.pod(), o).noop());
   CHECK(test::slurp(s.t / "pod/ind/fx/a.py") == "new inductor\n");
   CHECK_FALSE(fs::exists(s.t / "pod/tri/OLD"));
   CHECK_FALSE(has_debris(s.t / "pod"));
@@ -101,12 +101,12 @@ TEST_CASE("a kill between two swaps never survives the next completed run") {
   REQUIRE(child >= 0);
   if (child == 0) {
     unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
-    unpack::RestoreOptions o;
-    o.fault = [](std::string_view point, std::size_t i) {
-      if (point == "swap" && i == 1) ::_exit(9);  // dies like a SIGKILL: no unwinding, no cleanup
+    unpack::InstallOptions o;
+    o.fault = [](unpack::FaultPoint point, std::size_t i) {
+      if (point == unpack::FaultPoint::swap && i == 1) ::_exit(9);  // dies like a SIGKILL: no unwinding, no cleanup
       return false;
     };
-    (void)unpack::restore(a, s.pod(), o);
+    (void)unpack::install(a, s.pod(), o);
     ::_exit(0);
   }
   int status = 0;
@@ -118,7 +118,7 @@ TEST_CASE("a kill between two swaps never survives the next completed run") {
   CHECK(has_debris(s.t / "pod"));
 
   unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
-  unpack::RestoreReport r = unpack::restore(a, s.pod(), {});
+  unpack::InstallReport r = unpack::install(a, s.pod(), {});
   CHECK(r.components[0].action == unpack::Action::already);
   CHECK(r.components[1].action == unpack::Action::restore);
   CHECK(test::slurp(s.t / "pod/tri/K1/k.json") == "{\"triton_version\": \"3.6.0\"}");
@@ -129,12 +129,12 @@ TEST_CASE("a kill between two swaps never survives the next completed run") {
 TEST_CASE("debris of a run killed while removing the old content is removed by the next no-op restore") {
   Scene s;
   unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
-  (void)unpack::restore(a, s.pod(), {});
+  (void)unpack::install(a, s.pod(), {});
   // What a kill after the swap, during the removal of the old content, leaves behind.
   test::write_file(s.t / "pod" / manifest::staging_name("ind", "4242") / "old.py", "old inductor\n");
   test::write_file(s.t / "pod" / manifest::staging_name("tri", "old.4242") / "OLD/k.json", "old triton");
   REQUIRE(has_debris(s.t / "pod"));
-  CHECK(unpack::restore(a, s.pod(), {}).noop());
+  CHECK(unpack::install(a, s.pod(), {}).noop());
   CHECK_FALSE(has_debris(s.t / "pod"));
 }
 

@@ -40,10 +40,10 @@ std::string group_json(const fs::path& dir, const std::string& kernel) {
 }
 
 // Packs t/build/{ind,tri} into t/a.ccpack and restores it into t/pod/{ind,tri}.
-unpack::RestoreReport pack_and_restore(const test::ScratchDir& t, unpack::Archive& a) {
+unpack::InstallReport pack_and_restore(const test::ScratchDir& t, unpack::Archive& a) {
   (void)pack::create_archive(dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", {});
   a = unpack::Archive::open(t / "a.ccpack");
-  return unpack::restore(a, dirs_of(t / "pod/ind", t / "pod/tri"), {});
+  return unpack::install(a, dirs_of(t / "pod/ind", t / "pod/tri"), {});
 }
 
 // A kernel file t/build/tri/HASH1/k.cubin, a file in t/build/ind, and a group document naming the kernel, which the
@@ -78,7 +78,7 @@ TEST_CASE("relocated restore: group files name the new folder, other bytes are a
   test::write_file(ind / "k.json", "{}");
   test::write_file(ind / "__grp__k.json", group_json(ind, "k"));
   unpack::Archive a;
-  unpack::RestoreReport r = pack_and_restore(t, a);
+  unpack::InstallReport r = pack_and_restore(t, a);
   check_stats(r.components[1].relocation, 2, 2, 1, 1);
   CHECK(r.components[0].relocation.paths_rewritten == 2);
   for (const auto& [group, child] : child_paths(t / "pod")) {
@@ -91,7 +91,7 @@ TEST_CASE("relocated restore: group files name the new folder, other bytes are a
   CHECK(test::slurp(t / "pod/tri/HASH1/k.cubin") == "cubin");
   // Restored into the build folders themselves: nothing to rewrite.
   fs::rename(t / "build", t / "build.orig");
-  r = unpack::restore(a, dirs_of(t / "build/ind", t / "build/tri"), {});
+  r = unpack::install(a, dirs_of(t / "build/ind", t / "build/tri"), {});
   CHECK(r.components[1].relocation.paths_rewritten == 0);
   CHECK(test::slurp(t / "build/tri/HASH1/__grp__k.json") == test::slurp(t / "build.orig/tri/HASH1/__grp__k.json"));
 }
@@ -101,7 +101,7 @@ TEST_CASE("relocated restore of the real fixture: every __grp__ child path exist
   test::ScratchDir t;
   (void)pack::create_archive(dirs_of(fixture / "inductor_cache", fixture / "triton_cache"), t / "real.ccpack", {});
   unpack::Archive a = unpack::Archive::open(t / "real.ccpack");
-  unpack::RestoreReport r = unpack::restore(a, dirs_of(t / "elsewhere/ind", t / "elsewhere/tri"), {});
+  unpack::InstallReport r = unpack::install(a, dirs_of(t / "elsewhere/ind", t / "elsewhere/tri"), {});
   std::size_t children = 0;
   std::size_t missing = 0;
   for (const auto& [group, child] : child_paths(t / "elsewhere")) {
@@ -123,14 +123,14 @@ TEST_CASE("a group file larger than a decoded chunk is gathered across chunks an
   doc["other"] = 1;
   test::write_file(build / "__grp__big.json", doc.dump(2));  // packed pretty, written back compact
   unpack::Archive a;
-  unpack::RestoreReport r = pack_and_restore(t, a);
+  unpack::InstallReport r = pack_and_restore(t, a);
   check_stats(r.components[1].relocation, 1, 1, 1, 0);
   doc["child_paths"]["k.cubin"] = (t / "pod/tri/HASH1/k.cubin").lexically_normal().string();
   CHECK(test::slurp(t / "pod/tri/HASH1/__grp__big.json") == doc.dump());
   // Not relocated (--no-relocate): the packed bytes, whole.
-  unpack::RestoreOptions keep;
+  unpack::InstallOptions keep;
   keep.relocate = false;
-  r = unpack::restore(a, dirs_of(t / "pod2/ind", t / "pod2/tri"), keep);
+  r = unpack::install(a, dirs_of(t / "pod2/ind", t / "pod2/tri"), keep);
   CHECK(test::slurp(t / "pod2/tri/HASH1/__grp__big.json") == test::slurp(build / "__grp__big.json"));
 }
 
@@ -143,7 +143,7 @@ TEST_CASE("a group file past 16 MiB is written as packed and counted, never gath
   doc["pad"] = std::string((16 << 20) + 1, 'x');
   test::write_file(build / "__grp__huge.json", doc.dump());
   unpack::Archive a;
-  unpack::RestoreReport r = pack_and_restore(t, a);
+  unpack::InstallReport r = pack_and_restore(t, a);
   check_stats(r.components[1].relocation, 1, 0, 0, 1);
   CHECK(test::slurp(t / "pod/tri/HASH1/__grp__huge.json") == test::slurp(build / "__grp__huge.json"));
   // The bound itself, on the relocator: 16 MiB is read, one byte more is skipped and counted.
@@ -188,7 +188,7 @@ TEST_CASE("a pickled FX-graph entry larger than a chunk is rewritten as it strea
   test::write_file(t / "build/tri/x", "x");
   test::write_file(ind / "fxgraph/f1/entry", fx_entry(ind.string()));
   unpack::Archive a;
-  unpack::RestoreReport r = pack_and_restore(t, a);
+  unpack::InstallReport r = pack_and_restore(t, a);
   CHECK(r.components[0].relocation.pickle_files == 1);
   CHECK(r.components[0].relocation.pickle_paths_rewritten == 2);
   CHECK(r.components[0].relocation.pickle_files_unparsed == 0);
@@ -207,7 +207,7 @@ TEST_CASE("an FX-graph entry that stops being a pickle after a moved path is res
   test::write_file(ind / "fxgraph/f1/entry", bad);
   test::write_file(ind / "fxgraph/f2/entry", small);
   unpack::Archive a;
-  unpack::RestoreReport r = pack_and_restore(t, a);
+  unpack::InstallReport r = pack_and_restore(t, a);
   CHECK(r.components[0].relocation.pickle_files == 2);
   CHECK(r.components[0].relocation.pickle_paths_rewritten == 0);
   CHECK(r.components[0].relocation.pickle_files_unparsed == 2);

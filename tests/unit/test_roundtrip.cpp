@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "manifest/locations.hpp"
+#include "manifest/marker.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
@@ -76,14 +77,14 @@ TEST_CASE("round trip restores every byte, mode, folder and link") {
   unpack::ExtractStats s = unpack::extract(a, {}, {});
   CHECK(s.files == 7);
 
-  auto report = unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), {});
+  auto report = unpack::install(a, dirs_of(t / "out/ind", t / "out/tri"), {});
   CHECK_FALSE(report.noop());
   fs::remove_all(t / "ind/locks");
   fs::remove_all(t / "tri/tmp.pid_123_456");
   CHECK(test::snapshot(t / "out/ind") == test::snapshot(t / "ind"));
   CHECK(test::snapshot(t / "out/tri") == test::snapshot(t / "tri"));
   CHECK(fs::is_symlink(t / "out/ind/alias.py"));
-  CHECK(unpack::read_marker_digest(t / "out/ind") == to_hex(a.manifest_digest()));
+  CHECK(manifest::Marker::read(t / "out/ind")->archive_manifest_sha256 == to_hex(a.manifest_digest()));
 }
 
 TEST_CASE("restored modes are the archive's exactly, whatever the umask (which restore leaves alone)") {
@@ -105,7 +106,7 @@ TEST_CASE("restored modes are the archive's exactly, whatever the umask (which r
     fs::remove_all(t / "out");
     mode_t old = ::umask(mask);
     try {
-      (void)unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), {});
+      (void)unpack::install(a, dirs_of(t / "out/ind", t / "out/tri"), {});
     } catch (...) {
       ::umask(old);
       throw;
@@ -131,10 +132,10 @@ TEST_CASE("a second restore is a no-op, and a restore replaces what the folder h
   (void)pack_into(t / "a.ccpack", t.path());
   unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
   test::write_file(t / "out/ind/stale.txt", "old content");
-  CHECK_FALSE(unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), {}).noop());
+  CHECK_FALSE(unpack::install(a, dirs_of(t / "out/ind", t / "out/tri"), {}).noop());
   CHECK_FALSE(fs::exists(t / "out/ind/stale.txt"));
   test::write_file(t / "out/ind/new-after-restore.py", "x");
-  CHECK(unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), {}).noop());
+  CHECK(unpack::install(a, dirs_of(t / "out/ind", t / "out/tri"), {}).noop());
   CHECK(fs::exists(t / "out/ind/new-after-restore.py"));  // no-op leaves local additions alone
   // No staging debris beside the targets.
   for (const auto& e : fs::directory_iterator(t / "out"))
@@ -155,7 +156,7 @@ TEST_CASE("one flipped payload byte or a truncation: integrity error, target unt
     flip_byte(t / "bad.ccpack", offset);
     unpack::Archive bad = unpack::Archive::open(t / "bad.ccpack");
     CHECK_THROWS_AS(unpack::extract(bad, {}, {}), IntegrityError);
-    CHECK_THROWS_AS(unpack::restore(bad, dirs_of(t / "out/ind", t / "out/tri"), {}), IntegrityError);
+    CHECK_THROWS_AS(unpack::install(bad, dirs_of(t / "out/ind", t / "out/tri"), {}), IntegrityError);
     CHECK(test::snapshot(t / "out") == before);
   }
   fs::copy_file(t / "a.ccpack", t / "cut.ccpack", fs::copy_options::overwrite_existing);
@@ -193,7 +194,7 @@ TEST_CASE("concurrent restores of one archive: one does the work, all succeed") 
     ranks.emplace_back([&] {
       try {
         unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
-        if (!unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), {}).noop()) ++restored;
+        if (!unpack::install(a, dirs_of(t / "out/ind", t / "out/tri"), {}).noop()) ++restored;
       } catch (const std::exception&) {
         ++failed;
       }
@@ -212,9 +213,9 @@ TEST_CASE("the golden v1 archive keeps reading") {
   CHECK(to_hex(a.manifest_digest()) == test::slurp(data / "golden-v1.manifest-sha256").substr(0, 64));
   CHECK(unpack::extract(a, {}, {}).files == 107);
   test::ScratchDir t;
-  unpack::RestoreOptions exact;
+  unpack::InstallOptions exact;
   exact.relocate = false;  // bytes as packed; relocation has its own tests
-  (void)unpack::restore(a, dirs_of(t / "ind", t / "tri"), exact);
+  (void)unpack::install(a, dirs_of(t / "ind", t / "tri"), exact);
   CHECK(test::snapshot(t / "ind") == test::snapshot(data / "sample-cache/inductor_cache"));
   CHECK(test::snapshot(t / "tri") == test::snapshot(data / "sample-cache/triton_cache"));
 }
@@ -228,9 +229,9 @@ TEST_CASE("real H200 fixture round trip (363 MB)", "[fixture]") {
   for (const auto& c : r.manifest.components) files += c.files;
   CHECK(files == 3601);
   unpack::Archive a = unpack::Archive::open(t / "real.ccpack");
-  unpack::RestoreOptions exact;
+  unpack::InstallOptions exact;
   exact.relocate = false;  // bytes as packed; test_relocate.cpp checks the relocated restore of this fixture
-  (void)unpack::restore(a, dirs_of(t / "ind", t / "tri"), exact);
+  (void)unpack::install(a, dirs_of(t / "ind", t / "tri"), exact);
   CHECK(test::snapshot(t / "ind") == test::snapshot(fixture / "inductor_cache"));
   CHECK(test::snapshot(t / "tri") == test::snapshot(fixture / "triton_cache"));
   // Stock tools read the same archive: zstd skips the header frame, tar sees the tree.
@@ -274,7 +275,7 @@ TEST_CASE("a file rewritten while create reads it never lands torn") {
     writer.join();
     if (packed) {
       unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
-      (void)unpack::restore(a, dirs_of(t / "out/ind", t / "out/tri"), {});
+      (void)unpack::install(a, dirs_of(t / "out/ind", t / "out/tri"), {});
       std::string got = test::slurp(t / "out/ind/hot.bin");
       REQUIRE(got.size() == size);
       std::size_t cut = got.find_first_not_of(got[0]);

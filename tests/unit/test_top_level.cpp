@@ -148,27 +148,27 @@ TEST_CASE("restore parses the entries only when it writes, and a no-op reads the
   auto out = dirs_of(t / "out/ind", t / "out/tri");
 
   unpack::Archive first = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
-  CHECK(first.depth == unpack::ManifestDepth::top_level);
+  CHECK(first.depth() == unpack::ManifestDepth::top_level);
   CHECK(first.manifest.entries.empty());
-  CHECK_FALSE(unpack::restore(first, out, {}).noop());
-  CHECK(first.depth == unpack::ManifestDepth::full);
+  CHECK_FALSE(unpack::install(first, out, {}).noop());
+  CHECK(first.depth() == unpack::ManifestDepth::full);
   CHECK(first.manifest.entries.size() == 6);  // inductor, inductor/23, its file, triton, triton/K, its file
   CHECK(test::slurp(t / "out/ind/23/c23x.py") == "print('kernel')\n");
 
   unpack::Archive again = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
-  unpack::RestoreReport r = unpack::restore(again, out, {});
+  unpack::InstallReport r = unpack::install(again, out, {});
   CHECK(r.noop());
   CHECK(r.components[0].action == unpack::Action::already);
-  CHECK(again.depth == unpack::ManifestDepth::top_level);
+  CHECK(again.depth() == unpack::ManifestDepth::top_level);
   CHECK(again.manifest.entries.empty());
 
   // One folder without its marker: that component is restored, so the whole manifest is read first.
   fs::remove(t / "out/tri/.ccpack-marker.json");
   unpack::Archive third = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
-  r = unpack::restore(third, out, {});
+  r = unpack::install(third, out, {});
   CHECK(r.components[0].action == unpack::Action::already);
   CHECK(r.components[1].action == unpack::Action::restore);
-  CHECK(third.depth == unpack::ManifestDepth::full);
+  CHECK(third.depth() == unpack::ManifestDepth::full);
 }
 
 TEST_CASE("a streamed stage 1 reads what a kept one reads, and stage 2 reads the text again, checked") {
@@ -177,13 +177,13 @@ TEST_CASE("a streamed stage 1 reads what a kept one reads, and stage 2 reads the
   unpack::Archive kept = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
   unpack::Archive streamed =
       unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream);
-  CHECK(streamed.text_streamed);
+  CHECK(streamed.text_streamed());
   CHECK(streamed.header.manifest.empty());
   CHECK(streamed.manifest_digest() == kept.manifest_digest());
   CHECK(streamed.manifest.to_json() == kept.manifest.to_json());
   streamed.load_full();
   kept.load_full();
-  CHECK_FALSE(streamed.text_streamed);
+  CHECK_FALSE(streamed.text_streamed());
   CHECK(streamed.header.manifest == kept.header.manifest);
   CHECK(streamed.manifest.to_json() == kept.manifest.to_json());
   CHECK(streamed.manifest.entries.size() == 6);
@@ -243,11 +243,11 @@ TEST_CASE("a restore from a streamed stage 1 is a no-op without the text, and wr
   auto out = dirs_of(t / "out/ind", t / "out/tri");
   auto open = [&] { return unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream); };
   unpack::Archive first = open();
-  CHECK_FALSE(unpack::restore(first, out, {}).noop());
-  CHECK(first.depth == unpack::ManifestDepth::full);
+  CHECK_FALSE(unpack::install(first, out, {}).noop());
+  CHECK(first.depth() == unpack::ManifestDepth::full);
   CHECK(test::slurp(t / "out/ind/23/c23x.py") == "print('kernel')\n");
   unpack::Archive again = open();
-  CHECK(unpack::restore(again, out, {}).noop());
+  CHECK(unpack::install(again, out, {}).noop());
   CHECK(again.header.manifest.empty());
-  CHECK(again.depth == unpack::ManifestDepth::top_level);
+  CHECK(again.depth() == unpack::ManifestDepth::top_level);
 }

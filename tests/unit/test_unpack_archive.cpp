@@ -41,18 +41,18 @@ TEST_CASE("Archive: one stage or two, the text kept or streamed, the same manife
   test::ScratchDir t;
   fs::path p = make_archive(t, "a.ccpack", "print('a')\n");
   Archive full = Archive::open(p);
-  CHECK(full.depth == ManifestDepth::full);
+  CHECK(full.depth() == ManifestDepth::full);
   REQUIRE(full.manifest.entries.size() == 3);  // inductor, inductor/a.py, triton
   for (ManifestText text : {ManifestText::keep, ManifestText::stream}) {
     Archive a = Archive::open(p, {}, ManifestDepth::top_level, text);
-    CHECK(a.depth == ManifestDepth::top_level);
+    CHECK(a.depth() == ManifestDepth::top_level);
     CHECK(a.manifest.entries.empty());
     CHECK(a.manifest.components.size() == 2);
-    CHECK(a.text_streamed == (text == ManifestText::stream));
+    CHECK(a.text_streamed() == (text == ManifestText::stream));
     CHECK(a.header.manifest.empty() == (text == ManifestText::stream));
     CHECK(a.manifest_digest() == full.manifest_digest());
     a.load_full();
-    CHECK(a.depth == ManifestDepth::full);
+    CHECK(a.depth() == ManifestDepth::full);
     CHECK(a.manifest.entries.size() == full.manifest.entries.size());
     CHECK(a.header.manifest == full.header.manifest);
     a.drop_manifest_text();

@@ -41,7 +41,7 @@ TEST_CASE("swap_all: each staged folder replaces its target, the old content goe
     test::ScratchDir t;
     auto folders = stage(t);
     unpack::FaultHook hook;
-    if (fallback) hook = [](std::string_view point, std::size_t) { return point == "rename-flags"; };
+    if (fallback) hook = [](unpack::FaultPoint point, std::size_t) { return point == unpack::FaultPoint::rename_flags; };
     unpack::swap_all(folders, hook);
     CHECK(test::slurp(t / "old/a/file") == "new a\n");
     CHECK(test::slurp(t / "old/b/file") == "new b\n");
@@ -56,9 +56,9 @@ TEST_CASE("swap_all: a failure at the second swap puts the first back, by either
   for (bool fallback : {false, true}) {
     test::ScratchDir t;
     auto folders = stage(t);
-    unpack::FaultHook hook = [fallback](std::string_view point, std::size_t i) {
-      if (point == "swap" && i == 1) throw Error("injected at swap 1");
-      return fallback && point == "rename-flags";
+    unpack::FaultHook hook = [fallback](unpack::FaultPoint point, std::size_t i) {
+      if (point == unpack::FaultPoint::swap && i == 1) throw Error("injected at swap 1");
+      return fallback && point == unpack::FaultPoint::rename_flags;
     };
     CHECK(error_of([&] { unpack::swap_all(folders, hook); }) == "injected at swap 1");
     CHECK(test::slurp(t / "old/a/file") == "old a\n");
@@ -75,7 +75,7 @@ TEST_CASE("swap_all: a target that is a file is refused by name, and the swaps b
     auto folders = stage(t);
     test::write_file(t / "old/b", "a file\n");
     unpack::FaultHook hook;
-    if (fallback) hook = [](std::string_view point, std::size_t) { return point == "rename-flags"; };
+    if (fallback) hook = [](unpack::FaultPoint point, std::size_t) { return point == unpack::FaultPoint::rename_flags; };
     CHECK(error_of([&] { unpack::swap_all(folders, hook); }) ==
           "cannot restore into '" + (t / "old/b").string() + "': it exists and is not a folder");
     CHECK(test::slurp(t / "old/a/file") == "old a\n");

@@ -1,0 +1,175 @@
+// unpack::restore, the one call behind `ccpack restore`: the fingerprint policy decides before anything is
+// written (refuse writes nothing, force restores everything, purge restores what fits and purges what is stale),
+// the machine is judged for the folders actually restored into (given, or the build folders), an archive opened
+// elsewhere (a registry's) goes through the same stages, and a gate that refuses stops the restore first.
+#include <catch2/catch.hpp>
+
+#include "manifest/fingerprint.hpp"
+#include "manifest/marker.hpp"
+#include "pack/packer.hpp"
+#include "unit/support.hpp"
+#include "unpack/restore.hpp"
+#include "util/error.hpp"
+
+using namespace ccpack;
+namespace fs = std::filesystem;
+namespace field = manifest::field;
+
+namespace {
+
+using test::dirs_of;
+
+manifest::Fingerprint machine_with(const std::string& arch, const std::string& driver) {
+  manifest::Fingerprint fp;
+  fp.set(field::cpu_arch, "x86_64", "uname");
+  fp.set(field::gpu_vendor, "nvidia", "nvml");
+  fp.set(field::gpu_arch, arch, "nvml");
+  fp.set(field::gpu_driver, driver, "nvml");
+  return fp;
+}
+
+// An archive of two components built on an sm_90 machine with driver 580, and a request that restores it into
+// pod folders, judging it for `here` and counting the probes and the on_machine calls.
+struct Scene {
+  test::ScratchDir t;
+  manifest::Fingerprint here = machine_with("sm_90", "580.1");
+  int probes = 0;
+  int told = 0;
+  std::vector<manifest::CacheDir> probed_for;
+
+  Scene() {
+    test::write_file(t / "build/ind/fx/a.py", "inductor\n");
+    test::write_file(t / "build/tri/K1/k.json", "{\"triton_version\": \"3.6.0\"}");
+    pack::PackOptions po;
+    po.fingerprint = machine_with("sm_90", "580.1");
+    (void)pack::create_archive(dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", po);
+  }
+  [[nodiscard]] unpack::RestoreRequest request(manifest::OnMismatch policy = manifest::OnMismatch::refuse) {
+    unpack::RestoreRequest rq;
+    rq.file = t / "a.ccpack";
+    rq.dirs = dirs_of(t / "pod/ind", t / "pod/tri");
+    rq.machine = [this](const std::vector<manifest::CacheDir>& dirs) {
+      ++probes;
+      probed_for = dirs;
+      return here;
+    };
+    rq.on_machine = [this] { ++told; };
+    rq.policy = policy;
+    return rq;
+  }
+};
+
+const unpack::ComponentOutcome& outcome(const unpack::RestoreResult& r, const std::string& name) {
+  for (const auto& c : r.report.components) {
+    if (c.name == name) return c;
+  }
+  FAIL("no component " << name);
+  throw 0;
+}
+
+}  // namespace
+
+TEST_CASE("restore: an archive that fits is restored, byte for byte, and judged for the folders given") {
+  Scene s;
+  unpack::RestoreResult r = unpack::restore(s.request());
+  CHECK_FALSE(r.refused);
+  CHECK_FALSE(r.purging);
+  CHECK(r.fit.worst() == manifest::Verdict::match);
+  CHECK(outcome(r, "inductor").action == unpack::Action::restore);
+  CHECK(outcome(r, "triton").action == unpack::Action::restore);
+  CHECK(test::snapshot(s.t / "pod/ind") == test::snapshot(s.t / "build/ind"));
+  CHECK(test::snapshot(s.t / "pod/tri") == test::snapshot(s.t / "build/tri"));
+  CHECK(r.depth == unpack::ManifestDepth::full);
+  CHECK(s.probes == 1);
+  CHECK(s.told == 1);
+  REQUIRE(s.probed_for.size() == 2);
+  CHECK(s.probed_for[0].dir == s.t / "pod/ind");
+  // The same archive again: a no-op that never parses the entries.
+  unpack::RestoreResult again = unpack::restore(s.request());
+  CHECK(again.report.noop());
+  CHECK(outcome(again, "inductor").action == unpack::Action::already);
+  CHECK(again.depth == unpack::ManifestDepth::top_level);
+}
+
+TEST_CASE("restore: --on-mismatch=refuse writes nothing for a stale archive and reads the whole manifest first") {
+  Scene s;
+  s.here = machine_with("sm_80", "580.1");
+  unpack::RestoreResult r = unpack::restore(s.request());
+  CHECK(r.refused);
+  CHECK(r.fit.worst() == manifest::Verdict::stale);
+  CHECK(r.report.components.empty());
+  CHECK(r.depth == unpack::ManifestDepth::full);
+  CHECK_FALSE(fs::exists(s.t / "pod"));  // no folder, no staging, no lock
+  CHECK(s.told == 1);
+}
+
+TEST_CASE("restore: --on-mismatch=force restores a stale archive") {
+  Scene s;
+  s.here = machine_with("sm_80", "580.1");
+  unpack::RestoreResult r = unpack::restore(s.request(manifest::OnMismatch::force));
+  CHECK_FALSE(r.refused);
+  CHECK(r.fit.blocks());
+  CHECK(outcome(r, "triton").action == unpack::Action::restore);
+  CHECK(test::slurp(s.t / "pod/ind/fx/a.py") == "inductor\n");
+}
+
+TEST_CASE("restore: --on-mismatch=purge restores nothing stale and purges its folders, but a refusal still refuses") {
+  Scene s;
+  s.here = machine_with("sm_80", "580.1");
+  unpack::RestoreResult r = unpack::restore(s.request(manifest::OnMismatch::purge));
+  CHECK_FALSE(r.refused);
+  CHECK(r.purging);
+  CHECK(outcome(r, "triton").action == unpack::Action::purge);
+  CHECK(outcome(r, "triton").reason == "stale here (gpu.arch): not restored; the local stale artifacts of its folder are purged");
+  CHECK_FALSE(fs::exists(s.t / "pod/tri/K1"));
+  // An older driver here than on the build machine refuses the archive: purge does not turn that into a purge.
+  Scene older;
+  older.here = machine_with("sm_90", "550.1");
+  unpack::RestoreResult refused = unpack::restore(older.request(manifest::OnMismatch::purge));
+  CHECK(refused.refused);
+  CHECK(refused.fit.worst() == manifest::Verdict::refuse);
+  CHECK_FALSE(fs::exists(older.t / "pod"));
+}
+
+TEST_CASE("restore: --at-build-paths restores into the folders the archive was packed from, judged for those") {
+  Scene s;
+  fs::remove_all(s.t / "build");
+  unpack::RestoreRequest rq = s.request();
+  rq.dirs.clear();
+  rq.at_build_paths = true;
+  unpack::RestoreResult r = unpack::restore(rq);
+  REQUIRE(r.dirs.size() == 2);
+  CHECK(r.dirs[0].dir == s.t / "build/ind");
+  CHECK(r.dirs[1].dir == s.t / "build/tri");
+  REQUIRE(s.probed_for.size() == 2);
+  CHECK(s.probed_for[1].dir == s.t / "build/tri");
+  CHECK(test::slurp(s.t / "build/tri/K1/k.json") == "{\"triton_version\": \"3.6.0\"}");
+}
+
+TEST_CASE("restore: an archive opened elsewhere goes through the same fit and install") {
+  Scene s;
+  unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
+  s.here = machine_with("sm_80", "580.1");
+  unpack::RestoreRequest rq = s.request();
+  rq.file = s.t / "no-such-file.ccpack";  // never opened: the archive is given
+  rq.opened = &a;
+  unpack::RestoreResult r = unpack::restore(rq);
+  CHECK(r.refused);
+  CHECK(a.depth() == unpack::ManifestDepth::full);
+  CHECK_FALSE(fs::exists(s.t / "pod"));
+  s.here = machine_with("sm_90", "580.1");
+  unpack::RestoreResult ok = unpack::restore(rq);
+  CHECK(outcome(ok, "inductor").action == unpack::Action::restore);
+  CHECK(s.probes == 2);
+}
+
+TEST_CASE("restore: a gate that refuses the header stops the restore before the machine is judged or a folder made") {
+  Scene s;
+  unpack::RestoreRequest rq = s.request();
+  rq.gate = [](const fs::path&, const manifest::ArchiveHeader&, const std::vector<manifest::Signature>&) {
+    throw IntegrityError("gate: untrusted");
+  };
+  CHECK_THROWS_WITH(unpack::restore(rq), "gate: untrusted");
+  CHECK(s.told == 0);
+  CHECK_FALSE(fs::exists(s.t / "pod"));
+}

@@ -1,0 +1,128 @@
+// The stages of a restore, in the order unpack/restore.hpp gives, and the two decisions between them that are
+// restore's own: which manifest reading a run needs (the marker hint), and what the fingerprint policy makes of
+// each component (the fit). Everything else is a stage's own file: archive.hpp (header, gate, manifest stages),
+// manifest/policy.hpp (the comparison), installer.hpp (lock, plan, stage, swap, purge).
+#include "unpack/restore.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <future>
+#include <optional>
+
+#include "manifest/marker.hpp"
+#include "util/error.hpp"
+
+namespace ccpack::unpack {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Folders that all hold a restore's marker most likely hold this archive: the header stage then reads the
+// manifest in pieces, for its top-level fields and its digest, and never holds it whole (archive.hpp).
+ManifestText manifest_text_for(const std::vector<manifest::CacheDir>& dirs) {
+  bool likely_noop = !dirs.empty() && std::all_of(dirs.begin(), dirs.end(), [](const manifest::CacheDir& d) {
+    return manifest::Marker::read(d.dir).has_value();
+  });
+  return likely_noop ? ManifestText::stream : ManifestText::keep;
+}
+
+// With at_build_paths: each folder must be creatable and writable here, said before anything is written.
+void require_writable(const std::vector<manifest::CacheDir>& dirs) {
+  for (const manifest::CacheDir& d : dirs) {
+    fs::path p = d.dir;
+    while (!p.empty() && ::access(p.c_str(), F_OK) != 0 && p != p.parent_path()) p = p.parent_path();
+    if (::access(p.c_str(), W_OK) != 0) {
+      throw Error("cannot restore " + d.name + " at its build path " + quoted_path(d.dir) + ": " + quoted_path(p) +
+                  " is not writable here (restore without --at-build-paths, or create the folder)");
+    }
+  }
+}
+
+// The comparison for the components this restore would write (those with a folder).
+manifest::Comparison compare_for_restore(const Archive& a, const std::vector<manifest::CacheDir>& dirs,
+                                         const manifest::Fingerprint& local, const std::vector<std::string>& ignored) {
+  std::vector<manifest::ComponentRef> comps;
+  for (const manifest::Component& c : a.manifest.components) {
+    for (const manifest::CacheDir& d : dirs) {
+      if (d.name == c.name) comps.push_back({c.name, c.kind});
+    }
+  }
+  return manifest::compare(a.manifest.fingerprint, local, comps, ignored);
+}
+
+// --on-mismatch=purge: the verdict per manifest component (those without a folder fit: they are skipped).
+std::vector<std::pair<Fit, std::string>> fits_for_purge(const Archive& a, const manifest::Comparison& c) {
+  std::vector<std::pair<Fit, std::string>> fits(a.manifest.components.size(), {Fit::fits, ""});
+  for (std::size_t i = 0; i < a.manifest.components.size(); ++i) {
+    for (std::size_t k = 0; k < c.components.size(); ++k) {
+      if (c.components[k].name != a.manifest.components[i].name || c.component_verdicts[k] < manifest::Verdict::stale) continue;
+      std::string fields;
+      for (const manifest::ComparisonRow& row : c.rows) {
+        if (row.verdicts[k] >= manifest::Verdict::stale) fields += (fields.empty() ? "" : ", ") + row.field;
+      }
+      bool refuse = c.component_verdicts[k] == manifest::Verdict::refuse;
+      fits[i] = {refuse ? Fit::stale_refuse : Fit::stale_purge,
+                 std::string(refuse ? "refused here (" : "stale here (") + fields + "): not restored" +
+                     (refuse ? "" : "; the local stale artifacts of its folder are purged")};
+    }
+  }
+  return fits;
+}
+
+// Whether the policy refuses the whole archive: refuse on any stale or refused component; purge only on a
+// refused one (the stale ones are purged instead).
+bool policy_refuses(manifest::OnMismatch policy, const manifest::Comparison& fit) {
+  if (!fit.blocks()) return false;
+  return policy == manifest::OnMismatch::refuse ||
+         (policy == manifest::OnMismatch::purge && fit.worst() == manifest::Verdict::refuse);
+}
+
+// The fit and the install, once the archive is open and the machine known.
+RestoreResult judge_and_install(const RestoreRequest& rq, Archive& a, RestoreResult result, const manifest::Fingerprint& local) {
+  if (rq.on_machine) rq.on_machine();
+  result.fit = compare_for_restore(a, result.dirs, local, rq.ignored);
+  // defence: fingerprint-refusal
+  if (policy_refuses(rq.policy, result.fit)) {
+    a.load_full();  // a manifest that fails validation is refused as such (exit 4) before any fingerprint verdict
+    result.refused = true;
+    result.depth = a.depth();
+    return result;
+  }
+  InstallOptions io = rq.install;
+  result.purging = rq.policy == manifest::OnMismatch::purge;
+  if (result.purging) {
+    io.fits = fits_for_purge(a, result.fit);
+    io.purge_for = local;  // purged by the install, inside its locks
+  }
+  result.report = install(a, result.dirs, io);
+  result.depth = a.depth();
+  return result;
+}
+
+}  // namespace
+
+RestoreResult restore(const RestoreRequest& rq) {
+  if (!rq.machine) throw Error("internal: a restore without a machine to judge for");
+  RestoreResult result;
+  result.dirs = rq.dirs;
+  if (rq.opened != nullptr) {
+    manifest::Fingerprint local = rq.machine(result.dirs);
+    return judge_and_install(rq, *rq.opened, std::move(result), local);
+  }
+  // The probe (mostly waiting for Python) runs while the header and the manifest's top level are read and
+  // checked; with at_build_paths the folders come from the manifest, so it waits for them.
+  std::future<manifest::Fingerprint> probing;
+  if (!rq.at_build_paths) probing = std::async(std::launch::async, [&rq, &result] { return rq.machine(result.dirs); });
+  // The signature is checked before the manifest is parsed, and before any target folder is touched.
+  Archive a = Archive::open(rq.file, rq.gate, ManifestDepth::top_level,
+                            rq.at_build_paths ? ManifestText::keep : manifest_text_for(result.dirs));
+  if (rq.at_build_paths) {
+    result.dirs = manifest::build_dirs(a.manifest);
+    require_writable(result.dirs);
+  }
+  manifest::Fingerprint local = rq.at_build_paths ? rq.machine(result.dirs) : probing.get();
+  return judge_and_install(rq, a, std::move(result), local);
+}
+
+}  // namespace ccpack::unpack
