@@ -30,22 +30,6 @@ void add_common(CLI::App* cmd, CommonOptions& common, bool with_json) {
   if (with_json) cmd->add_flag("--json", common.json, "Print the report as JSON on standard output");
 }
 
-void add_cache_dirs(CLI::App* cmd, manifest::CacheDirOptions& dirs, std::vector<std::string>& extras, const char* verb) {
-  cmd->add_option("--inductor-dir", dirs.inductor_dir,
-                  std::string("Inductor cache folder to ") + verb +
-                      " (default: $TORCHINDUCTOR_CACHE_DIR, else <tmp>/torchinductor_<user>)");
-  cmd->add_option("--triton-dir", dirs.triton_dir,
-                  std::string("Triton cache folder to ") + verb +
-                      " (default: $TRITON_CACHE_DIR, else <$TRITON_HOME or ~>/.triton/cache)");
-  cmd->add_option("--add", extras,
-                  std::string("Extra folder to ") + verb + ", as NAME=DIR (repeatable), e.g. ext=~/.cache/torch_extensions")
-      ->allow_extra_args(false);  // one NAME=DIR per --add, so `--add x=DIR ARCHIVE` keeps ARCHIVE positional
-}
-
-void resolve_extras(manifest::CacheDirOptions& dirs, const std::vector<std::string>& extras) {
-  for (const std::string& spec : extras) dirs.extras.push_back(manifest::parse_named_dir(spec));
-}
-
 std::string mb(std::uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);

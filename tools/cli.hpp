@@ -60,10 +60,6 @@ using Commands = std::vector<Command>;
 // -j, -q and (unless with_json is false) --json.
 void add_common(CLI::App* cmd, CommonOptions& common, bool with_json = true);
 
-// --inductor-dir, --triton-dir and --add NAME=DIR; `extras` holds the raw --add values until resolve_extras.
-void add_cache_dirs(CLI::App* cmd, manifest::CacheDirOptions& dirs, std::vector<std::string>& extras, const char* verb);
-void resolve_extras(manifest::CacheDirOptions& dirs, const std::vector<std::string>& extras);
-
 // "12.3 MB"
 [[nodiscard]] std::string mb(std::uint64_t bytes);
 

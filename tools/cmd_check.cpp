@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <future>
 
+#include "tools/cache_dirs.hpp"
 #include "tools/comparison.hpp"
 #include "tools/machine.hpp"
 #include "util/fs.hpp"
@@ -27,7 +28,7 @@ struct CheckOptions {
   fs::path archive;
   std::string python;
   std::vector<std::string> ignored;
-  manifest::CacheDirOptions dirs;
+  CacheDirOptions dirs;
   std::vector<std::string> extras;
   MachineOptions machine;
 };
@@ -62,7 +63,7 @@ int run(CheckOptions& o) {
   check_ignored(o.ignored);
   check_selects(o.machine);
   resolve_extras(o.dirs, o.extras);
-  std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
+  std::vector<manifest::CacheDir> dirs = resolve_cache_dirs(o.dirs);
   std::future<Machine> probing = std::async(std::launch::async, [&] { return target_machine(o.machine, o.python, dirs); });
   unpack::Archive a = unpack::Archive::open(o.archive);
   manifest::Fingerprint archive_fp = a.manifest.fingerprint;

@@ -3,6 +3,7 @@
 
 #include "pack/cache_facts.hpp"
 #include "pack/packer.hpp"
+#include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
 #include "tools/trust_options.hpp"
 #include "tools/comparison.hpp"
@@ -17,7 +18,7 @@ namespace {
 struct CreateOptions {
   CommonOptions common;
   fs::path output;
-  manifest::CacheDirOptions dirs;
+  CacheDirOptions dirs;
   std::vector<std::string> extras;
   std::string level = "default";
   SigningOptions signing;
@@ -47,9 +48,9 @@ bool path_exists(const fs::path& p) {
 }
 
 // The folders to pack: every one named by a flag or variable must exist; absent defaults are left out and noted.
-std::vector<manifest::CacheDir> folders_to_pack(const manifest::CacheDirOptions& options, std::vector<std::string>& looked) {
+std::vector<manifest::CacheDir> folders_to_pack(const CacheDirOptions& options, std::vector<std::string>& looked) {
   std::vector<manifest::CacheDir> dirs;
-  for (manifest::CacheDir& d : manifest::resolve_cache_dirs(options)) {
+  for (manifest::CacheDir& d : resolve_cache_dirs(options)) {
     if (d.origin == "default" && !path_exists(d.dir)) {
       looked.push_back(d.name + " " + quoted_path(d.dir));
       continue;
@@ -83,7 +84,7 @@ int run(CreateOptions& o) {
   po.progress = out.progress();
   po.sign = manifest_signer(key, o.signing);
   // The fingerprint: this machine as probed, made to agree with what the cache's own kernels say.
-  manifest::Fingerprint fp = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs));
+  manifest::Fingerprint fp = probe_local(o.python, resolve_cache_dirs(o.dirs));
   std::vector<std::string> fp_warnings = pack::reconcile(fp, pack::read_triton_targets(dirs));
   for (const std::string& w : fp_warnings) out.warn(w);
   po.fingerprint = fp;

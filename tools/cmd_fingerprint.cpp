@@ -1,6 +1,7 @@
 // `ccpack fingerprint`: this machine's environment fingerprint, as a table or --json (the manifest's object).
 #include <cstdio>
 
+#include "tools/cache_dirs.hpp"
 #include "tools/comparison.hpp"
 #include "util/escape.hpp"
 
@@ -10,7 +11,7 @@ namespace {
 struct FingerprintOptions {
   CommonOptions common;
   std::string python;
-  manifest::CacheDirOptions dirs;
+  CacheDirOptions dirs;
   std::vector<std::string> extras;
 };
 
@@ -18,7 +19,7 @@ int run(FingerprintOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
   std::string memo;
-  manifest::Fingerprint fp = probe_local(o.python, manifest::resolve_cache_dirs(o.dirs), &memo);
+  manifest::Fingerprint fp = probe_local(o.python, resolve_cache_dirs(o.dirs), &memo);
   if (out.json()) {
     out.report(ojson::parse(fp.to_json()));
     return 0;

@@ -9,6 +9,7 @@
 // On a terminal the download shows one progress line, as restore oci:// does (util/progress.hpp).
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
+#include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
 #include "tools/fleet.hpp"
 #include "tools/machine.hpp"
@@ -36,7 +37,7 @@ int run(const PullOptions& o) {
   Reporter out(o.common);
   check_selects(o.machine);
   oci::Reference ref = oci::parse_reference(o.reference);
-  Machine machine = target_machine(o.machine, "", manifest::resolve_cache_dirs({}));
+  Machine machine = target_machine(o.machine, "", resolve_cache_dirs({}));
   say_selected(out, machine);
   registry::Session s(ref, session_options(o.registry, false, ref));
   s.on_fallback = [&out](const std::string& line) { out.warn(line); };

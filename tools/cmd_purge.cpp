@@ -5,6 +5,7 @@
 // removed, or the lock was not had in time).
 #include <chrono>
 
+#include "tools/cache_dirs.hpp"
 #include "tools/purge_report.hpp"
 #include "tools/comparison.hpp"
 #include "util/escape.hpp"
@@ -21,7 +22,7 @@ constexpr unsigned kDefaultLockTimeoutS = 300;
 
 struct PurgeOptions {
   CommonOptions common;
-  manifest::CacheDirOptions dirs;
+  CacheDirOptions dirs;
   std::vector<std::string> extras;
   std::string python;
   bool dry_run = false;
@@ -31,7 +32,7 @@ struct PurgeOptions {
 int run(PurgeOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
-  std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
+  std::vector<manifest::CacheDir> dirs = resolve_cache_dirs(o.dirs);
   manifest::Fingerprint local = probe_local(o.python, dirs);
   unpack::PurgeOptions po{o.dry_run, {}};
   po.lock.timeout = std::chrono::seconds(o.lock_timeout_s);

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 
+#include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
 #include "tools/comparison.hpp"
 #include "tools/purge_report.hpp"
@@ -32,7 +33,7 @@ namespace {
 struct RestoreOptions {
   CommonOptions common;
   fs::path archive;
-  manifest::CacheDirOptions dirs;
+  CacheDirOptions dirs;
   std::vector<std::string> extras;
   bool durable = false;
   bool no_relocate = false;
@@ -188,7 +189,7 @@ unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std
   unpack::RestoreRequest rq;
   rq.file = o.archive;
   rq.at_build_paths = o.at_build_paths;
-  if (!o.at_build_paths) rq.dirs = manifest::resolve_cache_dirs(o.dirs);
+  if (!o.at_build_paths) rq.dirs = resolve_cache_dirs(o.dirs);
   rq.machine = [&o, &machine](const std::vector<manifest::CacheDir>& dirs) {
     machine = target_machine(o.machine, o.python, dirs);
     return machine->fingerprint;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <future>
 
+#include "tools/cache_dirs.hpp"
 #include "tools/comparison.hpp"
 #include "unpack/status.hpp"
 #include "util/escape.hpp"
@@ -24,7 +25,7 @@ constexpr std::size_t kShownNames = 10;
 
 struct StatusCommandOptions {
   CommonOptions common;
-  manifest::CacheDirOptions dirs;
+  CacheDirOptions dirs;
   std::vector<std::string> extras;
   std::string python;
   std::vector<std::string> ignored;
@@ -155,7 +156,7 @@ int run(StatusCommandOptions& o) {
   Reporter out(o.common);
   check_ignored(o.ignored);
   resolve_extras(o.dirs, o.extras);
-  std::vector<manifest::CacheDir> dirs = manifest::resolve_cache_dirs(o.dirs);
+  std::vector<manifest::CacheDir> dirs = resolve_cache_dirs(o.dirs);
   std::future<manifest::Fingerprint> probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
   std::vector<Folder> folders;
   folders.reserve(dirs.size());

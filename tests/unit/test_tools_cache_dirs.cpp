@@ -1,9 +1,9 @@
-// Cache locations: the rules torch and triton use, in their order of precedence (flag, variable, default).
+// Cache folders (tools/cache_dirs): the rules torch and triton use, in their order of precedence (flag, variable, default).
 #include <cstdlib>
 
 #include <catch2/catch.hpp>
 
-#include "manifest/locations.hpp"
+#include "tools/cache_dirs.hpp"
 #include "util/error.hpp"
 #include "unit/support.hpp"
 
@@ -19,25 +19,25 @@ using test::ScopedEnv;
 TEST_CASE("locations: defaults follow tempfile.gettempdir, getpass.getuser and TRITON_HOME") {
   ScopedEnv a("TORCHINDUCTOR_CACHE_DIR", std::nullopt), b("TRITON_CACHE_DIR", std::nullopt), c("TMPDIR", "/scratch/t"),
       d("LOGNAME", "alice"), e("TRITON_HOME", std::nullopt), f("HOME", "/home/alice");
-  auto dirs = manifest::resolve_cache_dirs({});
+  auto dirs = tools::resolve_cache_dirs({});
   REQUIRE(dirs.size() == 2);
   CHECK(dirs[0].dir == "/scratch/t/torchinductor_alice");
   CHECK(dirs[0].origin == "default");
   CHECK(dirs[1].dir == "/home/alice/.triton/cache");
   ScopedEnv g("TRITON_HOME", "/opt/th");
-  CHECK(manifest::resolve_cache_dirs({})[1].dir == "/opt/th/.triton/cache");
+  CHECK(tools::resolve_cache_dirs({})[1].dir == "/opt/th/.triton/cache");
 }
 
 TEST_CASE("locations: variables beat defaults, flags beat variables, paths are made absolute and normal") {
   ScopedEnv a("TORCHINDUCTOR_CACHE_DIR", "/v/ind/"), b("TRITON_CACHE_DIR", "/v/x/../tri");
-  auto dirs = manifest::resolve_cache_dirs({});
+  auto dirs = tools::resolve_cache_dirs({});
   CHECK(dirs[0].dir == "/v/ind/");
   CHECK(dirs[0].origin == "TORCHINDUCTOR_CACHE_DIR");
   CHECK(dirs[1].dir == "/v/tri");
-  manifest::CacheDirOptions o;
+  tools::CacheDirOptions o;
   o.triton_dir = "/f/tri";
   o.extras.push_back({"ext", "rel/ext"});
-  dirs = manifest::resolve_cache_dirs(o);
+  dirs = tools::resolve_cache_dirs(o);
   CHECK(dirs[1].dir == "/f/tri");
   CHECK(dirs[1].origin == "--triton-dir");
   REQUIRE(dirs.size() == 3);
@@ -46,11 +46,11 @@ TEST_CASE("locations: variables beat defaults, flags beat variables, paths are m
 }
 
 TEST_CASE("locations: --add values are checked") {
-  CHECK(manifest::parse_named_dir("ext=/x").first == "ext");
-  CHECK_THROWS_WITH(manifest::parse_named_dir("nodir"), "--add expects NAME=DIR, got 'nodir'");
-  CHECK_THROWS_AS(manifest::parse_named_dir("triton=/x"), UsageError);
-  CHECK_THROWS_AS(manifest::parse_named_dir("../x=/x"), UsageError);
-  manifest::CacheDirOptions o;
+  CHECK(tools::parse_named_dir("ext=/x").first == "ext");
+  CHECK_THROWS_WITH(tools::parse_named_dir("nodir"), "--add expects NAME=DIR, got 'nodir'");
+  CHECK_THROWS_AS(tools::parse_named_dir("triton=/x"), UsageError);
+  CHECK_THROWS_AS(tools::parse_named_dir("../x=/x"), UsageError);
+  tools::CacheDirOptions o;
   o.extras = {{"ext", "/a"}, {"ext", "/b"}};
-  CHECK_THROWS_WITH(manifest::resolve_cache_dirs(o), "--add ext is given twice");
+  CHECK_THROWS_WITH(tools::resolve_cache_dirs(o), "--add ext is given twice");
 }
