@@ -135,7 +135,9 @@ TEST_CASE("import: duplicates, bad hard links and entries inside a file are refu
   CHECK(refused({{"inductor_cache/d/", '5', "", "", 0755}, {"inductor_cache/h", '1', "", "inductor_cache/d"}}) ==
         "refusing foreign entry 'inductor_cache/h': hard link to 'inductor_cache/d', which is not an earlier file of the archive");
   CHECK(refused({{"inductor_cache/h", '1', "", "/etc/passwd"}}) ==
-        "refusing foreign entry '/etc/passwd': absolute path");  // the target is checked like a path
+        "refusing foreign entry 'inductor_cache/h': hard link to '/etc/passwd', which is not an earlier file of the archive");
+  CHECK(refused({{"inductor_cache/a", '0', "1"}, {"inductor_cache/h", '1', "", "inductor_cache/x/../a"}}) ==
+        "refusing foreign entry 'inductor_cache/h': hard link to 'inductor_cache/x/../a', which is not an earlier file of the archive");
   CHECK(refused({{"inductor_cache/a", '0', "1"}, {"inductor_cache/a/b", '0', "2"}}) ==
         "refusing foreign entry 'inductor/a/b': it is inside 'inductor/a', which is not a folder");
   CHECK(refused({{"inductor_cache/l", '2', "", "x", 0777}, {"inductor_cache/l/b", '0', "2"}}) ==
