@@ -112,7 +112,7 @@ TEST_CASE("marker: anything else is no marker", "[marker]") {
   CHECK_FALSE(Marker::parse(padded));  // over kMaxMarkerBytes, although JSON
 }
 
-TEST_CASE("marker: read from a folder; absent, a folder, a link, a FIFO or oversized read as none", "[marker]") {
+TEST_CASE("marker: read from a folder, absent, a folder, a link, a FIFO or oversized read as none", "[marker]") {
   test::ScratchDir t;
   CHECK_FALSE(Marker::read(t / "none"));
   CHECK_FALSE(Marker::read(t.path()));

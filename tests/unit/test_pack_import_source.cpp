@@ -92,7 +92,7 @@ TEST_CASE("import: folders mapped by name at any depth, missing folders added, a
   CHECK(got.skipped.empty());
 }
 
-TEST_CASE("import: --map names a folder, by any name, for any component; transient names are skipped once", "[import]") {
+TEST_CASE("import: --map names a folder, by any name, for any component, transient names are skipped once", "[import]") {
   test::ScratchDir t;
   Imported got = import(t, ustar({{"data/c/K/k.json", '0', "{}"},
                                   {"data/c/K/k.json.lock", '0', ""},
@@ -191,7 +191,7 @@ TEST_CASE("import: a truncated archive is refused naming the file, never importe
   CHECK_THAT(error_of<Error>([&] { (void)import(t, cut); }), Catch::StartsWith("foreign archive '" + (t / "in.tar").string() + "'"));
 }
 
-TEST_CASE("parse_map: PATH=COMPONENT split at the last '='; anything else named", "[import]") {
+TEST_CASE("parse_map: PATH=COMPONENT split at the last '=', anything else named", "[import]") {
   CHECK(pack::parse_map("workspace/cache=inductor") == std::pair<std::string, std::string>{"workspace/cache", "inductor"});
   CHECK(pack::parse_map("a=b=c") == std::pair<std::string, std::string>{"a=b", "c"});
   const std::string want = "--map expects PATH=COMPONENT (e.g. workspace/cache=inductor), got ";

@@ -100,7 +100,7 @@ manifest::Comparison sample() {
 
 }  // namespace
 
-TEST_CASE("check_ignored: every name must be a field of the table; hostile names are escaped", "[comparison]") {
+TEST_CASE("check_ignored: every name must be a field of the table, hostile names are escaped", "[comparison]") {
   CHECK(usage_error({}) == "(no UsageError)");
   CHECK(usage_error({"gpu.driver", "cache.targets", "triton.version"}) == "(no UsageError)");
   std::string bad = usage_error({"gpu.driver", "gpu.drivers"});
@@ -113,7 +113,7 @@ TEST_CASE("check_ignored: every name must be a field of the table; hostile names
   CHECK_THAT(long_name, Catch::Contains("...' is not a fingerprint field"));
 }
 
-TEST_CASE("--ignore takes one field per flag, so a positional after it stays positional; --python takes a path", "[comparison]") {
+TEST_CASE("the ignore and python options: one field per --ignore, so a positional after it stays positional", "[comparison]") {
   CLI::App app;
   std::vector<std::string> ignored;
   std::string python;

@@ -137,7 +137,7 @@ TEST_CASE("payload fetch: cut five times in a row in one frame is an error namin
   CHECK(f.ranges == std::vector<std::string>{"bytes=4-23", "bytes=12-23", "bytes=12-23", "bytes=12-23", "bytes=12-23"});
 }
 
-TEST_CASE("payload fetch: a tampered frame stops at that frame; its bytes never reach the consumer", "[payload-fetch]") {
+TEST_CASE("payload fetch: a tampered frame stops at that frame, its bytes never reach the consumer", "[payload-fetch]") {
   test::LoopbackHttp server({whole_answer(4)});
   Fetched f;
   const std::string digest = digest_of(kBlob);

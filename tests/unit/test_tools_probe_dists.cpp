@@ -45,7 +45,7 @@ TEST_CASE("dists: what is kept (torch, triton's names, ck4inductor, CUDA wheels)
                               "pytorch_triton=3.1.0@a torch=2.7.1+cu126@a ");
 }
 
-TEST_CASE("dists: names outside printable ASCII are no distribution; an empty version stays empty", "[probe-dists]") {
+TEST_CASE("dists: names outside printable ASCII are no distribution, an empty version stays empty", "[probe-dists]") {
   test::ScratchDir t;
   const fs::path a = t / "a";
   dist(a, "torch\n-9.9.dist-info");
@@ -57,7 +57,7 @@ TEST_CASE("dists: names outside printable ASCII are no distribution; an empty ve
   CHECK_FALSE(d.torch_version_py);
 }
 
-TEST_CASE("dists: the first folder on sys.path wins; site folders by name or by what they hold", "[probe-dists]") {
+TEST_CASE("dists: the first folder on sys.path wins, site folders by name or by what they hold", "[probe-dists]") {
   test::ScratchDir t;
   dist(t / "venv/lib/site-packages", "torch-2.7.1.dist-info");
   dist(t / "usr/dist-packages", "torch-2.0.0.dist-info");

@@ -68,7 +68,7 @@ TEST_CASE("memo file: $CCPACK_PROBE_CACHE (off, 0 or empty disable it), else XDG
   CHECK_FALSE(ProbeMemo::default_file());
 }
 
-TEST_CASE("memo keys: only an ELF program found on disk is memoised; a script, a missing program or no memo are not", "[memo]") {
+TEST_CASE("memo keys: only an ELF program found on disk is memoised, a script, a missing program or no memo are not", "[memo]") {
   test::ScratchDir t;
   ProbeMemo off(std::nullopt);
   CHECK(why_not(off, "python3") == "off");
@@ -159,7 +159,7 @@ TEST_CASE("memo: a report comes back after save, only while the same site folder
   CHECK_FALSE(again.python(*rebuilt));
 }
 
-TEST_CASE("memo: ptxas versions are tied to the program's identity; at most kMaxMemoEntries of each, newest first", "[memo]") {
+TEST_CASE("memo: ptxas versions are tied to the program's identity, at most kMaxMemoEntries of each, newest first", "[memo]") {
   test::ScratchDir t;
   const std::string ptxas = fake_elf(t / "ptxas").string();
   {
@@ -186,7 +186,7 @@ TEST_CASE("memo: ptxas versions are tied to the program's identity; at most kMax
   CHECK(bounded.ptxas((t / "p16").string()) == std::optional<std::string>("16"));
 }
 
-TEST_CASE("memo: broken, foreign, oversized or hostile memo files read as empty; a failed save is ignored", "[memo]") {
+TEST_CASE("memo: broken, foreign, oversized or hostile memo files read as empty, a failed save is ignored", "[memo]") {
   test::ScratchDir t;
   const std::string ptxas = fake_elf(t / "ptxas").string();
   {

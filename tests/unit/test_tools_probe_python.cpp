@@ -103,7 +103,7 @@ TEST_CASE("python probe: a report with wrong types or missing members gives abse
   CHECK(value(fp, field::torch_cuda) == "<absent: python: no torch distribution on sys.path>");
 }
 
-TEST_CASE("python probe and the memo: a script is not memoised; a memoised ELF program is not run at all", "[probe-python]") {
+TEST_CASE("python probe and the memo: a script is not memoised, a memoised ELF program is not run at all", "[probe-python]") {
   test::ScratchDir t;
   fs::path site = make_site(t / "site-packages");
   probe::ProbeMemo memo(t / "memo.json");
@@ -131,7 +131,7 @@ TEST_CASE("python probe and the memo: a script is not memoised; a memoised ELF p
   CHECK_FALSE(miss.get(field::python_version)->value);
 }
 
-TEST_CASE("ptxas probe: TRITON_PTXAS_PATH, else triton's bundled ptxas, else absent; each failure named", "[probe-python]") {
+TEST_CASE("ptxas probe: TRITON_PTXAS_PATH, else triton's bundled ptxas, else absent, each failure named", "[probe-python]") {
   test::ScratchDir t;
   probe::ProbeMemo memo(std::nullopt);
   const std::string banner = "echo 'ptxas: NVIDIA (R) Ptx optimizing assembler'; echo 'Cuda compilation tools, release 12.8, V12.8.93'";

@@ -105,7 +105,7 @@ void write_marker(const fs::path& dir, const manifest::Fingerprint& fp) {
 
 }  // namespace
 
-TEST_CASE("purge: lock files, dead writers' temporary folders and staging folders go; live writers' stay", "[purge]") {
+TEST_CASE("purge: lock files, dead writers' temporary folders and staging folders go, live writers' stay", "[purge]") {
   test::ScratchDir t;
   const fs::path tri = t / "pod/tri";
   test::write_file(tri / "K1/k.lock", "12345");
@@ -243,7 +243,7 @@ TEST_CASE("purge: Triton kernel folders judged by their .json, in triton/ and in
   CHECK(r.kept_files == 5);  // GOOD's two, NOJSON's, BADJSON's, inductor's fx/OLD/k.json
 }
 
-TEST_CASE("purge: a .so is judged by what it needs, through the search folders; driver libraries are not judged", "[purge]") {
+TEST_CASE("purge: a .so is judged by what it needs, through the search folders, driver libraries are not judged", "[purge]") {
   test::ScratchDir t;
   test::write_file(t / "libs/libfound.so.1", "");
   test::ScopedEnv ld("LD_LIBRARY_PATH", std::nullopt);
@@ -286,7 +286,7 @@ TEST_CASE("purge: links are never followed, reserved names are skipped, a linked
   CHECK(test::slurp(t / "outside/victim.lock") == "keep me");
 }
 
-TEST_CASE("purge: a missing folder is nothing to do; folders nested past the depth bound are unjudged", "[purge]") {
+TEST_CASE("purge: a missing folder is nothing to do, folders nested past the depth bound are unjudged", "[purge]") {
   test::ScratchDir t;
   unpack::PurgeReport none = run(one("triton", manifest::ComponentKind::triton, t / "no/such"));
   CHECK(none.removed.empty());

@@ -36,9 +36,12 @@ std::string fresh_process_load(const std::string& library) {
 
 }  // namespace
 
-TEST_CASE("curl loader: a fresh process with $CCPACK_LIBCURL set; run by the test below", "[.curl-loader-child]") {
+TEST_CASE("curl loader: the fresh process the test below runs (hidden)", "[.curl-loader-child]") {
   const char* report = std::getenv(kReportVar);
-  REQUIRE(report != nullptr);
+  if (report == nullptr) {
+    SUCCEED("only the test below runs this, as a fresh process with CCPACK_LIBCURL set");
+    return;
+  }
   std::string said;
   try {
     (void)http::curl();
