@@ -151,6 +151,16 @@ TEST_CASE("read_fingerprint_file: the whole file up to 1 MiB, else an error nami
         "cannot open fingerprint file '" + (t / "a\\nb.json").string() + "': No such file or directory");
 }
 
+TEST_CASE("read_fingerprint_file: a pipe is read to its end, as from --fingerprint <(ssh host ccpack fingerprint --json)", "[comparison]") {
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  const std::string fp = "{\"schema\": 1, \"fields\": {}}\n";
+  REQUIRE(::write(p[1], fp.data(), fp.size()) == static_cast<ssize_t>(fp.size()));
+  ::close(p[1]);
+  CHECK(tools::read_fingerprint_file("/dev/fd/" + std::to_string(p[0])) == fp);
+  ::close(p[0]);
+}
+
 TEST_CASE("difference_text: single values quoted or their note, set differences phrase by phrase, bounded", "[comparison]") {
   manifest::Comparison c = sample();
   CHECK(tools::difference_text(c.rows[0]) == "archive '3.5.0', here '3.6.0'");
