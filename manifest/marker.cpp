@@ -1,6 +1,7 @@
 #include "manifest/marker.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <ctime>
 
@@ -75,8 +76,10 @@ std::string utc_now() {
 }
 
 std::optional<Marker> Marker::read(const std::filesystem::path& dir) {
-  UniqueFd fd(::open((dir / kMarkerName).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd.valid()) return std::nullopt;
+  // O_NONBLOCK: a FIFO in the marker's place must not make restore, purge or status wait for a writer.
+  UniqueFd fd(::open((dir / kMarkerName).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   std::string text(kMaxMarkerBytes + 1, '\0');
   try {
     text.resize(pread_full(fd.get(), text.data(), text.size(), 0, quoted_path(dir / kMarkerName)));

@@ -237,7 +237,12 @@ void ImportSource::add(const ForeignEntry& f, std::string path, Listing& l) {
       refuse(f.path, "symlink to " + quoted_name(e.link_target) + " leads outside its folder");
     }
   } else if (f.kind == ForeignEntry::Kind::hardlink && f.size == 0) {  // a copy of the file it names
-    std::string target = checked_path(f.link_target, limits.max_path_length);
+    std::string target;
+    try {
+      target = checked_path(f.link_target, limits.max_path_length);
+    } catch (const IntegrityError&) {
+      // An unsafe target names no earlier file: refused below, naming this entry rather than its target.
+    }
     std::optional<std::string> to = target.empty() ? std::nullopt : l.mapper.map(target);
     auto it = to ? l.index.find(*to) : l.index.end();
     if (it == l.index.end() || entries_[it->second].type != EntryType::file) {

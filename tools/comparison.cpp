@@ -2,7 +2,9 @@
 #include "tools/comparison.hpp"
 
 #include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 
 #include "util/error.hpp"
@@ -36,7 +38,15 @@ std::string read_fingerprint_file(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) throw_errno("cannot open fingerprint file " + quoted_path(path));
   std::string text(kMaxFingerprintBytes + 1, '\0');
-  std::size_t got = pread_full(fd.get(), text.data(), text.size(), 0, "fingerprint file " + quoted_path(path));
+  // read(), not pread(): the file may be a pipe (--fingerprint <(ssh host ccpack fingerprint --json)).
+  std::size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("cannot read fingerprint file " + quoted_path(path));
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
   if (got > kMaxFingerprintBytes) throw Error("fingerprint file " + quoted_path(path) + " is larger than 1 MiB");
   text.resize(got);
   return text;

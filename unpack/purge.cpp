@@ -168,7 +168,10 @@ class Walker {
   void library(const fs::path& p) {
     std::string why;
     auto dyn = read_elf_dynamic(p.string(), why);
-    if (!dyn) return unjudged(p, why);
+    if (!dyn) {
+      ++report_.kept_files;  // kept, though not judged (purge.hpp: kept_files counts both)
+      return unjudged(p, why);
+    }
     ElfDynamic judged = *dyn;
     std::erase_if(judged.needed, [](const std::string& n) { return is_driver_library(n); });
     Judgement j = judge_library(judged, p.string(), search_);

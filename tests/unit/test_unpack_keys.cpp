@@ -1,0 +1,203 @@
+// unpack/keys.cpp against known answers and hostile inputs: RFC 8032's first Ed25519 test vector (key id, PEM,
+// signature bytes), keys of another algorithm, encrypted keys, files that are not regular or are too large, the
+// environment variable unset or oversized, and the trust store's folder rules (sorted, *.pub only, links followed,
+// a bad key named). Every message is checked whole.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "unit/support.hpp"
+#include "unpack/keys.hpp"
+#include "util/error.hpp"
+#include "util/sha256.hpp"
+
+using namespace ccpack;
+using unpack::PrivateKey;
+using unpack::PublicKey;
+using unpack::TrustStore;
+namespace fs = std::filesystem;
+
+namespace {
+
+// RFC 8032, section 7.1, TEST 1: the secret key as PKCS#8, its public key as SPKI.
+const std::string kRfcPrivate =
+    "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ1hsZ3v/VpguoRK9JLsLMREScVpezJpGXA7rAMcrn9g\n-----END PRIVATE KEY-----\n";
+const std::string kRfcPublic =
+    "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=\n-----END PUBLIC KEY-----\n";
+// The first 8 bytes of SHA-256 of the raw public key d75a9801...f707511a.
+const std::string kRfcKeyId = "21fe31dfa154a261";
+// Its signature of the empty message.
+const std::string kRfcSignature =
+    "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b";
+
+// A P-256 key made for this test (not Ed25519).
+const std::string kEcPrivate =
+    "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgePkPNVkVsCMZ4sc+\n"
+    "pTlJ2C/xplMdEDQpcmiIrPknFX6hRANCAASpaBeqXigenMfigdBuRWSZ+So02n/G\n"
+    "0ecqv+RBwONrATDlQGbJh4IX9/KBNekR3940szrKh/jbw1MS7yOBT3B5\n-----END PRIVATE KEY-----\n";
+const std::string kEcPublic =
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEqWgXql4oHpzH4oHQbkVkmfkqNNp/\n"
+    "xtHnKr/kQcDjawEw5UBmyYeCF/fygTXpEd/eNLM6yof428NTEu8jgU9weQ==\n-----END PUBLIC KEY-----\n";
+// An Ed25519 key encrypted with the passphrase "x": never prompted for, so it does not load.
+const std::string kEncrypted =
+    "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIGbMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAhYRFKaCeIqmAICCAAw\n"
+    "DAYIKoZIhvcNAgkFADAdBglghkgBZQMEAQIEEByFajY77OcsZvhMGiTgztIEQEG3\n"
+    "GgImJFeHUvEq3Vx5Nck8MB7aAEiKooUz10thiKXiprEimMdl79DJB1MxurCu1KRl\nuznAxyrLZzAzFXUscyg=\n"
+    "-----END ENCRYPTED PRIVATE KEY-----\n";
+
+std::string error_of(const std::function<void()>& run) {
+  try {
+    run();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no Error)";
+}
+
+std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+}  // namespace
+
+TEST_CASE("keys: RFC 8032 test 1 gives its key id, its public PEM and its signature", "[keys]") {
+  test::ScratchDir t;
+  test::write_file(t / "rfc.key", kRfcPrivate, 0600);
+  PrivateKey key = PrivateKey::load(t / "rfc.key");
+  CHECK(key.key_id() == kRfcKeyId);
+  CHECK(key.public_key().pem() == kRfcPublic);
+  CHECK(key.public_key().key_id() == kRfcKeyId);
+  manifest::SignatureBytes sig = key.sign("");
+  CHECK(to_hex(std::span<const std::uint8_t>(sig.data(), sig.size())) == kRfcSignature);
+  PublicKey pub = PublicKey::from_pem(kRfcPublic, "rfc");
+  CHECK(pub.key_id() == kRfcKeyId);
+  CHECK(pub.verify("", sig));
+  CHECK_FALSE(pub.verify("x", sig));
+  manifest::SignatureBytes zero{};
+  CHECK_FALSE(pub.verify("", zero));
+  // The key the environment holds is the same key.
+  test::ScopedEnv env(unpack::kSigningKeyVar, kRfcPrivate);
+  CHECK(PrivateKey::from_env(unpack::kSigningKeyVar).key_id() == kRfcKeyId);
+}
+
+TEST_CASE("keys: another algorithm, an encrypted key, a public key for a private one are refused by name", "[keys]") {
+  test::ScratchDir t;
+  test::write_file(t / "ec.key", kEcPrivate, 0600);
+  CHECK(error_of([&] { (void)PrivateKey::load(t / "ec.key"); }) ==
+        "private key " + q(t / "ec.key") + " is not an Ed25519 key (make one with `ccpack keygen`)");
+  CHECK(error_of([&] { (void)PublicKey::from_pem(kEcPublic, "public key 'ec.pub'"); }) ==
+        "public key 'ec.pub' is not an Ed25519 key (make one with `ccpack keygen`)");
+  test::write_file(t / "enc.key", kEncrypted, 0600);
+  CHECK(error_of([&] { (void)PrivateKey::load(t / "enc.key"); }) ==
+        "private key " + q(t / "enc.key") + " is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
+  test::write_file(t / "priv.pub", kRfcPrivate);
+  CHECK(error_of([&] { (void)PublicKey::load(t / "priv.pub"); }) ==
+        "public key " + q(t / "priv.pub") + " is not a PEM public key (BEGIN PUBLIC KEY), as `ccpack keygen` writes to NAME.pub");
+  // A truncated PEM (its last line cut) is no key either.
+  test::write_file(t / "cut.key", kRfcPrivate.substr(0, kRfcPrivate.size() - 10), 0600);
+  CHECK(error_of([&] { (void)PrivateKey::load(t / "cut.key"); }) ==
+        "private key " + q(t / "cut.key") + " is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
+}
+
+TEST_CASE("keys: missing, not regular, too large, exposed files are refused before they are parsed", "[keys]") {
+  test::ScratchDir t;
+  CHECK(error_of([&] { (void)PrivateKey::load(t / "none"); }) == "cannot open private key " + q(t / "none") + ": No such file or directory");
+  CHECK(error_of([&] { (void)PublicKey::load(t / "none.pub"); }) == "cannot open public key " + q(t / "none.pub") + ": No such file or directory");
+  fs::create_directories(t / "dir.key");
+  ::chmod((t / "dir.key").c_str(), 0700);
+  CHECK(error_of([&] { (void)PrivateKey::load(t / "dir.key"); }) == "private key " + q(t / "dir.key") + " is not a regular file");
+  test::write_file(t / "big.pub", kRfcPublic + std::string(unpack::kMaxKeyFileBytes, '\n'));
+  CHECK(error_of([&] { (void)PublicKey::load(t / "big.pub"); }) == "public key " + q(t / "big.pub") + " is larger than 16384 bytes");
+  test::write_file(t / "exact.key", std::string(unpack::kMaxKeyFileBytes, 'x'), 0600);
+  CHECK(error_of([&] { (void)PrivateKey::load(t / "exact.key"); }) == "private key " + q(t / "exact.key") + " is larger than 16384 bytes");
+  test::write_file(t / "open.key", kRfcPrivate, 0604);
+  CHECK(error_of([&] { (void)PrivateKey::load(t / "open.key"); }) == "private key " + q(t / "open.key") +
+                                                                          " is readable or writable by group or others (mode 0604); run: chmod 600 " +
+                                                                          q(t / "open.key"));
+  // The mode rule is for private keys only: a public key may be world-readable.
+  test::write_file(t / "open.pub", kRfcPublic, 0644);
+  CHECK(PublicKey::load(t / "open.pub").key_id() == kRfcKeyId);
+  // A link to a private key is followed, and the rule is the target's.
+  test::write_file(t / "real.key", kRfcPrivate, 0600);
+  fs::create_symlink(t / "real.key", t / "link.key");
+  CHECK(PrivateKey::load(t / "link.key").key_id() == kRfcKeyId);
+}
+
+TEST_CASE("keys: the environment variable unset, empty, garbage or too large", "[keys]") {
+  const char* var = unpack::kSigningKeyVar;
+  {
+    test::ScopedEnv unset(var, std::nullopt);
+    CHECK(error_of([&] { (void)PrivateKey::from_env(var); }) == "$CCPACK_SIGNING_KEY is not set");
+  }
+  {
+    test::ScopedEnv empty(var, "");
+    CHECK(error_of([&] { (void)PrivateKey::from_env(var); }) == "$CCPACK_SIGNING_KEY is not set");
+  }
+  {
+    test::ScopedEnv big(var, std::string(unpack::kMaxKeyFileBytes, 'k'));
+    CHECK(error_of([&] { (void)PrivateKey::from_env(var); }) == "the private key in $CCPACK_SIGNING_KEY is larger than 16384 bytes");
+  }
+  {
+    test::ScopedEnv ec(var, kEcPrivate);
+    CHECK(error_of([&] { (void)PrivateKey::from_env(var); }) ==
+          "the private key in $CCPACK_SIGNING_KEY is not an Ed25519 key (make one with `ccpack keygen`)");
+  }
+  {
+    // A public key in the variable: no private key, and the message holds none of the variable's text.
+    test::ScopedEnv pub(var, kRfcPublic);
+    std::string message = error_of([&] { (void)PrivateKey::from_env(var); });
+    CHECK(message == "the private key in $CCPACK_SIGNING_KEY is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
+    CHECK(message.find("MCow") == std::string::npos);
+  }
+}
+
+TEST_CASE("keys: write_pem creates the file 0600 whatever the umask, never over a file or a link", "[keys]") {
+  test::ScratchDir t;
+  PrivateKey key = PrivateKey::generate();
+  mode_t old = ::umask(0);
+  key.write_pem(t / "k");
+  ::umask(old);
+  struct stat st {};
+  REQUIRE(::stat((t / "k").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(PrivateKey::load(t / "k").key_id() == key.key_id());
+  fs::create_symlink(t / "elsewhere", t / "link");
+  CHECK(error_of([&] { key.write_pem(t / "link"); }) == q(t / "link") + " already exists; ccpack keygen never overwrites a key");
+  CHECK_FALSE(fs::exists(t / "elsewhere"));
+  CHECK(error_of([&] { key.write_pem(t / "no/such/k"); }) == "cannot create " + q(t / "no/such/k") + ": No such file or directory");
+}
+
+TEST_CASE("trust store: *.pub files in name order, links followed, folders and other names skipped", "[keys]") {
+  test::ScratchDir t;
+  PrivateKey other = PrivateKey::generate();
+  test::write_file(t / "keys/b.pub", other.public_key().pem());
+  test::write_file(t / "store/rfc.pub", kRfcPublic);
+  fs::create_symlink(t / "store/rfc.pub", t / "keys/a.pub");  // a mounted secret is a link
+  fs::create_directories(t / "keys/dir.pub");
+  test::write_file(t / "keys/c.pub.bak", "not a key");
+  test::write_file(t / "keys/..data.pub", "not read twice");
+  TrustStore store;
+  CHECK(store.empty());
+  store.add(t / "keys", true);
+  std::vector<std::string> want = {kRfcKeyId, other.key_id()};
+  std::sort(want.begin(), want.end());
+  CHECK(store.key_ids() == want);
+  CHECK(store.find(kRfcKeyId)->pem() == kRfcPublic);
+  CHECK(store.find("0000000000000000") == nullptr);
+  // The same key again (a file, then a key) keeps one entry.
+  store.add(t / "store/rfc.pub", true);
+  store.add(PublicKey::from_pem(kRfcPublic, "again"));
+  CHECK(store.key_ids().size() == 2);
+  // A bad key among good ones: named, and the ones before it are already in.
+  test::write_file(t / "bad/a.pub", kRfcPublic);
+  test::write_file(t / "bad/b.pub", kEcPublic);
+  TrustStore partial;
+  CHECK(error_of([&] { partial.add(t / "bad", true); }) == "public key " + q(t / "bad/b.pub") + " is not an Ed25519 key (make one with `ccpack keygen`)");
+  CHECK(partial.key_ids() == std::vector<std::string>{kRfcKeyId});
+  CHECK(error_of([&] { partial.add(t / "missing", true); }) == "cannot read trusted keys at " + q(t / "missing") + ": No such file or directory");
+}
