@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/json_guard.hpp"
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
 #include "tools/cli.hpp"
@@ -30,22 +29,6 @@ struct ImportCmdOptions {
   SigningOptions signing;
 };
 
-// The fingerprint file from `ccpack fingerprint --json` on the build machine, checked against the contract
-// (manifest/fingerprint.hpp) so the archive never records a fingerprint its readers refuse.
-manifest::Fingerprint read_fingerprint(const fs::path& path) {
-  std::string text = read_fingerprint_file(path.string());
-  std::string what = "fingerprint file " + quoted_path(path);
-  try {
-    auto j = manifest::parse_untrusted<nlohmann::json>(text, what);
-    if (!j.is_object()) throw Error(what + " is not a JSON object (from ccpack fingerprint --json)");
-    j.erase("ok");  // the report marker of `ccpack fingerprint --json`
-    return manifest::Fingerprint::from_json(j.dump());
-  } catch (const IntegrityError& e) {  // a local input, not an archive: exit 1, like any unreadable file
-    std::string why = e.what();
-    throw Error(why.starts_with(what) ? why : what + ": " + why);
-  }
-}
-
 int run(ImportCmdOptions& o) {
   Reporter out(o.common);
   // The key is read first: a missing or exposed key is reported before any import work.
@@ -55,7 +38,7 @@ int run(ImportCmdOptions& o) {
   for (const std::string& spec : o.maps) io.maps.push_back(pack::parse_map(spec));
   io.spool_dir = o.output.parent_path();
   std::optional<manifest::Fingerprint> fingerprint;
-  if (o.fingerprint) fingerprint = read_fingerprint(*o.fingerprint);
+  if (o.fingerprint) fingerprint = fingerprint_from_file(o.fingerprint->string());  // the build machine's
   pack::ImportSource source(io);
   pack::PackOptions po;
   po.jobs = o.common.jobs;

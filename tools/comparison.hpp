@@ -21,8 +21,14 @@ void add_ignore_option(CLI::App* cmd, std::vector<std::string>& ignored);
 // Throws UsageError for a name that is not a fingerprint field.
 void check_ignored(const std::vector<std::string>& ignored);
 
-// A fingerprint file (`ccpack fingerprint --json` output) as text, at most 1 MiB; Error naming the file otherwise.
+// A fingerprint file (`ccpack fingerprint --json` output; a pipe too) as text, at most 1 MiB; Error naming the file
+// otherwise.
 [[nodiscard]] std::string read_fingerprint_file(const std::string& path);
+// The one reader of fingerprint files (--fingerprint of check, restore and pull, and of import): the file's text
+// without its "ok" report marker, checked against the contract (manifest/fingerprint.hpp) so nothing records or
+// compares a fingerprint its readers refuse. A local input, not an archive: every refusal is an Error (exit 1)
+// naming the file.
+[[nodiscard]] manifest::Fingerprint fingerprint_from_file(const std::string& path);
 
 // This machine's fingerprint; `memo_status`, when given, says whether the python probe's memo was used.
 [[nodiscard]] manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs,

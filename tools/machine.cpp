@@ -21,19 +21,6 @@ std::pair<std::string, std::string> split_select(const std::string& text) {
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-// `ccpack fingerprint --json` adds "ok": true to the fingerprint object; the rest is the manifest's shape.
-manifest::Fingerprint parse_fingerprint_file(const std::string& path) {
-  std::string text = read_fingerprint_file(path);
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (!doc.is_object()) throw Error("fingerprint file " + quoted_path(path) + " is not a JSON object (write it with `ccpack fingerprint --json`)");
-  doc.erase("ok");
-  try {
-    return manifest::Fingerprint::from_json(doc.dump());
-  } catch (const IntegrityError& e) {
-    throw Error("fingerprint file " + quoted_path(path) + ": " + e.what());  // a local file: a local error (exit 1)
-  }
-}
-
 }  // namespace
 
 void add_machine_options(CLI::App* cmd, MachineOptions& options) {
@@ -81,7 +68,7 @@ Machine target_machine(const MachineOptions& options, const std::string& python,
     m.fingerprint = probe_local(python, dirs);
     m.source = "probe";
   } else {
-    m.fingerprint = parse_fingerprint_file(file);
+    m.fingerprint = fingerprint_from_file(file);
     m.source = "file " + quoted_path(file);
   }
   for (const std::string& s : options.select) {

@@ -161,6 +161,25 @@ TEST_CASE("read_fingerprint_file: a pipe is read to its end, as from --fingerpri
   ::close(p[0]);
 }
 
+TEST_CASE("fingerprint_from_file: the report marker dropped, the contract checked, every refusal an Error naming the file", "[comparison]") {
+  test::ScratchDir t;
+  const std::string path = (t / "fp.json").string(), what = "fingerprint file '" + path + "'";
+  test::write_file(path, R"({"ok": true, "schema": 1, "fields": {"gpu.arch": {"value": "sm_90", "source": "nvml"}}})");
+  manifest::Fingerprint fp = tools::fingerprint_from_file(path);
+  CHECK(fp.fields.size() == 1);
+  CHECK(fp.get("gpu.arch")->value == "sm_90");
+  test::write_file(path, "[1, 2]");
+  CHECK(error_of([&] { (void)tools::fingerprint_from_file(path); }) == what + " is not a JSON object (write it with `ccpack fingerprint --json`)");
+  test::write_file(path, R"({"schema": 1, "schema": 1, "fields": {}})");
+  CHECK(error_of([&] { (void)tools::fingerprint_from_file(path); }) == what + " field 'schema' is repeated (a JSON key appears twice in one object)");
+  test::write_file(path, R"({"schema": 1, "fields": {)");
+  CHECK_THAT(error_of([&] { (void)tools::fingerprint_from_file(path); }), Catch::StartsWith(what + " is not valid JSON: "));
+  test::write_file(path, R"({"schema": 2, "fields": {}})");
+  CHECK_THAT(error_of([&] { (void)tools::fingerprint_from_file(path); }), Catch::StartsWith(what + ": fingerprint field 'schema' is 2"));
+  test::write_file(path, std::string((1u << 20) + 1, ' '));
+  CHECK(error_of([&] { (void)tools::fingerprint_from_file(path); }) == what + " is larger than 1 MiB");
+}
+
 TEST_CASE("difference_text: single values quoted or their note, set differences phrase by phrase, bounded", "[comparison]") {
   manifest::Comparison c = sample();
   CHECK(tools::difference_text(c.rows[0]) == "archive '3.5.0', here '3.6.0'");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tools/machine.hpp"
+#include "unit/support.hpp"
 #include "util/error.hpp"
 
 using namespace ccpack;
@@ -43,6 +44,17 @@ TEST_CASE("the fingerprint file: --fingerprint, else CCPACK_FINGERPRINT_FILE, el
   o.fingerprint_file = "/flag/fp.json";
   CHECK(tools::fingerprint_file_of(o) == "/flag/fp.json");
   ::unsetenv("CCPACK_FINGERPRINT_FILE");
+}
+
+TEST_CASE("target_machine from a fingerprint file: its fields, and the file named as the source") {
+  test::ScratchDir dir;
+  tools::MachineOptions o;
+  o.fingerprint_file = (dir / "fp.json").string();
+  test::write_file(dir / "fp.json", R"({"ok": true, "schema": 1, "fields": {"gpu.arch": {"value": "sm_90", "source": "nvml"}}})");
+  tools::Machine m = tools::target_machine(o, "python3", {});
+  CHECK(m.source == "file '" + o.fingerprint_file + "'");
+  REQUIRE(m.fingerprint.get("gpu.arch") != nullptr);
+  CHECK(m.fingerprint.get("gpu.arch")->value == "sm_90");
 }
 
 TEST_CASE("machine_json: the source and each --select with what it replaced") {
