@@ -135,6 +135,12 @@ std::string arch_name(const TritonTarget& target) {
   return target.arch;
 }
 
+std::optional<std::string> gpu_vendor_of(const TritonTarget& target) {
+  if (target.backend == "cuda") return "nvidia";
+  if (target.backend == "hip") return "amd";
+  return std::nullopt;
+}
+
 void Fingerprint::set(std::string_view name, std::string value, std::string source) {
   fields.insert_or_assign(std::string(name), FieldValue{std::move(value), std::move(source)});
 }

@@ -77,6 +77,9 @@ struct TritonTarget {
 
 // The GPU arch name a target stands for, as gpu.arch spells it: cuda 90 -> "sm_90", hip gfx942 -> "gfx942".
 [[nodiscard]] std::string arch_name(const TritonTarget& target);
+// The gpu.vendor a target's backend stands for, as the probes spell it: cuda -> "nvidia", hip -> "amd"; nullopt for
+// a backend that names no vendor this contract knows.
+[[nodiscard]] std::optional<std::string> gpu_vendor_of(const TritonTarget& target);
 
 struct Fingerprint {
   std::map<std::string, FieldValue, std::less<>> fields;

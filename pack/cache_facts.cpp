@@ -83,12 +83,6 @@ void find_kernel_jsons(const fs::path& dir, std::vector<std::string>& files) {
   }
 }
 
-std::string vendor_of(const std::string& backend) {
-  if (backend == "cuda") return "nvidia";
-  if (backend == "hip") return "amd";
-  return backend;
-}
-
 std::string value_or(const Fingerprint& fp, std::string_view name, const std::string& otherwise) {
   const manifest::FieldValue* v = fp.get(name);
   return v && v->value ? *v->value : otherwise;
@@ -131,7 +125,7 @@ void reconcile_gpu(Fingerprint& fp, const std::vector<TritonTarget>& targets, st
     for (std::string_view f : {field::gpu_name, field::gpu_sm_count, field::gpu_count, field::gpu_driver}) fp.absent(f, why);
   }
   take_from_cache(fp, field::gpu_arch, archs.front());
-  take_from_cache(fp, field::gpu_vendor, vendor_of(t.backend));
+  take_from_cache(fp, field::gpu_vendor, manifest::gpu_vendor_of(t).value_or(t.backend));  // else the backend's own name
   take_from_cache(fp, field::gpu_warp_size, std::to_string(t.warp_size));
 }
 

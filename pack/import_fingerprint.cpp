@@ -8,6 +8,7 @@
 // metadata (manifest/kernel_json.hpp, as create's pack/cache_facts does); a file it does not accept is ignored.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "pack/import_source.hpp"
@@ -51,7 +52,7 @@ std::optional<manifest::Fingerprint> ImportSource::derived_fingerprint() const {
     fp.set(manifest::field::gpu_arch, manifest::arch_name(t), kSource);
     fp.set(manifest::field::triton_version, t.triton_version, kSource);
     if (t.warp_size != 0) fp.set(manifest::field::gpu_warp_size, std::to_string(t.warp_size), kSource);
-    if (t.backend == "cuda" || t.backend == "hip") fp.set(manifest::field::gpu_vendor, t.backend == "cuda" ? "nvidia" : "amd", kSource);
+    if (std::optional<std::string> vendor = manifest::gpu_vendor_of(t)) fp.set(manifest::field::gpu_vendor, *vendor, kSource);
   }
   return fp;
 }

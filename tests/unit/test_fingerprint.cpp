@@ -87,3 +87,14 @@ TEST_CASE("values from archives are made printable") {
   CHECK(escaped("sm_90\x1b[2J\n") == "sm_90\\x1b[2J\\n");
   CHECK(escaped("abcdefghij", 6) == "abc...");
 }
+
+TEST_CASE("a Triton target names its gpu.arch and gpu.vendor as the probes spell them") {
+  const TritonTarget h200{"cuda", "90", 32, "3.6.0", 1};
+  const TritonTarget mi300{"hip", "gfx942", 64, "3.6.0", 1};
+  const TritonTarget other{"xpu", "pvc", 16, "3.6.0", 1};
+  CHECK(arch_name(h200) == "sm_90");
+  CHECK(arch_name(mi300) == "gfx942");
+  CHECK(gpu_vendor_of(h200) == "nvidia");
+  CHECK(gpu_vendor_of(mi300) == "amd");
+  CHECK(gpu_vendor_of(other) == std::nullopt);
+}
