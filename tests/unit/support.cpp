@@ -14,15 +14,6 @@
 
 namespace ccpack::test {
 
-std::string integrity_error(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const IntegrityError& e) {
-    return e.what();
-  }
-  return "(no IntegrityError)";
-}
-
 ScopedEnv::ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
   if (const char* old = std::getenv(name)) old_ = old;
   if (value) {

@@ -1,14 +1,17 @@
-// Test helpers: scratch folders, file trees made from a spec, and a tree comparison that checks bytes and modes.
+// Test helpers: scratch folders, environment and file trees made for a test, a tree comparison that checks bytes
+// and modes, the message of an expected exception, and the real fixture.
 #pragma once
 
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "manifest/locations.hpp"
+#include "util/error.hpp"
 
 namespace ccpack::test {
 
@@ -39,8 +42,25 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-// The message of the IntegrityError that `run` throws, or "(no IntegrityError)".
-[[nodiscard]] std::string integrity_error(const std::function<void()>& run);
+// The message of the E that `run` throws, or `none` when it throws nothing; an exception of another type passes
+// through (the test fails on it). The shorthands below are the ones the tests compare with.
+template <class E>
+[[nodiscard]] std::string message_of(const std::function<void()>& run, const char* none) {
+  try {
+    run();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return none;
+}
+[[nodiscard]] inline std::string integrity_error(const std::function<void()>& run) {
+  return message_of<IntegrityError>(run, "(no IntegrityError)");
+}
+[[nodiscard]] inline std::string usage_error(const std::function<void()>& run) {
+  return message_of<UsageError>(run, "(no UsageError)");
+}
+// Any std::exception's message, or "(no error)".
+[[nodiscard]] inline std::string error_of(const std::function<void()>& run) { return message_of<std::exception>(run, "(no error)"); }
 
 void write_file(const std::filesystem::path& path, const std::string& content, unsigned mode = 0644);
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);

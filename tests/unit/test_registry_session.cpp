@@ -4,7 +4,6 @@
 // ?digest=, a blob range, and the one-line errors for a denied request and a registry's error body.
 #include <catch2/catch.hpp>
 #include <cstdlib>
-#include <functional>
 #include <string>
 
 #include "registry/oci.hpp"
@@ -15,6 +14,7 @@
 #include "util/sha256.hpp"
 
 using namespace ccpack;
+using test::error_of;
 using test::http_answer;
 
 namespace {
@@ -44,15 +44,6 @@ std::string digest_of(const std::string& bytes) { return "sha256:" + to_hex(Sha2
 
 std::string first_line(const std::string& request) { return request.substr(0, request.find("\r\n")); }
 bool has_header(const std::string& request, const std::string& line) { return request.find("\r\n" + line + "\r\n") != std::string::npos; }
-
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 const std::string kManifest = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json"})";
 

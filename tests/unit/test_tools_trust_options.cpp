@@ -18,15 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using test::ScopedEnv;
-
-std::string usage_error(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no UsageError)";
-}
+using test::usage_error;
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include "util/error.hpp"
 
 using namespace ccpack;
+using test::error_of;
 namespace fs = std::filesystem;
 using unpack::Archive;
 using unpack::ManifestDepth;
@@ -24,15 +25,6 @@ fs::path make_archive(const test::ScratchDir& t, const std::string& name, const 
   fs::create_directories(t / ("src-" + name + "/tri"));
   (void)pack::create_archive(test::dirs_of(t / ("src-" + name + "/ind"), t / ("src-" + name + "/tri")), t / name, {});
   return t / name;
-}
-
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace

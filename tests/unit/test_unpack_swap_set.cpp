@@ -12,6 +12,7 @@
 #include "util/error.hpp"
 
 using namespace ccpack;
+using test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -23,15 +24,6 @@ std::vector<unpack::StagedFolder> stage(const test::ScratchDir& t) {
   test::write_file(t / "stage-a/file", "new a\n");
   test::write_file(t / "stage-b/file", "new b\n");
   return {{t / "stage-a", t / "old/a", t / "aside-a"}, {t / "stage-b", t / "old/b", t / "aside-b"}};
-}
-
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <functional>
 #include <string>
 
 #include "unit/loopback_http.hpp"
@@ -16,6 +15,7 @@
 #include "util/http.hpp"
 
 using namespace ccpack;
+using test::error_of;
 using test::http_answer;
 
 namespace {
@@ -31,15 +31,6 @@ http::Request get(const test::LoopbackHttp& server, const std::string& path) {
   http::Request r;
   r.url = server.base() + path;
   return r;
-}
-
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace
