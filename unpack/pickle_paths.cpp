@@ -45,9 +45,13 @@ PickleStream::PickleStream(std::vector<std::string> roots, std::string to, IsFil
   });
 }
 
+// One wanted() a step, its answer kept: a unit is complete exactly when it wants the bytes it holds (a need that
+// is not yet the whole unit, e.g. an opcode whose length is still to come, is always more than buf_ holds), so
+// the step after the bytes that complete it takes it, even when this call's bytes are used up.
 bool PickleStream::feed(std::string_view bytes) {
-  while (!failed_ && !bytes.empty()) {
+  while (!failed_) {
     if (pass_left_ > 0) {  // a large argument: straight through
+      if (bytes.empty()) break;
       std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(pass_left_, bytes.size()));
       flush();
       write_(bytes.substr(0, n));
@@ -57,7 +61,13 @@ bool PickleStream::feed(std::string_view bytes) {
       bytes.remove_prefix(n);
       continue;
     }
+    if (buf_.empty() && bytes.empty()) break;  // between units
     std::int64_t want = stopped_ ? -1 : wanted();  // nothing may follow STOP
+    if (want >= 0 && buf_.size() == static_cast<std::size_t>(want)) {
+      if (!take_unit()) fail();
+      continue;
+    }
+    if (bytes.empty()) break;  // the unit needs more: a refusal too waits for the next bytes, as finish() does
     if (want < 0) {
       fail();
       break;
@@ -65,7 +75,6 @@ bool PickleStream::feed(std::string_view bytes) {
     std::size_t n = std::min(static_cast<std::size_t>(want) - buf_.size(), bytes.size());
     buf_.append(bytes.substr(0, n));
     bytes.remove_prefix(n);
-    if (buf_.size() == static_cast<std::size_t>(want) && wanted() == want && !take_unit()) fail();
   }
   if (failed_) buf_.append(bytes);  // kept with the rest of what was not written (pending)
   return !failed_;
