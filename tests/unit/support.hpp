@@ -59,8 +59,12 @@ template <class E>
 [[nodiscard]] inline std::string usage_error(const std::function<void()>& run) {
   return message_of<UsageError>(run, "(no UsageError)");
 }
+// A ccpack Error's message (IntegrityError and UsageError are Errors too), or "(no Error)".
+[[nodiscard]] inline std::string ccpack_error(const std::function<void()>& run) { return message_of<Error>(run, "(no Error)"); }
 // Any std::exception's message, or "(no error)".
-[[nodiscard]] inline std::string error_of(const std::function<void()>& run) { return message_of<std::exception>(run, "(no error)"); }
+[[nodiscard]] inline std::string error_of(const std::function<void()>& run) {
+  return message_of<std::exception>(run, "(no error)");
+}
 
 void write_file(const std::filesystem::path& path, const std::string& content, unsigned mode = 0644);
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);

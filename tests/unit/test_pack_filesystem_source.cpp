@@ -20,6 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using test::ccpack_error;
+
 // A slot in memory; `on_data` runs each time room is asked for (before the read that fills it).
 class StringSlot final : public pack::FileSlot {
  public:
@@ -45,15 +47,6 @@ std::size_t index_of(const manifest::EntryList& list, const std::string& path) {
 void append(const fs::path& file, const std::string& more) {
   std::ofstream out(file, std::ios::binary | std::ios::app);
   out << more;
-}
-
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no Error)";
 }
 
 std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
@@ -117,7 +110,7 @@ TEST_CASE("filesystem source: a file that changes before every read is refused b
     ++asked;
     append(t / "ind/busy.py", "more");
   };
-  CHECK(error_of([&] { (void)src.read_file(i, slot); }) ==
+  CHECK(ccpack_error([&] { (void)src.read_file(i, slot); }) ==
         "file " + q(t / "ind/busy.py") + " kept changing while being read; stop the writer (torch.compile) and run create again");
   CHECK(asked == 5);
   CHECK(slot.discarded == 5);
@@ -137,11 +130,11 @@ TEST_CASE("filesystem source: a file replaced by a link, a folder, or removed si
   fs::remove(t / "ind/c.py");
   fs::create_directories(t / "ind/c.py");
   StringSlot slot;
-  CHECK(error_of([&] { (void)src.read_file(index_of(src.entries(), "inductor/a.py"), slot); }) ==
+  CHECK(ccpack_error([&] { (void)src.read_file(index_of(src.entries(), "inductor/a.py"), slot); }) ==
         "cannot read " + q(t / "ind/a.py") + ": Too many levels of symbolic links");
-  CHECK(error_of([&] { (void)src.read_file(index_of(src.entries(), "inductor/b.py"), slot); }) ==
+  CHECK(ccpack_error([&] { (void)src.read_file(index_of(src.entries(), "inductor/b.py"), slot); }) ==
         "cannot read " + q(t / "ind/b.py") + ": No such file or directory");
-  CHECK(error_of([&] { (void)src.read_file(index_of(src.entries(), "inductor/c.py"), slot); }) ==
+  CHECK(ccpack_error([&] { (void)src.read_file(index_of(src.entries(), "inductor/c.py"), slot); }) ==
         "cannot read " + q(t / "ind/c.py") + ": Is a directory");
   CHECK(slot.bytes.find('s') == std::string::npos);  // the link's target was never read
 }
@@ -156,13 +149,13 @@ TEST_CASE("filesystem source: pieces are checked against the scan, and a recent 
   src.read_piece(i, 3, 4, piece);
   CHECK(std::string(piece, 4) == "3456");
   // Written just now, so racy: check_pieces reads it again and compares the digest.
-  CHECK(error_of([&] { src.check_pieces(i, Sha256::of("0123456789")); }) == "(no Error)");
-  CHECK(error_of([&] { src.check_pieces(i, Sha256::of("another")); }) ==
+  CHECK(ccpack_error([&] { src.check_pieces(i, Sha256::of("0123456789")); }) == "(no Error)");
+  CHECK(ccpack_error([&] { src.check_pieces(i, Sha256::of("another")); }) ==
         "file " + q(t / "ind/big.bin") + " changed while being packed; stop the writer (torch.compile) and run create again");
   append(t / "ind/big.bin", "!");
-  CHECK(error_of([&] { src.read_piece(i, 0, 4, piece); }) ==
+  CHECK(ccpack_error([&] { src.read_piece(i, 0, 4, piece); }) ==
         "file " + q(t / "ind/big.bin") + " changed while being packed; stop the writer (torch.compile) and run create again");
-  CHECK(error_of([&] { src.check_pieces(i, Sha256::of("0123456789")); }) ==
+  CHECK(ccpack_error([&] { src.check_pieces(i, Sha256::of("0123456789")); }) ==
         "file " + q(t / "ind/big.bin") + " changed while being packed; stop the writer (torch.compile) and run create again");
 }
 

@@ -22,6 +22,8 @@ using pack::FrameWriter;
 
 namespace {
 
+using test::ccpack_error;
+
 std::string text(std::size_t n, unsigned seed) {
   std::string s;
   s.reserve(n);
@@ -66,15 +68,6 @@ std::string decompress(std::string_view frame) {
   REQUIRE_FALSE(ZSTD_isError(n));
   out.resize(n);
   return out;
-}
-
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no Error)";
 }
 
 const FrameWriter::Settings kSettings{3, 20, 1, 1 << 20};
@@ -128,14 +121,15 @@ TEST_CASE("frame writer: an empty frame is a valid zstd frame of nothing", "[fra
 TEST_CASE("frame writer: a setting zstd refuses and a write that fails are errors", "[frame-writer]") {
   FrameWriter::Settings tiny_window = kSettings;
   tiny_window.window_log = 5;  // below ZSTD_WINDOWLOG_MIN
-  CHECK(error_of([&] { FrameWriter w(-1, tiny_window); }) == "zstd: cannot set a compression parameter: Parameter is out of bound");
+  CHECK(ccpack_error([&] { FrameWriter w(-1, tiny_window); }) ==
+        "zstd: cannot set a compression parameter: Parameter is out of bound");
   FrameWriter::Settings bad_level = kSettings;
   bad_level.level = 1000;  // zstd clamps levels: accepted
-  CHECK(error_of([&] { FrameWriter w(-1, bad_level); }) == "(no Error)");
+  CHECK(ccpack_error([&] { FrameWriter w(-1, bad_level); }) == "(no Error)");
   test::ScratchDir t;
   test::write_file(t / "ro", "");
   UniqueFd ro(::open((t / "ro").c_str(), O_RDONLY | O_CLOEXEC));
   FrameWriter w(ro.get(), kSettings);
   w.feed("abc", 3);
-  CHECK(error_of([&] { (void)w.end_frame(); }) == "cannot write the archive scratch file: Bad file descriptor");
+  CHECK(ccpack_error([&] { (void)w.end_frame(); }) == "cannot write the archive scratch file: Bad file descriptor");
 }

@@ -52,24 +52,14 @@ Imported import(const test::ScratchDir& t, const std::string& tar, std::vector<s
   return out;
 }
 
-template <typename E>
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no such error)";
-}
-
 std::string refused(const std::vector<TarEntry>& entries, manifest::Limits limits = {}) {
   test::ScratchDir t;
-  return error_of<IntegrityError>([&] { (void)import(t, ustar(entries), {}, limits); });
+  return test::integrity_error([&] { (void)import(t, ustar(entries), {}, limits); });
 }
 
 std::string usage(const std::vector<TarEntry>& entries, std::vector<std::pair<std::string, std::string>> maps = {}) {
   test::ScratchDir t;
-  return error_of<UsageError>([&] { (void)import(t, ustar(entries), std::move(maps)); });
+  return test::usage_error([&] { (void)import(t, ustar(entries), std::move(maps)); });
 }
 
 }  // namespace
@@ -164,7 +154,7 @@ TEST_CASE("import: the limits bound entries, path length, file size and total si
   manifest::Limits two;
   two.max_entries = 2;
   test::ScratchDir t;
-  CHECK(error_of<IntegrityError>([&] { (void)import(t, ustar({{"inductor_cache/a/b", '0', "1"}}), {}, two); }) ==
+  CHECK(test::integrity_error([&] { (void)import(t, ustar({{"inductor_cache/a/b", '0', "1"}}), {}, two); }) ==
         "foreign archive '" + (t / "in.tar").string() + "' has too many entries");
 }
 
@@ -178,9 +168,9 @@ TEST_CASE("import: entries outside the cache folders, clashing or empty --map fo
   CHECK(usage({{"a/c", '0', "1"}}, {{"a", "Bad Name"}}) == "--map a=Bad Name: 'Bad Name' is not a valid component name");
   CHECK(usage({{"a/c", '0', "1"}}, {{"./", "triton"}}) == "--map ./=triton: the path is empty");
   test::ScratchDir t;
-  CHECK(error_of<UsageError>([&] { (void)import(t, ustar({{"a/c", '0', "1"}}), {{"a", "triton"}, {"none", "extra1"}}); }) ==
+  CHECK(test::usage_error([&] { (void)import(t, ustar({{"a/c", '0', "1"}}), {{"a", "triton"}, {"none", "extra1"}}); }) ==
         "--map: no entry of the foreign archive is in '" + (t / "in.tar").string() + ":none'");
-  CHECK(error_of<IntegrityError>([&] { (void)import(t, ustar({{"a/c", '0', "1"}}), {{"/abs", "triton"}}); }) ==
+  CHECK(test::integrity_error([&] { (void)import(t, ustar({{"a/c", '0', "1"}}), {{"/abs", "triton"}}); }) ==
         "refusing foreign entry '/abs': absolute path");
 }
 
@@ -188,17 +178,18 @@ TEST_CASE("import: a truncated archive is refused naming the file, never importe
   test::ScratchDir t;
   std::string whole = ustar({{"inductor_cache/a", '0', std::string(2000, 'a')}});
   std::string cut = whole.substr(0, 512 + 700);
-  CHECK_THAT(error_of<Error>([&] { (void)import(t, cut); }), Catch::StartsWith("foreign archive '" + (t / "in.tar").string() + "'"));
+  CHECK_THAT(test::ccpack_error([&] { (void)import(t, cut); }),
+             Catch::StartsWith("foreign archive '" + (t / "in.tar").string() + "'"));
 }
 
 TEST_CASE("parse_map: PATH=COMPONENT split at the last '=', anything else named", "[import]") {
   CHECK(pack::parse_map("workspace/cache=inductor") == std::pair<std::string, std::string>{"workspace/cache", "inductor"});
   CHECK(pack::parse_map("a=b=c") == std::pair<std::string, std::string>{"a=b", "c"});
   const std::string want = "--map expects PATH=COMPONENT (e.g. workspace/cache=inductor), got ";
-  CHECK(error_of<UsageError>([] { (void)pack::parse_map("cache"); }) == want + "'cache'");
-  CHECK(error_of<UsageError>([] { (void)pack::parse_map("=inductor"); }) == want + "'=inductor'");
-  CHECK(error_of<UsageError>([] { (void)pack::parse_map("cache="); }) == want + "'cache='");
-  CHECK(error_of<UsageError>([] { (void)pack::parse_map("a\nb"); }) == want + "'a\\nb'");
+  CHECK(test::usage_error([] { (void)pack::parse_map("cache"); }) == want + "'cache'");
+  CHECK(test::usage_error([] { (void)pack::parse_map("=inductor"); }) == want + "'=inductor'");
+  CHECK(test::usage_error([] { (void)pack::parse_map("cache="); }) == want + "'cache='");
+  CHECK(test::usage_error([] { (void)pack::parse_map("a\nb"); }) == want + "'a\\nb'");
 }
 
 TEST_CASE("libarchive_version: the compiled and the loaded version, numbers only", "[import]") {

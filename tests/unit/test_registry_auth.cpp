@@ -30,7 +30,7 @@ void write_helper(const fs::path& bin, const std::string& name, const std::strin
 }
 
 // Only ccpack's own errors: anything else the reader throws fails the test.
-std::string error_of(const std::function<void()>& run) { return test::message_of<Error>(run, "(no error)"); }
+using test::ccpack_error;
 
 }  // namespace
 
@@ -144,11 +144,11 @@ TEST_CASE("credentials_in_config: aliases of Docker Hub, empty entries, and malf
   std::string helper = "unchanged";
   CHECK_FALSE(credentials_in_config(R"({"auths":{"h:1":{}}})", "h:1", "cfg.json", &helper));
   CHECK(helper == "unchanged");
-  CHECK(error_of([] { (void)credentials_in_config(R"({"auths":{"h:1":"dXNlcjpw"}})", "h:1", "cfg.json", nullptr); }) ==
+  CHECK(ccpack_error([] { (void)credentials_in_config(R"({"auths":{"h:1":"dXNlcjpw"}})", "h:1", "cfg.json", nullptr); }) ==
         "auth file 'cfg.json': the entry for h:1 is not an object");
-  CHECK(error_of([] { (void)credentials_in_config(R"({"auths":{"h:1":{"auth":"!!"}}})", "h:1", "c.json", nullptr); }) ==
+  CHECK(ccpack_error([] { (void)credentials_in_config(R"({"auths":{"h:1":{"auth":"!!"}}})", "h:1", "c.json", nullptr); }) ==
         "auth file 'c.json': the 'auth' of h:1 is not base64 of user:password");
-  CHECK(error_of([] { (void)credentials_in_config("[1]", "h:1", "c.json", nullptr); }) ==
+  CHECK(ccpack_error([] { (void)credentials_in_config("[1]", "h:1", "c.json", nullptr); }) ==
         "auth file 'c.json': is not a JSON object");
   // A password may hold a colon: only the first one splits.
   auto c = credentials_in_config(R"({"auths":{"h:1":{"auth":")" + base64_encode("me:a:b") + R"("}}})", "h:1", "c", nullptr);
@@ -174,14 +174,14 @@ TEST_CASE("find_credentials: XDG_RUNTIME_DIR's containers/auth.json last, the fi
   CHECK_FALSE(find_credentials("c:1", ""));
   // A file named by the variable must exist, and its absence is an error even when another file would answer.
   ScopedEnv named("REGISTRY_AUTH_FILE", (dir / "none.json").string());
-  CHECK(error_of([] { (void)find_credentials("a:1", ""); }) ==
+  CHECK(ccpack_error([] { (void)find_credentials("a:1", ""); }) ==
         "auth file '" + (dir / "none.json").string() + "' does not exist");
 }
 
 TEST_CASE("find_credentials: a file over 1 MiB is refused by name") {
   test::ScratchDir dir;
   test::write_file(dir / "big.json", std::string((1u << 20) + 1, ' '));
-  CHECK(error_of([&] { (void)find_credentials("h:1", (dir / "big.json").string()); }) ==
+  CHECK(ccpack_error([&] { (void)find_credentials("h:1", (dir / "big.json").string()); }) ==
         "auth file '" + (dir / "big.json").string() + "' is larger than 1 MiB");
   test::write_file(dir / "edge.json", R"({"auths":{"h:1":{"username":"u","password":"p"}}})" + std::string((1u << 20) - 50, ' '));
   CHECK(find_credentials("h:1", (dir / "edge.json").string())->username == "u");
@@ -220,9 +220,9 @@ TEST_CASE("credential helpers: run as docker-credential-NAME get, the server on 
   // A helper that fails has no credentials (anonymous access); one that answers nonsense is an error, without its
   // output; a name that is not a plain word is never run.
   CHECK_FALSE(find_credentials("f:1", cfg));
-  CHECK(error_of([&] { (void)find_credentials("g:1", cfg); }) ==
+  CHECK(ccpack_error([&] { (void)find_credentials("g:1", cfg); }) ==
         "docker-credential-garbage answered something other than credentials for g:1");
-  CHECK(error_of([&] { (void)find_credentials("bad:1", cfg); }) == "credential helper name for bad:1 has invalid characters");
+  CHECK(ccpack_error([&] { (void)find_credentials("bad:1", cfg); }) == "credential helper name for bad:1 has invalid characters");
   // A helper that is not installed: the exec fails (127), no credentials.
   test::write_file(dir / "missing.json", R"({"credsStore":"absent"})");
   CHECK_FALSE(find_credentials("h:1", (dir / "missing.json").string()));

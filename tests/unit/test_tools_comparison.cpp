@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using test::ccpack_error;
+
 std::string usage_error(const std::vector<std::string>& ignored) {
   try {
     tools::check_ignored(ignored);
@@ -28,15 +30,6 @@ std::string usage_error(const std::vector<std::string>& ignored) {
     return e.what();
   }
   return "(no UsageError)";
-}
-
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no Error)";
 }
 
 struct Captured {
@@ -140,14 +133,15 @@ TEST_CASE("read_fingerprint_file: the whole file up to 1 MiB, else an error nami
   CHECK(tools::read_fingerprint_file((t / "max.json").string()).size() == 1u << 20);
   test::write_file(t / "big.json", std::string((1u << 20) + 1, ' '));
   const std::string big = (t / "big.json").string();
-  CHECK(error_of([&] { (void)tools::read_fingerprint_file(big); }) == "fingerprint file '" + big + "' is larger than 1 MiB");
+  CHECK(ccpack_error([&] { (void)tools::read_fingerprint_file(big); }) == "fingerprint file '" + big + "' is larger than 1 MiB");
   const std::string none = (t / "none.json").string();
-  CHECK(error_of([&] { (void)tools::read_fingerprint_file(none); }) ==
+  CHECK(ccpack_error([&] { (void)tools::read_fingerprint_file(none); }) ==
         "cannot open fingerprint file '" + none + "': No such file or directory");
   const std::string dir = t.path().string();
-  CHECK(error_of([&] { (void)tools::read_fingerprint_file(dir); }) == "cannot read fingerprint file '" + dir + "': Is a directory");
+  CHECK(ccpack_error([&] { (void)tools::read_fingerprint_file(dir); }) ==
+        "cannot read fingerprint file '" + dir + "': Is a directory");
   const std::string odd = (t / "a\nb.json").string();
-  CHECK(error_of([&] { (void)tools::read_fingerprint_file(odd); }) ==
+  CHECK(ccpack_error([&] { (void)tools::read_fingerprint_file(odd); }) ==
         "cannot open fingerprint file '" + (t / "a\\nb.json").string() + "': No such file or directory");
 }
 
@@ -161,7 +155,8 @@ TEST_CASE("read_fingerprint_file: a pipe is read to its end, as from --fingerpri
   ::close(p[0]);
 }
 
-TEST_CASE("fingerprint_from_file: the report marker dropped, the contract checked, every refusal an Error naming the file", "[comparison]") {
+TEST_CASE("fingerprint_from_file: the report marker dropped, the contract checked, every refusal an Error naming the file",
+          "[comparison]") {
   test::ScratchDir t;
   const std::string path = (t / "fp.json").string(), what = "fingerprint file '" + path + "'";
   test::write_file(path, R"({"ok": true, "schema": 1, "fields": {"gpu.arch": {"value": "sm_90", "source": "nvml"}}})");
@@ -169,15 +164,18 @@ TEST_CASE("fingerprint_from_file: the report marker dropped, the contract checke
   CHECK(fp.fields.size() == 1);
   CHECK(fp.get("gpu.arch")->value == "sm_90");
   test::write_file(path, "[1, 2]");
-  CHECK(error_of([&] { (void)tools::fingerprint_from_file(path); }) == what + " is not a JSON object (write it with `ccpack fingerprint --json`)");
+  CHECK(ccpack_error([&] { (void)tools::fingerprint_from_file(path); }) ==
+        what + " is not a JSON object (write it with `ccpack fingerprint --json`)");
   test::write_file(path, R"({"schema": 1, "schema": 1, "fields": {}})");
-  CHECK(error_of([&] { (void)tools::fingerprint_from_file(path); }) == what + " field 'schema' is repeated (a JSON key appears twice in one object)");
+  CHECK(ccpack_error([&] { (void)tools::fingerprint_from_file(path); }) ==
+        what + " field 'schema' is repeated (a JSON key appears twice in one object)");
   test::write_file(path, R"({"schema": 1, "fields": {)");
-  CHECK_THAT(error_of([&] { (void)tools::fingerprint_from_file(path); }), Catch::StartsWith(what + " is not valid JSON: "));
+  CHECK_THAT(ccpack_error([&] { (void)tools::fingerprint_from_file(path); }), Catch::StartsWith(what + " is not valid JSON: "));
   test::write_file(path, R"({"schema": 2, "fields": {}})");
-  CHECK_THAT(error_of([&] { (void)tools::fingerprint_from_file(path); }), Catch::StartsWith(what + ": fingerprint field 'schema' is 2"));
+  CHECK_THAT(ccpack_error([&] { (void)tools::fingerprint_from_file(path); }),
+             Catch::StartsWith(what + ": fingerprint field 'schema' is 2"));
   test::write_file(path, std::string((1u << 20) + 1, ' '));
-  CHECK(error_of([&] { (void)tools::fingerprint_from_file(path); }) == what + " is larger than 1 MiB");
+  CHECK(ccpack_error([&] { (void)tools::fingerprint_from_file(path); }) == what + " is larger than 1 MiB");
 }
 
 TEST_CASE("difference_text: single values quoted or their note, set differences phrase by phrase, bounded", "[comparison]") {

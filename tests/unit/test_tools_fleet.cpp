@@ -14,14 +14,7 @@ using namespace ccpack;
 
 namespace {
 
-std::string usage_error(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no UsageError)";
-}
+using test::usage_error;
 
 void parse(CLI::App& app, std::vector<std::string> args) {
   args.insert(args.begin(), "ccpack");

@@ -26,6 +26,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using test::ccpack_error;
+
 // RFC 8032, section 7.1, TEST 1: the secret key as PKCS#8, its public key as SPKI.
 const std::string kRfcPrivate =
     "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ1hsZ3v/VpguoRK9JLsLMREScVpezJpGXA7rAMcrn9g\n-----END PRIVATE KEY-----\n";
@@ -51,15 +53,6 @@ const std::string kEncrypted =
     "DAYIKoZIhvcNAgkFADAdBglghkgBZQMEAQIEEByFajY77OcsZvhMGiTgztIEQEG3\n"
     "GgImJFeHUvEq3Vx5Nck8MB7aAEiKooUz10thiKXiprEimMdl79DJB1MxurCu1KRl\nuznAxyrLZzAzFXUscyg=\n"
     "-----END ENCRYPTED PRIVATE KEY-----\n";
-
-std::string error_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no Error)";
-}
 
 std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
@@ -88,37 +81,44 @@ TEST_CASE("keys: RFC 8032 test 1 gives its key id, its public PEM and its signat
 TEST_CASE("keys: another algorithm, an encrypted key, a public key for a private one are refused by name", "[keys]") {
   test::ScratchDir t;
   test::write_file(t / "ec.key", kEcPrivate, 0600);
-  CHECK(error_of([&] { (void)PrivateKey::load(t / "ec.key"); }) ==
+  CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "ec.key"); }) ==
         "private key " + q(t / "ec.key") + " is not an Ed25519 key (make one with `ccpack keygen`)");
-  CHECK(error_of([&] { (void)PublicKey::from_pem(kEcPublic, "public key 'ec.pub'"); }) ==
+  CHECK(ccpack_error([&] { (void)PublicKey::from_pem(kEcPublic, "public key 'ec.pub'"); }) ==
         "public key 'ec.pub' is not an Ed25519 key (make one with `ccpack keygen`)");
   test::write_file(t / "enc.key", kEncrypted, 0600);
-  CHECK(error_of([&] { (void)PrivateKey::load(t / "enc.key"); }) ==
-        "private key " + q(t / "enc.key") + " is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
+  CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "enc.key"); }) ==
+        "private key " + q(t / "enc.key") +
+            " is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
   test::write_file(t / "priv.pub", kRfcPrivate);
-  CHECK(error_of([&] { (void)PublicKey::load(t / "priv.pub"); }) ==
+  CHECK(ccpack_error([&] { (void)PublicKey::load(t / "priv.pub"); }) ==
         "public key " + q(t / "priv.pub") + " is not a PEM public key (BEGIN PUBLIC KEY), as `ccpack keygen` writes to NAME.pub");
   // A truncated PEM (its last line cut) is no key either.
   test::write_file(t / "cut.key", kRfcPrivate.substr(0, kRfcPrivate.size() - 10), 0600);
-  CHECK(error_of([&] { (void)PrivateKey::load(t / "cut.key"); }) ==
-        "private key " + q(t / "cut.key") + " is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
+  CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "cut.key"); }) ==
+        "private key " + q(t / "cut.key") +
+            " is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
 }
 
 TEST_CASE("keys: missing, not regular, too large, exposed files are refused before they are parsed", "[keys]") {
   test::ScratchDir t;
-  CHECK(error_of([&] { (void)PrivateKey::load(t / "none"); }) == "cannot open private key " + q(t / "none") + ": No such file or directory");
-  CHECK(error_of([&] { (void)PublicKey::load(t / "none.pub"); }) == "cannot open public key " + q(t / "none.pub") + ": No such file or directory");
+  CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "none"); }) ==
+        "cannot open private key " + q(t / "none") + ": No such file or directory");
+  CHECK(ccpack_error([&] { (void)PublicKey::load(t / "none.pub"); }) ==
+        "cannot open public key " + q(t / "none.pub") + ": No such file or directory");
   fs::create_directories(t / "dir.key");
   ::chmod((t / "dir.key").c_str(), 0700);
-  CHECK(error_of([&] { (void)PrivateKey::load(t / "dir.key"); }) == "private key " + q(t / "dir.key") + " is not a regular file");
+  CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "dir.key"); }) ==
+        "private key " + q(t / "dir.key") + " is not a regular file");
   test::write_file(t / "big.pub", kRfcPublic + std::string(unpack::kMaxKeyFileBytes, '\n'));
-  CHECK(error_of([&] { (void)PublicKey::load(t / "big.pub"); }) == "public key " + q(t / "big.pub") + " is larger than 16384 bytes");
+  CHECK(ccpack_error([&] { (void)PublicKey::load(t / "big.pub"); }) ==
+        "public key " + q(t / "big.pub") + " is larger than 16384 bytes");
   test::write_file(t / "exact.key", std::string(unpack::kMaxKeyFileBytes, 'x'), 0600);
-  CHECK(error_of([&] { (void)PrivateKey::load(t / "exact.key"); }) == "private key " + q(t / "exact.key") + " is larger than 16384 bytes");
+  CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "exact.key"); }) ==
+        "private key " + q(t / "exact.key") + " is larger than 16384 bytes");
   test::write_file(t / "open.key", kRfcPrivate, 0604);
-  CHECK(error_of([&] { (void)PrivateKey::load(t / "open.key"); }) == "private key " + q(t / "open.key") +
-                                                                          " is readable or writable by group or others (mode 0604); run: chmod 600 " +
-                                                                          q(t / "open.key"));
+  CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "open.key"); }) ==
+        "private key " + q(t / "open.key") + " is readable or writable by group or others (mode 0604); run: chmod 600 " +
+            q(t / "open.key"));
   // The mode rule is for private keys only: a public key may be world-readable.
   test::write_file(t / "open.pub", kRfcPublic, 0644);
   CHECK(PublicKey::load(t / "open.pub").key_id() == kRfcKeyId);
@@ -132,25 +132,26 @@ TEST_CASE("keys: the environment variable unset, empty, garbage or too large", "
   const char* var = unpack::kSigningKeyVar;
   {
     test::ScopedEnv unset(var, std::nullopt);
-    CHECK(error_of([&] { (void)PrivateKey::from_env(var); }) == "$CCPACK_SIGNING_KEY is not set");
+    CHECK(ccpack_error([&] { (void)PrivateKey::from_env(var); }) == "$CCPACK_SIGNING_KEY is not set");
   }
   {
     test::ScopedEnv empty(var, "");
-    CHECK(error_of([&] { (void)PrivateKey::from_env(var); }) == "$CCPACK_SIGNING_KEY is not set");
+    CHECK(ccpack_error([&] { (void)PrivateKey::from_env(var); }) == "$CCPACK_SIGNING_KEY is not set");
   }
   {
     test::ScopedEnv big(var, std::string(unpack::kMaxKeyFileBytes, 'k'));
-    CHECK(error_of([&] { (void)PrivateKey::from_env(var); }) == "the private key in $CCPACK_SIGNING_KEY is larger than 16384 bytes");
+    CHECK(ccpack_error([&] { (void)PrivateKey::from_env(var); }) ==
+          "the private key in $CCPACK_SIGNING_KEY is larger than 16384 bytes");
   }
   {
     test::ScopedEnv ec(var, kEcPrivate);
-    CHECK(error_of([&] { (void)PrivateKey::from_env(var); }) ==
+    CHECK(ccpack_error([&] { (void)PrivateKey::from_env(var); }) ==
           "the private key in $CCPACK_SIGNING_KEY is not an Ed25519 key (make one with `ccpack keygen`)");
   }
   {
     // A public key in the variable: no private key, and the message holds none of the variable's text.
     test::ScopedEnv pub(var, kRfcPublic);
-    std::string message = error_of([&] { (void)PrivateKey::from_env(var); });
+    std::string message = ccpack_error([&] { (void)PrivateKey::from_env(var); });
     CHECK(message == "the private key in $CCPACK_SIGNING_KEY is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
     CHECK(message.find("MCow") == std::string::npos);
   }
@@ -167,9 +168,11 @@ TEST_CASE("keys: write_pem creates the file 0600 whatever the umask, never over 
   CHECK((st.st_mode & 07777) == 0600);
   CHECK(PrivateKey::load(t / "k").key_id() == key.key_id());
   fs::create_symlink(t / "elsewhere", t / "link");
-  CHECK(error_of([&] { key.write_pem(t / "link"); }) == q(t / "link") + " already exists; ccpack keygen never overwrites a key");
+  CHECK(ccpack_error([&] { key.write_pem(t / "link"); }) ==
+        q(t / "link") + " already exists; ccpack keygen never overwrites a key");
   CHECK_FALSE(fs::exists(t / "elsewhere"));
-  CHECK(error_of([&] { key.write_pem(t / "no/such/k"); }) == "cannot create " + q(t / "no/such/k") + ": No such file or directory");
+  CHECK(ccpack_error([&] { key.write_pem(t / "no/such/k"); }) ==
+        "cannot create " + q(t / "no/such/k") + ": No such file or directory");
 }
 
 TEST_CASE("trust store: *.pub files in name order, links followed, folders and other names skipped", "[keys]") {
@@ -197,7 +200,9 @@ TEST_CASE("trust store: *.pub files in name order, links followed, folders and o
   test::write_file(t / "bad/a.pub", kRfcPublic);
   test::write_file(t / "bad/b.pub", kEcPublic);
   TrustStore partial;
-  CHECK(error_of([&] { partial.add(t / "bad", true); }) == "public key " + q(t / "bad/b.pub") + " is not an Ed25519 key (make one with `ccpack keygen`)");
+  CHECK(ccpack_error([&] { partial.add(t / "bad", true); }) ==
+        "public key " + q(t / "bad/b.pub") + " is not an Ed25519 key (make one with `ccpack keygen`)");
   CHECK(partial.key_ids() == std::vector<std::string>{kRfcKeyId});
-  CHECK(error_of([&] { partial.add(t / "missing", true); }) == "cannot read trusted keys at " + q(t / "missing") + ": No such file or directory");
+  CHECK(ccpack_error([&] { partial.add(t / "missing", true); }) ==
+        "cannot read trusted keys at " + q(t / "missing") + ": No such file or directory");
 }
