@@ -24,12 +24,7 @@ namespace {
 using test::ccpack_error;
 
 std::string usage_error(const std::vector<std::string>& ignored) {
-  try {
-    tools::check_ignored(ignored);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no UsageError)";
+  return test::usage_error([&] { tools::check_ignored(ignored); });
 }
 
 struct Captured {

@@ -15,12 +15,7 @@ namespace {
 std::string usage_error(const std::vector<std::string>& selects) {
   tools::MachineOptions o;
   o.select = selects;
-  try {
-    tools::check_selects(o);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no UsageError)";
+  return test::usage_error([&] { tools::check_selects(o); });
 }
 
 }  // namespace
