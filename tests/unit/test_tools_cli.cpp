@@ -60,7 +60,7 @@ TEST_CASE("reporter: a terminal report says, warns and alarms on stderr and writ
   CHECK(tools::Reporter(c).progress());
 }
 
-TEST_CASE("reporter: -q keeps only the alarm; --json keeps the warnings and writes the report with ok first") {
+TEST_CASE("reporter: -q keeps only the alarm, --json keeps the warnings and writes the report with ok first") {
   tools::CommonOptions quiet;
   quiet.quiet = true;
   Streams q = all_lines(quiet);
