@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "manifest/fingerprint.hpp"
 #include "manifest/locations.hpp"
 #include "util/error.hpp"
 
@@ -77,6 +78,13 @@ void write_file(const std::filesystem::path& path, const std::string& content, u
                                                              const std::filesystem::path& triton) {
   return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"},
           {"triton", manifest::ComponentKind::triton, triton, "test"}};
+}
+
+// A fingerprint field as the probe and import tests compare it: "VALUE [SOURCE]", "<absent: WHY>", or "<missing>".
+[[nodiscard]] inline std::string field_text(const manifest::Fingerprint& fp, std::string_view name) {
+  const manifest::FieldValue* v = fp.get(name);
+  if (!v) return "<missing>";
+  return v->value ? *v->value + " [" + v->source + "]" : "<absent: " + v->source + ">";
 }
 
 // The real fixture's archive: $CCPACK_FIXTURE when set, else ../shared/fixtures/real-cache-h200.tar.xz.

@@ -33,11 +33,6 @@ manifest::Fingerprint derived(const std::vector<TarEntry>& entries) {
   return *fp;
 }
 
-std::string value(const manifest::Fingerprint& fp, std::string_view name) {
-  const manifest::FieldValue* v = fp.get(name);
-  return v && v->value ? *v->value + " [" + v->source + "]" : "<none>";
-}
-
 }  // namespace
 
 TEST_CASE("derived fingerprint: one target, counted over Triton's and Inductor's kernel folders", "[import-fingerprint]") {
@@ -48,18 +43,18 @@ TEST_CASE("derived fingerprint: one target, counted over Triton's and Inductor's
   REQUIRE(fp.triton_targets.size() == 1);
   CHECK(fp.triton_targets[0] == manifest::TritonTarget{"cuda", "90", 32, "3.6.0", 3});
   const std::string src = " [derived:triton-json (ccpack import)]";
-  CHECK(value(fp, manifest::field::gpu_arch) == "sm_90" + src);
-  CHECK(value(fp, manifest::field::triton_version) == "3.6.0" + src);
-  CHECK(value(fp, manifest::field::gpu_warp_size) == "32" + src);
-  CHECK(value(fp, manifest::field::gpu_vendor) == "nvidia" + src);
+  CHECK(test::field_text(fp, manifest::field::gpu_arch) == "sm_90" + src);
+  CHECK(test::field_text(fp, manifest::field::triton_version) == "3.6.0" + src);
+  CHECK(test::field_text(fp, manifest::field::gpu_warp_size) == "32" + src);
+  CHECK(test::field_text(fp, manifest::field::gpu_vendor) == "nvidia" + src);
   CHECK(fp.fields.size() == 4);  // nothing a probe fills is claimed
 }
 
 TEST_CASE("derived fingerprint: an AMD target names the vendor amd and its gfx arch", "[import-fingerprint]") {
   manifest::Fingerprint fp = derived({{"triton_cache/K/k.json", '0', kernel("hip", "\"gfx942\"", 64, "3.4.0")}});
-  CHECK(value(fp, manifest::field::gpu_arch) == "gfx942 [derived:triton-json (ccpack import)]");
-  CHECK(value(fp, manifest::field::gpu_warp_size) == "64 [derived:triton-json (ccpack import)]");
-  CHECK(value(fp, manifest::field::gpu_vendor) == "amd [derived:triton-json (ccpack import)]");
+  CHECK(test::field_text(fp, manifest::field::gpu_arch) == "gfx942 [derived:triton-json (ccpack import)]");
+  CHECK(test::field_text(fp, manifest::field::gpu_warp_size) == "64 [derived:triton-json (ccpack import)]");
+  CHECK(test::field_text(fp, manifest::field::gpu_vendor) == "amd [derived:triton-json (ccpack import)]");
 }
 
 TEST_CASE("derived fingerprint: several targets are listed, sorted, and name no single GPU", "[import-fingerprint]") {

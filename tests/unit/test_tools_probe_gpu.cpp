@@ -16,12 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string value(const Fingerprint& fp, std::string_view name) {
-  const FieldValue* v = fp.get(name);
-  if (!v) return "<missing>";
-  return v->value ? *v->value + " [" + v->source + "]" : "<absent: " + v->source + ">";
-}
-
 // No NVML, PATH holding only `bin` (with sh's folders for the scripts' interpreter), sysfs at `sys`.
 struct FakeHost {
   explicit FakeHost(const test::ScratchDir& t)
@@ -47,13 +41,13 @@ TEST_CASE("gpu probe: no NVML, then nvidia-smi's CSV: names, archs and driver, n
                    "echo 'NVIDIA A100-SXM4-80GB, 8.0, 580.159.04'\n", 0755);
   Fingerprint fp;
   probe::probe_gpu(fp, kLimits);
-  CHECK(value(fp, field::gpu_vendor) == "nvidia [nvidia-smi]");
-  CHECK(value(fp, field::gpu_count) == "3 [nvidia-smi]");
-  CHECK(value(fp, field::gpu_name) == "NVIDIA H200, NVIDIA H100 80GB HBM3, NVIDIA A100-SXM4-80GB [nvidia-smi]");
-  CHECK(value(fp, field::gpu_arch) == "sm_90, sm_80 [nvidia-smi]");
-  CHECK(value(fp, field::gpu_warp_size) == "32 [nvidia-smi]");
-  CHECK(value(fp, field::gpu_driver) == "580.159.04 [nvidia-smi]");
-  CHECK(value(fp, field::gpu_sm_count) == "<absent: nvidia-smi: reports no SM count>");
+  CHECK(test::field_text(fp, field::gpu_vendor) == "nvidia [nvidia-smi]");
+  CHECK(test::field_text(fp, field::gpu_count) == "3 [nvidia-smi]");
+  CHECK(test::field_text(fp, field::gpu_name) == "NVIDIA H200, NVIDIA H100 80GB HBM3, NVIDIA A100-SXM4-80GB [nvidia-smi]");
+  CHECK(test::field_text(fp, field::gpu_arch) == "sm_90, sm_80 [nvidia-smi]");
+  CHECK(test::field_text(fp, field::gpu_warp_size) == "32 [nvidia-smi]");
+  CHECK(test::field_text(fp, field::gpu_driver) == "580.159.04 [nvidia-smi]");
+  CHECK(test::field_text(fp, field::gpu_sm_count) == "<absent: nvidia-smi: reports no SM count>");
 }
 
 TEST_CASE("gpu probe: nvidia-smi failing or unreadable falls to KFD: gfx arch, CUs, wave size, driver", "[probe-gpu]") {
@@ -68,13 +62,13 @@ TEST_CASE("gpu probe: nvidia-smi failing or unreadable falls to KFD: gfx arch, C
   Fingerprint fp;
   probe::probe_gpu(fp, kLimits);
   const std::string src = " [/sys/class/kfd]";
-  CHECK(value(fp, field::gpu_vendor) == "amd" + src);
-  CHECK(value(fp, field::gpu_count) == "3" + src);
-  CHECK(value(fp, field::gpu_arch) == "gfx942, gfx90a" + src);  // node 2 before node 10
-  CHECK(value(fp, field::gpu_name) == "AMD device 0x74a1, AMD device 0x7408" + src);
-  CHECK(value(fp, field::gpu_sm_count) == "304, 110" + src);
-  CHECK(value(fp, field::gpu_warp_size) == "64" + src);
-  CHECK(value(fp, field::gpu_driver) == "6.8.5" + src);
+  CHECK(test::field_text(fp, field::gpu_vendor) == "amd" + src);
+  CHECK(test::field_text(fp, field::gpu_count) == "3" + src);
+  CHECK(test::field_text(fp, field::gpu_arch) == "gfx942, gfx90a" + src);  // node 2 before node 10
+  CHECK(test::field_text(fp, field::gpu_name) == "AMD device 0x74a1, AMD device 0x7408" + src);
+  CHECK(test::field_text(fp, field::gpu_sm_count) == "304, 110" + src);
+  CHECK(test::field_text(fp, field::gpu_warp_size) == "64" + src);
+  CHECK(test::field_text(fp, field::gpu_driver) == "6.8.5" + src);
 }
 
 TEST_CASE("gpu probe: nothing answers: every gpu field absent, with NVML's, nvidia-smi's and KFD's reasons", "[probe-gpu]") {
@@ -86,17 +80,17 @@ TEST_CASE("gpu probe: nothing answers: every gpu field absent, with NVML's, nvid
                           (t / "sys/class/kfd/kfd/topology/nodes").string() + "'";
   for (std::string_view f : {field::gpu_vendor, field::gpu_count, field::gpu_name, field::gpu_arch, field::gpu_sm_count,
                              field::gpu_warp_size, field::gpu_driver}) {
-    CHECK(value(fp, f) == "<absent: " + why + ">");
+    CHECK(test::field_text(fp, f) == "<absent: " + why + ">");
   }
   // A KFD node without simd_per_cu or wave size: the GPU is named, the rest absent with its reason.
   kfd_node(t / "sys", "1", "gfx_target_version 110000\nsimd_count 96\ndevice_id x\n");
   Fingerprint partial;
   probe::probe_gpu(partial, kLimits);
-  CHECK(value(partial, field::gpu_arch) == "gfx1100 [/sys/class/kfd]");
-  CHECK(value(partial, field::gpu_name) == "AMD device 0x0000 [/sys/class/kfd]");
-  CHECK(value(partial, field::gpu_sm_count) == "<absent: kfd: no simd_per_cu>");
-  CHECK(value(partial, field::gpu_warp_size) == "<absent: /sys/class/kfd: no warp size>");
-  CHECK(value(partial, field::gpu_driver) == "<absent: /sys/class/kfd: no driver version>");
+  CHECK(test::field_text(partial, field::gpu_arch) == "gfx1100 [/sys/class/kfd]");
+  CHECK(test::field_text(partial, field::gpu_name) == "AMD device 0x0000 [/sys/class/kfd]");
+  CHECK(test::field_text(partial, field::gpu_sm_count) == "<absent: kfd: no simd_per_cu>");
+  CHECK(test::field_text(partial, field::gpu_warp_size) == "<absent: /sys/class/kfd: no warp size>");
+  CHECK(test::field_text(partial, field::gpu_driver) == "<absent: /sys/class/kfd: no driver version>");
 }
 
 TEST_CASE("nvidia-smi output: refused whole when any line is not name, compute capability, driver", "[probe-gpu]") {
@@ -117,8 +111,8 @@ TEST_CASE("nvidia-smi output: refused whole when any line is not name, compute c
   CHECK_FALSE(parses("NVIDIA H200, 1234567.0, 580\n"));
   Fingerprint hostile;
   REQUIRE(probe::parse_nvidia_smi("GPU\x1b[2J, 9.0, 580\x07\n", hostile));
-  CHECK(value(hostile, field::gpu_name) == "GPU\\x1b[2J [nvidia-smi]");
-  CHECK(value(hostile, field::gpu_driver) == "580\\x07 [nvidia-smi]");
+  CHECK(test::field_text(hostile, field::gpu_name) == "GPU\\x1b[2J [nvidia-smi]");
+  CHECK(test::field_text(hostile, field::gpu_driver) == "580\\x07 [nvidia-smi]");
 }
 
 TEST_CASE("gfx names from KFD's gfx_target_version: major in decimal, minor and stepping in hex", "[probe-gpu]") {

@@ -16,12 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string value(const Fingerprint& fp, std::string_view name) {
-  const FieldValue* v = fp.get(name);
-  if (!v) return "<missing>";
-  return v->value ? *v->value + " [" + v->source + "]" : "<absent: " + v->source + ">";
-}
-
 // A site-packages folder with torch, triton and a CUDA wheel, and torch/version.py.
 fs::path make_site(const fs::path& site) {
   fs::create_directories(site / "torch-2.7.1.dist-info");
@@ -58,15 +52,15 @@ TEST_CASE("python probe: one run with -B -c and the script, the report and the l
   CHECK(memo.python_status == "off");
   std::string args = test::slurp(t / "args");
   CHECK(args.starts_with("-B\n-c\nimport sys, _imp\n"));
-  CHECK(value(fp, field::python_version) == "3.12.3 [python sys.version_info]");
-  CHECK(value(fp, field::python_abi) == "cpython-312-x86_64-linux-gnu [python sysconfig SOABI]");
-  CHECK(value(fp, field::python_site_packages) == site.string() + " [python sys.path]");
-  CHECK(value(fp, field::torch_version) == "2.7.1+cu126 [torch/version.py]");
-  CHECK(value(fp, field::torch_cuda) == "12.6 [torch/version.py]");
-  CHECK(value(fp, field::torch_hip) == "none [torch/version.py]");
-  CHECK(value(fp, field::triton_version) == "3.3.1 [python:dist-info (triton)]");
-  CHECK(value(fp, field::wheels_cuda) == "nvidia-cublas-cu12==12.6.4.1 [python:dist-info]");
-  CHECK(value(fp, field::ck4inductor_version) == "<absent: python: no ck4inductor distribution on sys.path>");
+  CHECK(test::field_text(fp, field::python_version) == "3.12.3 [python sys.version_info]");
+  CHECK(test::field_text(fp, field::python_abi) == "cpython-312-x86_64-linux-gnu [python sysconfig SOABI]");
+  CHECK(test::field_text(fp, field::python_site_packages) == site.string() + " [python sys.path]");
+  CHECK(test::field_text(fp, field::torch_version) == "2.7.1+cu126 [torch/version.py]");
+  CHECK(test::field_text(fp, field::torch_cuda) == "12.6 [torch/version.py]");
+  CHECK(test::field_text(fp, field::torch_hip) == "none [torch/version.py]");
+  CHECK(test::field_text(fp, field::triton_version) == "3.3.1 [python:dist-info (triton)]");
+  CHECK(test::field_text(fp, field::wheels_cuda) == "nvidia-cublas-cu12==12.6.4.1 [python:dist-info]");
+  CHECK(test::field_text(fp, field::ck4inductor_version) == "<absent: python: no ck4inductor distribution on sys.path>");
 }
 
 TEST_CASE("python probe: a missing, failing or silent interpreter leaves every python field absent, with why", "[probe-python]") {
@@ -96,11 +90,11 @@ TEST_CASE("python probe: a report with wrong types or missing members gives abse
   probe::ProbeMemo memo(std::nullopt);
   Fingerprint fp;
   CHECK(probe::probe_python(fp, python.string(), kLimits, memo).empty());
-  CHECK(value(fp, field::python_version) == "<absent: python: no version>");
-  CHECK(value(fp, field::python_abi) == "<absent: python: sysconfig has no SOABI>");
-  CHECK(value(fp, field::python_site_packages) == " [python sys.path]");  // no folders: an empty list
-  CHECK(value(fp, field::torch_version) == "<absent: python: no torch distribution on sys.path>");
-  CHECK(value(fp, field::torch_cuda) == "<absent: python: no torch distribution on sys.path>");
+  CHECK(test::field_text(fp, field::python_version) == "<absent: python: no version>");
+  CHECK(test::field_text(fp, field::python_abi) == "<absent: python: sysconfig has no SOABI>");
+  CHECK(test::field_text(fp, field::python_site_packages) == " [python sys.path]");  // no folders: an empty list
+  CHECK(test::field_text(fp, field::torch_version) == "<absent: python: no torch distribution on sys.path>");
+  CHECK(test::field_text(fp, field::torch_cuda) == "<absent: python: no torch distribution on sys.path>");
 }
 
 TEST_CASE("python probe and the memo: a script is not memoised, a memoised ELF program is not run at all", "[probe-python]") {
@@ -121,8 +115,8 @@ TEST_CASE("python probe and the memo: a script is not memoised, a memoised ELF p
   Fingerprint hit;
   CHECK(probe::probe_python(hit, elf, kLimits, memo) == site.string());
   CHECK(memo.python_status == "hit");
-  CHECK(value(hit, field::python_version) == "3.11.9 [python sys.version_info]");
-  CHECK(value(hit, field::triton_version) == "3.3.1 [python:dist-info (triton)]");  // the listing is read again
+  CHECK(test::field_text(hit, field::python_version) == "3.11.9 [python sys.version_info]");
+  CHECK(test::field_text(hit, field::triton_version) == "3.3.1 [python:dist-info (triton)]");  // the listing is read again
   // A start-up file appeared on sys.path: the memo no longer vouches, the program is run (and cannot be).
   test::write_file(site / "new.pth", "/x\n");
   Fingerprint miss;
@@ -140,28 +134,28 @@ TEST_CASE("ptxas probe: TRITON_PTXAS_PATH, else triton's bundled ptxas, else abs
     test::ScopedEnv env("TRITON_PTXAS_PATH", env_ptxas.string());
     Fingerprint fp;
     probe::probe_ptxas(fp, "/ignored/site", kLimits, memo);
-    CHECK(value(fp, field::ptxas_version) == "12.8.93 [ptxas --version (TRITON_PTXAS_PATH)]");
+    CHECK(test::field_text(fp, field::ptxas_version) == "12.8.93 [ptxas --version (TRITON_PTXAS_PATH)]");
   }
   test::ScopedEnv unset("TRITON_PTXAS_PATH", std::nullopt);
   Fingerprint none;
   probe::probe_ptxas(none, "", kLimits, memo);
-  CHECK(value(none, field::ptxas_version) == "<absent: ptxas: no TRITON_PTXAS_PATH and no triton distribution>");
+  CHECK(test::field_text(none, field::ptxas_version) == "<absent: ptxas: no TRITON_PTXAS_PATH and no triton distribution>");
   script(t / "site/triton/backends/nvidia/bin/ptxas", banner);
   Fingerprint bundled;
   probe::probe_ptxas(bundled, (t / "site").string(), kLimits, memo);
-  CHECK(value(bundled, field::ptxas_version) == "12.8.93 [ptxas --version (triton's bundled ptxas)]");
+  CHECK(test::field_text(bundled, field::ptxas_version) == "12.8.93 [ptxas --version (triton's bundled ptxas)]");
   Fingerprint missing;
   probe::probe_ptxas(missing, (t / "nosite").string(), kLimits, memo);
-  CHECK(value(missing, field::ptxas_version) == "<absent: ptxas '" + (t / "nosite/triton/backends/nvidia/bin/ptxas").string() + "': not found>");
+  CHECK(test::field_text(missing, field::ptxas_version) == "<absent: ptxas '" + (t / "nosite/triton/backends/nvidia/bin/ptxas").string() + "': not found>");
   script(t / "quiet/triton/backends/nvidia/bin/ptxas", "echo 'release 12.8, V12.8.93; rm -rf /'");
   Fingerprint odd;
   probe::probe_ptxas(odd, (t / "quiet").string(), kLimits, memo);
-  CHECK(value(odd, field::ptxas_version) == "<absent: ptxas '" + (t / "quiet/triton/backends/nvidia/bin/ptxas").string() +
+  CHECK(test::field_text(odd, field::ptxas_version) == "<absent: ptxas '" + (t / "quiet/triton/backends/nvidia/bin/ptxas").string() +
                                                 "': no version in its output>");
   script(t / "fail/triton/backends/nvidia/bin/ptxas", "exit 2");
   Fingerprint failed;
   probe::probe_ptxas(failed, (t / "fail").string(), kLimits, memo);
-  CHECK(value(failed, field::ptxas_version) == "<absent: ptxas '" + (t / "fail/triton/backends/nvidia/bin/ptxas").string() + "': exit 2>");
+  CHECK(test::field_text(failed, field::ptxas_version) == "<absent: ptxas '" + (t / "fail/triton/backends/nvidia/bin/ptxas").string() + "': exit 2>");
 }
 
 TEST_CASE("ptxas probe: a memoised version is used without running the program", "[probe-python]") {
@@ -175,5 +169,5 @@ TEST_CASE("ptxas probe: a memoised version is used without running the program",
   memo.put_ptxas((t / "ptxas").string(), "12.4.131");
   Fingerprint fp;
   probe::probe_ptxas(fp, "", kLimits, memo);
-  CHECK(value(fp, field::ptxas_version) == "12.4.131 [ptxas --version (TRITON_PTXAS_PATH)]");
+  CHECK(test::field_text(fp, field::ptxas_version) == "12.4.131 [ptxas --version (TRITON_PTXAS_PATH)]");
 }
