@@ -32,7 +32,9 @@ FrameWriter::FrameWriter(int out_fd, const Settings& settings)
   out_.resize(ZSTD_CStreamOutSize());
 }
 
-FrameWriter::~FrameWriter() { ZSTD_freeCCtx(cctx_); }
+void FrameWriter::FreeContext::operator()(ZSTD_CCtx_s* cctx) const { ZSTD_freeCCtx(cctx); }
+
+FrameWriter::~FrameWriter() = default;
 
 void FrameWriter::feed(const char* data, std::size_t size) {
   raw_in_frame_ += size;
@@ -55,14 +57,14 @@ manifest::Frame FrameWriter::end_frame() {
 }
 
 void FrameWriter::set(int parameter, int value) {
-  std::size_t rc = ZSTD_CCtx_setParameter(cctx_, static_cast<ZSTD_cParameter>(parameter), value);
+  std::size_t rc = ZSTD_CCtx_setParameter(cctx_.get(), static_cast<ZSTD_cParameter>(parameter), value);
   if (ZSTD_isError(rc)) throw Error(std::string("zstd: cannot set a compression parameter: ") + ZSTD_getErrorName(rc));
 }
 
 std::size_t FrameWriter::pump(const char* data, std::size_t size, std::size_t& pos, bool end) {
   ZSTD_inBuffer in{data, size, pos};
   ZSTD_outBuffer out{out_.data(), out_.size(), 0};
-  std::size_t rc = ZSTD_compressStream2(cctx_, &out, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+  std::size_t rc = ZSTD_compressStream2(cctx_.get(), &out, &in, end ? ZSTD_e_end : ZSTD_e_continue);
   if (ZSTD_isError(rc)) throw Error(std::string("zstd compression failed: ") + ZSTD_getErrorName(rc));
   pos = in.pos;
   if (out.pos > 0) {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "manifest/manifest.hpp"
@@ -45,8 +46,12 @@ class FrameWriter {
   // Compresses from `data` (advancing `pos`), ending the frame when `end`; returns zstd's "bytes left to flush".
   std::size_t pump(const char* data, std::size_t size, std::size_t& pos, bool end);
 
+  struct FreeContext {
+    void operator()(ZSTD_CCtx_s* cctx) const;
+  };
+
   int out_fd_;
-  ZSTD_CCtx_s* cctx_;
+  std::unique_ptr<ZSTD_CCtx_s, FreeContext> cctx_;  // freed also when the constructor throws on a setting
   std::vector<char> out_;
   Sha256 frame_hash_;
   std::uint64_t frame_start_ = 0;
