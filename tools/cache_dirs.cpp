@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 
 #include "util/error.hpp"
 
@@ -47,36 +48,34 @@ std::pair<std::string, fs::path> parse_named_dir(const std::string& spec) {
   return {name, fs::path(spec.substr(eq + 1))};
 }
 
+namespace {
+
+// A standard folder: its flag, else its variable, else torch's or Triton's default (computed only when needed).
+manifest::CacheDir standard_dir(const char* name, manifest::ComponentKind kind, const std::optional<fs::path>& flag,
+                                const char* flag_name, const char* var, const std::function<fs::path()>& fallback) {
+  manifest::CacheDir d{name, kind, {}, {}};
+  if (flag) {
+    d.dir = absolute_normal(*flag);
+    d.origin = flag_name;
+  } else if (auto v = env(var)) {
+    d.dir = absolute_normal(*v);
+    d.origin = var;
+  } else {
+    d.dir = absolute_normal(fallback());
+    d.origin = "default";
+  }
+  return d;
+}
+
+}  // namespace
+
 std::vector<manifest::CacheDir> resolve_cache_dirs(const CacheDirOptions& options) {
   std::vector<manifest::CacheDir> out;
-  manifest::CacheDir inductor{"inductor", manifest::ComponentKind::inductor, {}, {}};
-  if (options.inductor_dir) {
-    inductor.dir = absolute_normal(*options.inductor_dir);
-    inductor.origin = "--inductor-dir";
-  } else if (auto v = env("TORCHINDUCTOR_CACHE_DIR")) {
-    inductor.dir = absolute_normal(*v);
-    inductor.origin = "TORCHINDUCTOR_CACHE_DIR";
-  } else {
-    fs::path tmp = env("TMPDIR").value_or("/tmp");
-    inductor.dir = absolute_normal(tmp / ("torchinductor_" + user_name()));
-    inductor.origin = "default";
-  }
-  out.push_back(std::move(inductor));
-
-  manifest::CacheDir triton{"triton", manifest::ComponentKind::triton, {}, {}};
-  if (options.triton_dir) {
-    triton.dir = absolute_normal(*options.triton_dir);
-    triton.origin = "--triton-dir";
-  } else if (auto v = env("TRITON_CACHE_DIR")) {
-    triton.dir = absolute_normal(*v);
-    triton.origin = "TRITON_CACHE_DIR";
-  } else {
-    fs::path home = env("TRITON_HOME").value_or(home_dir().string());
-    triton.dir = absolute_normal(home / ".triton" / "cache");
-    triton.origin = "default";
-  }
-  out.push_back(std::move(triton));
-
+  out.push_back(standard_dir("inductor", manifest::ComponentKind::inductor, options.inductor_dir, "--inductor-dir",
+                             "TORCHINDUCTOR_CACHE_DIR",
+                             [] { return fs::path(env("TMPDIR").value_or("/tmp")) / ("torchinductor_" + user_name()); }));
+  out.push_back(standard_dir("triton", manifest::ComponentKind::triton, options.triton_dir, "--triton-dir", "TRITON_CACHE_DIR",
+                             [] { return fs::path(env("TRITON_HOME").value_or(home_dir().string())) / ".triton" / "cache"; }));
   for (const auto& [name, dir] : options.extras) {
     for (const manifest::CacheDir& existing : out) {
       if (existing.name == name) throw UsageError("--add " + name + " is given twice");

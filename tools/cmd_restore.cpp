@@ -6,7 +6,6 @@
 // written, exit 3, the table of `check` on stderr), force (restore anyway, one warning per differing field) or
 // purge (restore the components that fit; for the stale ones restore nothing and remove the local artifacts that
 // are stale here with the rules of `ccpack purge`; a refused component still refuses the whole restore).
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
