@@ -15,6 +15,9 @@ Faults (blob offsets are absolute offsets in the blob, whatever range an answer 
   --inflate-length BYTES    blob answers announce BYTES more (Content-Length, Content-Range) than they send
   --huge-manifests          manifest GETs are answered with 5 MiB of JSON
   --ignore-range            Range is not passed on: every blob answer is a 200 from byte 0
+An answer "reaches" an offset only when the client asked for it: a 200 sent past the end of the asked Range (the
+client stops reading there, but the socket takes some more) is not cut or stalled, so a cut lands in the transfer
+that wanted the bytes, not in a header fetch the registry answered whole.
 The log has one line per request: "METHOD PATH STATUS BODY-BYTES RANGE [what was done]". The port is written to
 PORTFILE once the proxy listens; it runs until killed.
 """
@@ -147,8 +150,13 @@ def main():
                 return self.note(resp.status, 0)
             self.stream(resp, start if blob and resp.status == 206 else 0, blob and resp.status in (200, 206))
 
+        def asked_end(self):
+            m = re.match(r"bytes=\d+-(\d+)$", self.headers.get("Range", ""))
+            return int(m.group(1)) if m else None
+
         def stream(self, resp, start, blob):
             pos, sent, what = start, 0, ""
+            last = self.asked_end()  # past it the client is not reading: no cut or stall there
             try:
                 while True:
                     chunk = resp.read(65536)
@@ -163,10 +171,10 @@ def main():
                     with LOCK:
                         if blob and faults["truncate"] is not None and pos <= faults["truncate"] < end:
                             stop = faults["truncate"]
-                        if blob and faults["cut"] is not None and pos <= faults["cut"] < end:
+                        if blob and faults["cut"] is not None and pos <= faults["cut"] < end and (last is None or faults["cut"] <= last):
                             stop = faults["cut"]
                         stall = faults["stall"]
-                    if blob and stall and pos <= stall[0] < end:
+                    if blob and stall and pos <= stall[0] < end and (last is None or stall[0] <= last):
                         with LOCK:
                             if not faults["stall_always"]:
                                 faults["stall"] = None  # before the pause: the retry comes during it

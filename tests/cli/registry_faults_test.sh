@@ -100,6 +100,7 @@ same_tree "$T/cache" "$T/want-at" "500 then success"
 # --- a cut at a random offset resumes at the frame boundary before it --------------------------------------
 CUT=$((F1 + 1 + RANDOM * 32768 % (SIZE - F1 - 2)))
 [ $((RANDOM % 2)) -eq 0 ] && CUT=$((F0 + 1 + RANDOM * 32768 % (F1 - F0 - 1)))
+CUT=${FAULTS_CUT:-$CUT}  # FAULTS_CUT=N reruns a failed run's cut
 echo "faults: cut at $CUT (frames start at $F0 $F1 $F2, size $SIZE)"
 BOUNDARY=$F0; [ "$CUT" -ge "$F1" ] && BOUNDARY=$F1; [ "$CUT" -ge "$F2" ] && BOUNDARY=$F2
 proxy cut --cut-at "$CUT"
