@@ -150,13 +150,13 @@ def main():
                 return self.note(resp.status, 0)
             self.stream(resp, start if blob and resp.status == 206 else 0, blob and resp.status in (200, 206))
 
-        def asked_end(self):
+        def asked(self, offset):
+            """Whether the client asked for the byte at OFFSET (past its Range's end it is not reading)."""
             m = re.match(r"bytes=\d+-(\d+)$", self.headers.get("Range", ""))
-            return int(m.group(1)) if m else None
+            return m is None or offset <= int(m.group(1))
 
         def stream(self, resp, start, blob):
             pos, sent, what = start, 0, ""
-            last = self.asked_end()  # past it the client is not reading: no cut or stall there
             try:
                 while True:
                     chunk = resp.read(65536)
@@ -171,10 +171,10 @@ def main():
                     with LOCK:
                         if blob and faults["truncate"] is not None and pos <= faults["truncate"] < end:
                             stop = faults["truncate"]
-                        if blob and faults["cut"] is not None and pos <= faults["cut"] < end and (last is None or faults["cut"] <= last):
+                        if blob and faults["cut"] is not None and pos <= faults["cut"] < end and self.asked(faults["cut"]):
                             stop = faults["cut"]
                         stall = faults["stall"]
-                    if blob and stall and pos <= stall[0] < end and (last is None or stall[0] <= last):
+                    if blob and stall and pos <= stall[0] < end and self.asked(stall[0]):
                         with LOCK:
                             if not faults["stall_always"]:
                                 faults["stall"] = None  # before the pause: the retry comes during it
