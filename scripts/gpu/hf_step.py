@@ -26,6 +26,14 @@ def kind(path):
     if base.endswith(".cubin"): return "triton_kernel"
     return "other"
 
+def work_metrics():
+    """Tuning work this process really did (torch's compilation_time_metrics: calls and seconds per timed
+    function). Inductor's counters replay the cold compile's counts on every FX-graph cache hit, so
+    select_algorithm_autotune or the benchmark counters of a warm run say what the warm-up did, not this run."""
+    from torch._dynamo.utils import compilation_time_metrics
+    words = ("coordinate_descent", "benchmark_all_configs", "precompile", "autotune", "bench")
+    return {k: [len(v), round(sum(v), 2)] for k, v in compilation_time_metrics.items() if any(w in k for w in words)}
+
 def build(name):
     import transformers
     if name == "llama":
@@ -85,8 +93,9 @@ def main():
         import ccpack
         reports["api_status"] = ccpack.status()
     print(json.dumps({**reports, "label": label, "model": name, "first_step_s": round(first, 2), "second_step_s": round(second, 3),
-                      "loss": loss, "counters": {k: dict(v) for k, v in counters.items()},
+                      "loss": loss, "work": work_metrics(), "counters": {k: dict(v) for k, v in counters.items()},
                       "added": by_kind, "added_kernels": sorted({os.path.basename(p)[:-6] for p in added if p.endswith(".cubin")})}),
           flush=True)
 
-main()
+if __name__ == "__main__":
+    main()
