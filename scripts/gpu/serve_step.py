@@ -10,7 +10,7 @@ import time
 START = time.time()
 import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_step import listing, kind, work_metrics
+from hf_step import listing, kind, work_metrics, count_real_coordesc, REAL
 
 def build():
     import transformers
@@ -25,6 +25,7 @@ def main():
     import torch
     from torch._dynamo.utils import counters
     torch.manual_seed(0)
+    count_real_coordesc()
     before = listing()
     model = build().cuda().to(torch.bfloat16).eval()
     model.config.use_cache = False
@@ -45,7 +46,7 @@ def main():
     for p in added:
         by_kind[kind(p)] = by_kind.get(kind(p), 0) + 1
     print(json.dumps({"label": label, "model": "serve", "first_answers_s": round(first_answers, 2),
-                      "first_step_s": round(first_answers, 2), "per_shape_s": per_shape, "answers": answers, "work": work_metrics(),
+                      "first_step_s": round(first_answers, 2), "per_shape_s": per_shape, "answers": answers, "work": work_metrics(), "real": dict(REAL),
                       "counters": {k: dict(v) for k, v in counters.items()}, "added": by_kind,
                       "added_kernels": sorted({os.path.basename(p)[:-6] for p in added if p.endswith(".cubin")})}),
           flush=True)
