@@ -13,14 +13,14 @@
 #       compiled (`ccpack status`), and of the coordinate descent each pod really ran (compilation_time_metrics),
 #       with PASS/FAIL against: settled serve at most 0.5x unsettled; at most 10 kernels per pod; real coordinate
 #       descent at most 10% of the cold run's benchmarks.
-# CCPACK_DIR holds bin/ccpack (the unpacked portable package). Work folder $SETTLE_WORK (default /tmp/ccsettle);
-# results in $OUT when set (the GPU machine's returned folder), else there.
+# CCPACK_DIR holds bin/ccpack (the unpacked portable package). Work folder $SETTLE_WORK (default /tmp/ccsettle),
+# kept between the two commands; the log, reports and table are copied to $OUT when set, else stay there.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 D=$(cd "$(dirname "$0")" && pwd)
 BIN=$1/bin/ccpack
 W=${SETTLE_WORK:-/tmp/ccsettle}; R=${OUT:-$W}; PHASE=${PHASE:-warmup}; RUNS=${RUNS:-3}; SETTLE=${SETTLE:-3}
-LOG=$R/settle.jsonl
+LOG=$W/settle.jsonl
 PTX=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "bin", "ptxas"))')
 [ -x "$PTX" ] || PTX=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas"))')
 PINS="TRITON_PTXAS_PATH=$PTX TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0 TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0"
@@ -38,10 +38,9 @@ warmup() {  # chain
   $BIN create -q -o "$W/$c-unsettled.ccpack" --sign-key "$W/ci.key" --inductor-dir "$b/ind" --triton-dir "$b/tri" \
     || echo "{\"label\": \"FAIL create $c\"}" >>"$LOG"
   # The settle runs get the pods' settings (one compile thread for the pinned chains) through the command's env.
-  env $(chain_env "$c" 1) timeout 560 "$BIN" create --json -o "$W/$c-settled.ccpack" --sign-key "$W/ci.key" \
+  env $(chain_env "$c" 1) timeout $((585 - SECONDS)) "$BIN" create --json -o "$W/$c-settled.ccpack" --sign-key "$W/ci.key" \
     --inductor-dir "$b/ind" --triton-dir "$b/tri" --settle="$SETTLE" -- $(step_cmd "$c" settle) \
-    >"$R/settle-report-$c.json" 2>"$W/$c-settle.err" || echo "{\"label\": \"FAIL settle $c: exit $?\"}" >>"$LOG"
-  tail -n 12 "$W/$c-settle.err" >"$R/settle-stderr-$c.txt"
+    >"$W/settle-report-$c.json" 2>"$W/$c-settle.err" || echo "{\"label\": \"FAIL settle $c: exit $?\"}" >>"$LOG"
 }
 pod() {  # chain archive-kind round: a fresh relocated restore, a fresh process, then what it compiled
   local c=$1 k=$2 r=$3 p=$W/$1/pod
@@ -58,7 +57,10 @@ if [ "$PHASE" = warmup ]; then
   rm -rf "${W:?}"/* ; : >"$LOG"
   $BIN keygen -q --out "$W/ci.key"
   for c in $CHAINS; do warmup "$c" & done; wait
-  ls -l "$W"/*.ccpack >"$R/archives.txt"
+  ls -l "$W"/*.ccpack >"$W/archives.txt"
+  cp "$LOG" "$R/settle-warmup.jsonl"
+  (cd "$W" && tar -czf "$R/settle-reports.tgz" archives.txt settle-report-*.json ./*-settle.err)
+  for c in $CHAINS; do echo "== $c"; grep "^ccpack: " "$W/$c-settle.err"; done
   exit 0
 fi
 [ -f "$W/ci.key.pub" ] || { echo "settle.sh: no warm-up in $W (run PHASE=warmup first, on the same machine)" >&2; exit 1; }
@@ -67,4 +69,5 @@ for r in $(seq "$RUNS"); do
   list=($ARCH); n=${#list[@]}; off=$(( (r - 1) % n ))
   for j in $(seq 0 $((n - 1))); do a=${list[$(( (j + off) % n ))]}; pod "${a%-*}" "${a##*-}" "$r"; done
 done
+cp "$LOG" "$R/settle.jsonl"
 python3 "$D/settle_table.py" "$LOG" | tee "$R/settle-table.txt"
