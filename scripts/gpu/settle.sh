@@ -45,7 +45,9 @@ warmup() {  # chain
 pod() {  # chain archive-kind round: a fresh relocated restore, a fresh process, then what it compiled
   local c=$1 k=$2 r=$3 p=$W/$1/pod
   rm -rf "$p"
-  $BIN restore "$W/$c-$k.ccpack" -q --trust "$W/ci.key.pub" --inductor-dir "$p/ind" --triton-dir "$p/tri" \
+  # The pod's settings are the container's, so restore sees them too: an archive warmed with settings that enter
+  # the key (env.inductor) is refused where they are missing.
+  env $(chain_env "$c" 1) $BIN restore "$W/$c-$k.ccpack" -q --trust "$W/ci.key.pub" --inductor-dir "$p/ind" --triton-dir "$p/tri" \
     || echo "{\"label\": \"FAIL restore $c $k\"}" >>"$LOG"
   env $(chain_env "$c" 1) TORCHINDUCTOR_CACHE_DIR=$p/ind TRITON_CACHE_DIR=$p/tri timeout 300 $(step_cmd "$c" "$c-$k-$r") \
     2>"$W/$c-$k-$r.err" | tail -1 >>"$LOG"
@@ -64,7 +66,7 @@ if [ "$PHASE" = warmup ]; then
   exit 0
 fi
 [ -f "$W/ci.key.pub" ] || { echo "settle.sh: no warm-up in $W (run PHASE=warmup first, on the same machine)" >&2; exit 1; }
-ARCH="serve-default-unsettled serve-default-settled serve-pinned-settled gpt2-default-unsettled gpt2-default-settled gpt2-pinned-settled"
+ARCH=${ARCH:-"serve-default-unsettled serve-default-settled serve-pinned-settled gpt2-default-unsettled gpt2-default-settled gpt2-pinned-settled"}
 for r in $(seq "$RUNS"); do
   list=($ARCH); n=${#list[@]}; off=$(( (r - 1) % n ))
   for j in $(seq 0 $((n - 1))); do a=${list[$(( (j + off) % n ))]}; pod "${a%-*}" "${a##*-}" "$r"; done
