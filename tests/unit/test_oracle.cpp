@@ -10,7 +10,7 @@
 #include "manifest/tar.hpp"
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
-#include "tests/oracle/oracle.hpp"
+#include "oracle/oracle.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
