@@ -14,10 +14,10 @@
 #include "manifest/format.hpp"
 #include "manifest/locations.hpp"
 #include "registry/oci.hpp"
+#include "registry/payload_fetch.hpp"
+#include "registry/remote_archive.hpp"
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
-#include "tools/oci_fetch.hpp"
-#include "tools/payload_fetch.hpp"
 #include "unpack/archive.hpp"
 #include "util/fs.hpp"
 #include "util/progress.hpp"
@@ -50,8 +50,8 @@ std::string check_archive_signature(const manifest::ArchiveHeader& header, const
 struct RegistryArchive {
   UniqueFd fetch_lock;  // held until the restore is over (see restore_oci.cpp)
   std::unique_ptr<registry::Session> session;
-  RemoteArchive remote;
-  std::shared_ptr<FetchLog> log;        // the payload's resumes (tools/payload_fetch.hpp)
+  registry::RemoteArchive remote;
+  std::shared_ptr<registry::FetchLog> log;  // the payload's resumes (registry/payload_fetch.hpp)
   std::shared_ptr<Progress> download;  // the terminal's one progress line (the extraction shows none)
   unpack::Archive archive;  // declared last, destroyed first: the stream's thread is joined before the session goes
 };

@@ -1,12 +1,12 @@
 // `ccpack restore oci://REF`: restore straight from a registry, with no copy of the archive on disk.
 //
-// Selection and the header frame go as for `pull` (tools/oci_fetch.hpp): a machine that fits no archive exits 3
+// Selection and the header frame go as for `pull` (registry/remote_archive.hpp): a machine that fits no archive exits 3
 // having read no blob byte, a header whose signature does not verify stops there. The archive is then known by
 // its header alone, and `restore` judges its signed fingerprint with the full policy of a local file; its payload
 // is a StreamedPayload (unpack/payload_source.hpp) fed by a download thread, so download and extraction overlap. The stream starts on the first payload read: when every
 // folder already holds this archive (restore's marker check), nothing more is downloaded. The extractor checks
 // every frame and file hash as for a local file. The download hands on only frames whose hash checked, and a cut
-// resumes at the end of the last of them (tools/payload_fetch.hpp); any failure leaves the previous cache folders
+// resumes at the end of the last of them (registry/payload_fetch.hpp); any failure leaves the previous cache folders
 // as they were (restore's staging and swap). On a terminal the one progress line is the download's (compressed
 // bytes of the payload, with rate and time left): the extraction follows it.
 #include <fcntl.h>
@@ -15,7 +15,6 @@
 #include <cerrno>
 
 #include "tools/fleet.hpp"
-#include "tools/oci_fetch.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/folder_lock.hpp"
 #include "unpack/payload_source.hpp"
@@ -61,16 +60,16 @@ RegistryArchive open_from_registry(const std::string& reference, const manifest:
   out.session = std::make_unique<registry::Session>(ref, session_options(registry_options, false, ref));
   registry::Session* s = out.session.get();
   s->on_fallback = [&reporter](const std::string& line) { reporter.warn(line); };
-  out.remote = select_remote(*s, machine, single_may_differ);
+  out.remote = registry::select_remote(*s, machine, single_may_differ);
   out.fetch_lock = fetch_lock(dirs, reporter);
-  ResumeNote note = [&reporter](const Resume& r) { reporter.warn(describe(r)); };
+  registry::ResumeNote note = [&reporter](const registry::Resume& r) { reporter.warn(registry::describe(r)); };
   auto layer_hash = std::make_shared<Sha256>();
-  RemoteHeader h = fetch_header(*s, out.remote, [layer_hash](const char* data, std::size_t size) { layer_hash->update(data, size); });
-  PayloadPlan plan{out.remote.layer.digest, out.remote.layer.size, out.remote.header_size, h.manifest.frames};
-  out.log = std::make_shared<FetchLog>();
+  registry::RemoteHeader h = registry::fetch_header(*s, out.remote, [layer_hash](const char* data, std::size_t size) { layer_hash->update(data, size); });
+  registry::PayloadPlan plan{out.remote.layer.digest, out.remote.layer.size, out.remote.header_size, h.manifest.frames};
+  out.log = std::make_shared<registry::FetchLog>();
   out.download = std::make_shared<Progress>("download", plan.layer_size - plan.payload_start, reporter.progress());
   auto produce = [s, plan, layer_hash, log = out.log, note, download = out.download](const unpack::StreamedPayload::Push& push, const std::atomic<bool>& cancelled) {
-    fetch_payload(
+    registry::fetch_payload(
         *s, plan, *layer_hash,
         [&push, &download](const char* data, std::size_t size, std::uint64_t) {
           push(data, size);
@@ -91,7 +90,7 @@ nlohmann::ordered_json registry_json(const RegistryArchive& r) {
           {"selection", r.remote.selection},
           {"endpoints", r.session->endpoint_names()},
           {"served_by", r.session->served_by()},
-          {"resumes", resumes_json(*r.log)}};
+          {"resumes", registry::resumes_json(*r.log)}};
 }
 
 }  // namespace ccpack::tools
