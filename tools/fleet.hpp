@@ -1,5 +1,6 @@
-// What `push`, `pull` and `restore oci://` share: the registry options (--plain-http, --ca-file, --authfile), the
-// transfer limits from the environment, and the signature hook.
+// What `push`, `pull` and `restore oci://` share: the registry options (--plain-http, --ca-file, --authfile,
+// --registries-conf), the session settings they make with the transfer limits from the environment, and the
+// signature hook. The registry fetch itself is registry/'s (remote_archive.hpp, archive_stream.hpp).
 //
 // The machine an archive is chosen for is tools/machine.hpp's (probe, --fingerprint FILE, --select).
 // check_archive_signature() runs on the header frame right after it is fetched, before the signed fingerprint is
@@ -7,20 +8,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "manifest/format.hpp"
-#include "manifest/locations.hpp"
 #include "registry/oci.hpp"
-#include "registry/payload_fetch.hpp"
-#include "registry/remote_archive.hpp"
 #include "registry/session.hpp"
-#include "tools/cli.hpp"
-#include "unpack/archive.hpp"
-#include "util/fs.hpp"
-#include "util/progress.hpp"
 
 namespace ccpack::tools {
 
@@ -42,26 +34,5 @@ void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls = 
 // Signature hook (see above): throws IntegrityError when the signature block does not verify. Returns a short
 // status for reports.
 std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what);
-
-// `restore oci://REF` (tools/restore_oci.cpp): whether an archive argument names a registry, and the archive it
-// names, opened from its header frame with the payload as a stream (the restore then runs as for a file).
-[[nodiscard]] bool is_registry_reference(const std::string& text);
-
-struct RegistryArchive {
-  UniqueFd fetch_lock;  // held until the restore is over (see restore_oci.cpp)
-  std::unique_ptr<registry::Session> session;
-  registry::RemoteArchive remote;
-  std::shared_ptr<registry::FetchLog> log;  // the payload's resumes (registry/payload_fetch.hpp)
-  std::shared_ptr<Progress> download;  // the terminal's one progress line (the extraction shows none)
-  unpack::Archive archive;  // declared last, destroyed first: the stream's thread is joined before the session goes
-};
-// `single_may_differ` as for select_remote (--on-mismatch force or purge); `dirs`: the folders the restore writes
-// (restores of one machine into the same folders fetch one after the other); `out` hears of resumes and fallbacks.
-[[nodiscard]] RegistryArchive open_from_registry(const std::string& reference, const manifest::Fingerprint& machine,
-                                                 bool single_may_differ, const RegistryOptions& registry_options,
-                                                 const unpack::Archive::HeaderGate& trust,
-                                                 const std::vector<manifest::CacheDir>& dirs, const Reporter& out);
-// The "registry" object of restore's --json report.
-[[nodiscard]] nlohmann::ordered_json registry_json(const RegistryArchive& r);
 
 }  // namespace ccpack::tools
