@@ -26,6 +26,10 @@ struct CacheDirOptions {
   std::vector<std::pair<std::string, std::filesystem::path>> extras;  // --add NAME=DIR
 };
 
+// The environment variable that names a component kind's folder for torch and Triton, the one table of them:
+// TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR; nullptr for an extra. Resolving reads it, restore --print-env writes it.
+[[nodiscard]] const char* folder_variable(manifest::ComponentKind kind);
+
 // Resolves the folders for inductor, triton and every extra. Throws UsageError on a bad extra name or a repeat.
 [[nodiscard]] std::vector<manifest::CacheDir> resolve_cache_dirs(const CacheDirOptions& options);
 

@@ -61,7 +61,8 @@ std::vector<manifest::CacheDir> folders_to_pack(const std::vector<manifest::Cach
     std::string where;
     for (const std::string& l : looked) where += (where.empty() ? "" : ", ") + l;
     throw Error("no cache folder found (looked at " + where +
-                "); set TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR or pass --inductor-dir / --triton-dir");
+                "); set " + folder_variable(manifest::ComponentKind::inductor) + " / " +
+                folder_variable(manifest::ComponentKind::triton) + " or pass --inductor-dir / --triton-dir");
   }
   for (const manifest::CacheDir& d : dirs) {
     if (!path_exists(d.dir)) throw Error(d.name + " cache folder " + quoted_path(d.dir) + " (from " + d.origin + ") does not exist");

@@ -76,8 +76,8 @@ std::string shell_quoted(const std::string& s) {
 void print_env(const unpack::InstallReport& r) {
   for (const auto& c : r.components) {
     if (c.dir.empty()) continue;
-    if (c.name == "inductor") std::printf("export TORCHINDUCTOR_CACHE_DIR=%s\n", shell_quoted(c.dir.string()).c_str());
-    if (c.name == "triton") std::printf("export TRITON_CACHE_DIR=%s\n", shell_quoted(c.dir.string()).c_str());
+    const char* var = folder_variable(manifest::kind_of_component(c.name));  // the one map (cache_dirs.hpp)
+    if (var != nullptr) std::printf("export %s=%s\n", var, shell_quoted(c.dir.string()).c_str());
   }
 }
 
