@@ -1,7 +1,7 @@
 // The stages of a create, in the order pack/create.hpp gives.
 #include "pack/create.hpp"
 
-#include "pack/cache_facts.hpp"
+#include "pack/kernel_targets.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::pack {

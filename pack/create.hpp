@@ -3,7 +3,7 @@
 //   folders      the cache folders to pack (the front end resolves them once: flags, else variables, else the
 //                defaults, and leaves out an absent default);
 //   fingerprint  this machine's fingerprint for those folders (the caller's probe), made to agree with what the
-//                cache's own Triton kernels say they were built for (cache_facts.hpp: read_triton_targets, then
+//                cache's own Triton kernels say they were built for (kernel_targets.hpp: read_triton_targets, then
 //                reconcile, whose disagreements come back as warnings);
 //   pack         scan the folders, lay out frames, compress, sign the manifest (the caller's signer) and write the
 //                archive atomically (packer.hpp: create_archive).
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "pack/packer.hpp"
 
 namespace ccpack::pack {

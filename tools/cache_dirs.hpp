@@ -1,7 +1,7 @@
 // Where the caches live on this machine: the same rules PyTorch and Triton use, and the flags that override
 // them, shared by every command that reads or writes the folders (create reads there, restore writes there), so
 // both sides agree by construction. Only the front end resolves folders; the libraries take the CacheDir list
-// (manifest/locations.hpp) it produces.
+// (manifest/cache_dir.hpp) it produces.
 //
 // Inductor: TORCHINDUCTOR_CACHE_DIR, else <tempdir>/torchinductor_<user> (tempfile.gettempdir(): TMPDIR, then
 // /tmp; getpass.getuser(): LOGNAME, USER, LNAME, USERNAME, then the password database).
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 
 namespace ccpack::tools {
 

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "tools/cli.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"

@@ -13,7 +13,7 @@
 #include "registry/session.hpp"
 #include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
-#include "tools/fleet.hpp"
+#include "tools/registry_options.hpp"
 #include "tools/machine.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"

@@ -16,7 +16,7 @@
 #include "tools/comparison.hpp"
 #include "tools/purge_report.hpp"
 #include "tools/trust_options.hpp"
-#include "tools/fleet.hpp"
+#include "tools/registry_options.hpp"
 #include "tools/machine.hpp"
 #include "registry/archive_stream.hpp"
 #include "unpack/archive.hpp"

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "tools/cli.hpp"
 #include "unpack/trust.hpp"
 

@@ -24,7 +24,7 @@
 #include <memory>
 
 #include "manifest/marker.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "manifest/restored_entries.hpp"
 #include "unpack/extractor.hpp"
 #include "unpack/folder_lock.hpp"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/fault.hpp"
 #include "unpack/plan.hpp"

@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "manifest/marker.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 

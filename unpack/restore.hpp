@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "manifest/policy.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/archive_source.hpp"

@@ -11,7 +11,7 @@
 #include <unordered_set>
 
 #include "manifest/kernel_json.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "manifest/restored_entries.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"

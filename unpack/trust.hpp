@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "unpack/archive.hpp"
 
 namespace ccpack::unpack {

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "manifest/tar.hpp"
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"

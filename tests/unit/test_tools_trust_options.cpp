@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "tools/trust_options.hpp"
 #include "unit/support.hpp"
 #include "util/error.hpp"

@@ -1,4 +1,4 @@
-// unpack/keys.cpp against known answers and hostile inputs: RFC 8032's first Ed25519 test vector (key id, PEM,
+// manifest/keys.cpp against known answers and hostile inputs: RFC 8032's first Ed25519 test vector (key id, PEM,
 // signature bytes), keys of another algorithm, encrypted keys, files that are not regular or are too large, the
 // environment variable unset or oversized, and the trust store's folder rules (sorted, *.pub only, links followed,
 // a bad key named). Every message is checked whole.
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "unit/support.hpp"
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 

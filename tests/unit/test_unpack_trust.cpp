@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "manifest/format.hpp"
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "manifest/signature.hpp"
 #include "unit/support.hpp"
 #include "unpack/trust.hpp"

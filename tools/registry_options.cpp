@@ -1,5 +1,5 @@
-// The registry options and limits shared by push, pull and restore oci:// (see fleet.hpp).
-#include "tools/fleet.hpp"
+// The registry options and limits shared by push, pull and restore oci:// (see registry_options.hpp).
+#include "tools/registry_options.hpp"
 
 #include <cerrno>
 #include <cstdlib>

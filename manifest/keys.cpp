@@ -1,6 +1,6 @@
 // Ed25519 through OpenSSL 3's EVP interface: EVP_DigestSign / EVP_DigestVerify one-shot with no digest (Ed25519
 // hashes internally), PEM for files. See keys.hpp for the rules on private keys.
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 
 #include <fcntl.h>
 #include <openssl/bio.h>

@@ -1,6 +1,6 @@
 // Reads the Triton kernel .json files of the cache folders and reconciles the fingerprint with them (see
-// cache_facts.hpp). Only readdir/lstat and small reads: no link is followed, no file over manifest::kMaxKernelJsonBytes is read.
-#include "pack/cache_facts.hpp"
+// kernel_targets.hpp). Only readdir/lstat and small reads: no link is followed, no file over manifest::kMaxKernelJsonBytes is read.
+#include "pack/kernel_targets.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
