@@ -21,7 +21,7 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
-namespace ccpack::unpack {
+namespace ccpack::manifest {
 namespace fs = std::filesystem;
 
 namespace {
@@ -273,4 +273,4 @@ std::vector<std::string> TrustStore::key_ids() const {
   return ids;
 }
 
-}  // namespace ccpack::unpack
+}  // namespace ccpack::manifest

@@ -75,7 +75,7 @@ int run(CreateOptions& o) {
   resolve_extras(o.dirs, o.extras);
   Level level = parse_level(o.level);
   // The key is read first: a missing or exposed key is reported before any packing work.
-  std::optional<unpack::PrivateKey> key = load_signing_key(o.signing, false);
+  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
   std::vector<manifest::CacheDir> resolved = resolve_cache_dirs(o.dirs);  // once: packed, and probed for
   std::vector<std::string> looked;
   pack::CreateRequest rq;

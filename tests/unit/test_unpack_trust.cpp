@@ -14,8 +14,8 @@
 #include "util/sha256.hpp"
 
 using namespace ccpack;
-using unpack::PrivateKey;
-using unpack::TrustStore;
+using manifest::PrivateKey;
+using manifest::TrustStore;
 using State = unpack::SignerStatus::State;
 
 namespace {
