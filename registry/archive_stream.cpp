@@ -11,8 +11,11 @@ ArchiveStream::ArchiveStream(const oci::Reference& reference, SessionOptions opt
   session_.on_fallback = [this](const std::string& line) { warn_(line); };
 }
 
-manifest::ArchiveHeader ArchiveStream::open(const manifest::Fingerprint& machine, bool single_may_differ) {
+void ArchiveStream::choose(const manifest::Fingerprint& machine, bool single_may_differ) {
   remote_ = select_remote(session_, machine, single_may_differ);
+}
+
+manifest::ArchiveHeader ArchiveStream::fetch_header() {
   RemoteHeader h = fetch_header(session_, remote_, [this](const char* data, std::size_t size) { layer_hash_.update(data, size); });
   frames_ = h.manifest.frames;
   download_ = std::make_unique<Progress>("download", remote_.layer.size - remote_.header_size, progress_);

@@ -38,12 +38,14 @@ class ArchiveStream {
   ArchiveStream(const ArchiveStream&) = delete;
   ArchiveStream& operator=(const ArchiveStream&) = delete;
 
-  // Chooses the archive for `machine` (`single_may_differ` as for select_remote) and fetches its header frame.
-  [[nodiscard]] manifest::ArchiveHeader open(const manifest::Fingerprint& machine, bool single_may_differ);
-  // After open: "archive sha256:... of REF", and the archive offset where the payload starts.
+  // Chooses the archive for `machine` (`single_may_differ` as for select_remote): the tag's index or manifest only.
+  void choose(const manifest::Fingerprint& machine, bool single_may_differ);
+  // After choose: fetches and checks the header frame.
+  [[nodiscard]] manifest::ArchiveHeader fetch_header();
+  // After choose: "archive sha256:... of REF", and the archive offset where the payload starts.
   [[nodiscard]] const std::string& what() const { return remote_.what; }
   [[nodiscard]] std::uint64_t payload_start() const { return remote_.header_size; }
-  // After open: downloads the payload, handing each verified frame to `push` in order (another thread may call it).
+  // After fetch_header: downloads the payload, handing each verified frame to `push` in order (another thread may call it).
   void produce(const Push& push, const std::atomic<bool>& cancelled);
   // Ends the progress line (before the restore's report lines).
   void finish_progress();

@@ -215,11 +215,13 @@ int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::Rest
                                  out.progress());
   // force and purge judge a tag's single archive as they judge a file; an index offers only an archive that fits.
   bool single_may_differ = rq.policy != manifest::OnMismatch::refuse;
-  rq.source = unpack::StreamedArchive{[&stream, single_may_differ](const manifest::Fingerprint& local) {
-    manifest::ArchiveHeader header = stream.open(local, single_may_differ);
-    return unpack::OpenedStream{stream.what(), std::move(header), stream.payload_start(),
-                                [&stream](const auto& push, const auto& cancelled) { stream.produce(push, cancelled); }};
-  }};
+  rq.source = unpack::StreamedArchive{
+      [&stream, single_may_differ](const manifest::Fingerprint& local) { stream.choose(local, single_may_differ); },
+      [&stream] {
+        manifest::ArchiveHeader header = stream.fetch_header();
+        return unpack::OpenedStream{stream.what(), std::move(header), stream.payload_start(),
+                                    [&stream](const auto& push, const auto& cancelled) { stream.produce(push, cancelled); }};
+      }};
   unpack::TrustReport trust;
   rq.gate = trust_gate(o.trust, out, trust);
   rq.install.progress = false;  // one line on the terminal: the download's

@@ -102,14 +102,16 @@ RestoreResult judge_and_install(const RestoreRequest& rq, Archive& a, RestoreRes
   return result;
 }
 
-// A stream: the machine first (the stream is chosen for it), then, under the install's folder locks (the one
-// lock: restores of one machine into the same folders fetch in turn), its header, the gate and the install. The
-// payload starts on the first read, so a restore that finds every folder restored downloads none of it.
+// A stream: the machine first and the archive chosen for it (a refusal there touches no folder), then, under the
+// install's folder locks (the one lock: restores of one machine into the same folders fetch in turn), its header,
+// the gate and the install. The payload starts on the first read, so a restore that finds every folder restored
+// downloads none of it.
 RestoreResult restore_stream(const RestoreRequest& rq, const StreamedArchive& stream, RestoreResult result) {
   if (rq.at_build_paths) throw UsageError("restoring at the build paths takes a local archive");
   manifest::Fingerprint local = rq.machine(result.dirs);
+  stream.choose(local);
   std::vector<UniqueFd> locks = lock_install_folders(result.dirs, rq.install.on_lock_wait);
-  OpenedStream opened = stream.open(local);
+  OpenedStream opened = stream.open();
   auto payload = std::make_shared<StreamedPayload>(opened.payload_start, std::move(opened.produce));
   Archive a = Archive::from_header(opened.name, std::move(opened.header), payload, rq.gate);
   return judge_and_install(rq, a, std::move(result), local, &locks);

@@ -1,7 +1,7 @@
 // `ccpack restore` as one call: every stage from an archive's header to its folders, in order.
 //
 //   header   open the archive from its source (archive_source.hpp): a file, or a stream (a registry's), which is
-//            chosen for this machine's fingerprint and fetched under the install's folder locks; parse its
+//            chosen for this machine's fingerprint, then fetched under the install's folder locks; parse its
 //            signature block;
 //   gate     the trust check on the header, before the manifest is parsed (the caller's HeaderGate);
 //   target   the folders (given, or with at_build_paths the manifest's own, checked writable; a file only) and

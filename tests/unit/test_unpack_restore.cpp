@@ -156,29 +156,31 @@ TEST_CASE("restore: --at-build-paths restores into the folders the archive was p
 struct FileStream {
   fs::path file;
   fs::path parent;
+  int chosen = 0;
   int opens = 0;
   int payloads = 0;
   bool locked_when_opened = false;
 
   [[nodiscard]] unpack::StreamedArchive source() {
-    return {[this](const manifest::Fingerprint&) {
-      ++opens;
-      using namespace std::chrono_literals;
-      try {
-        (void)unpack::lock_folders({parent}, unpack::LockWait{0ms, {}});
-      } catch (const Error&) {
-        locked_when_opened = true;  // the restore holds it: the one lock covers the fetch
-      }
-      UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-      manifest::ArchiveHeader h = manifest::read_header(fd.get(), file);
-      std::uint64_t start = h.header_size;
-      return unpack::OpenedStream{"archive of a test", std::move(h), start,
-                                  [this, start](const unpack::StreamedPayload::Push& push, const std::atomic<bool>&) {
-                                    ++payloads;
-                                    std::string bytes = test::slurp(file).substr(start);
-                                    for (std::size_t at = 0; at < bytes.size(); at += 1000) push(bytes.data() + at, std::min<std::size_t>(1000, bytes.size() - at));
-                                  }};
-    }};
+    return {[this](const manifest::Fingerprint&) { ++chosen; }, [this] { return open(); }};
+  }
+
+  unpack::OpenedStream open() {
+    ++opens;
+    using namespace std::chrono_literals;
+    try {
+      (void)unpack::lock_folders({parent}, unpack::LockWait{0ms, {}});
+    } catch (const Error&) {
+      locked_when_opened = true;  // the restore holds it: the one lock covers the fetch
+    }
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    manifest::ArchiveHeader h = manifest::read_header(fd.get(), file);
+    std::uint64_t start = h.header_size;
+    return {"archive of a test", std::move(h), start, [this, start](const unpack::StreamedPayload::Push& push, const std::atomic<bool>&) {
+              ++payloads;
+              std::string bytes = test::slurp(file).substr(start);
+              for (std::size_t at = 0; at < bytes.size(); at += 1000) push(bytes.data() + at, std::min<std::size_t>(1000, bytes.size() - at));
+            }};
   }
 };
 
@@ -202,8 +204,23 @@ TEST_CASE("restore: a streamed archive is opened under the folder lock and goes 
   unpack::RestoreResult again = unpack::restore(rq);  // every folder holds it: no payload byte is asked for
   CHECK(outcome(again, "inductor").action == unpack::Action::already);
   CHECK(stream.opens == 3);
+  CHECK(stream.chosen == 3);
   CHECK(stream.payloads == 1);
   CHECK(s.probes == 3);
+}
+
+TEST_CASE("restore: a stream that none fits is refused when chosen, before any folder is touched") {
+  Scene s;
+  unpack::RestoreRequest rq = s.request();
+  int opens = 0;
+  rq.source = unpack::StreamedArchive{[](const manifest::Fingerprint&) { throw Error("no archive fits this machine"); },
+                                      [&opens]() -> unpack::OpenedStream {
+                                        ++opens;
+                                        return {};
+                                      }};
+  CHECK_THROWS_WITH(unpack::restore(rq), "no archive fits this machine");
+  CHECK(opens == 0);
+  CHECK_FALSE(fs::exists(s.t / "pod"));
 }
 
 TEST_CASE("restore: a gate that refuses the header stops the restore before the machine is judged or a folder made") {
