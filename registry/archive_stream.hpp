@@ -45,6 +45,10 @@ class ArchiveStream {
   // After choose: "archive sha256:... of REF", and the archive offset where the payload starts.
   [[nodiscard]] const std::string& what() const { return remote_.what; }
   [[nodiscard]] std::uint64_t payload_start() const { return remote_.header_size; }
+  // After choose: the archive chosen, and the session it came through (a check of the chosen archive before its
+  // header is fetched, such as a signature of the registry's own, runs over them).
+  [[nodiscard]] const RemoteArchive& chosen() const { return remote_; }
+  [[nodiscard]] Session& session() { return session_; }
   // After fetch_header: downloads the payload, handing each verified frame to `push` in order (another thread may call it).
   void produce(const Push& push, const std::atomic<bool>& cancelled);
   // Ends the progress line (before the restore's report lines).
