@@ -16,7 +16,7 @@ void ArchiveStream::choose(const manifest::Fingerprint& machine, bool single_may
 }
 
 manifest::ArchiveHeader ArchiveStream::fetch_header() {
-  RemoteHeader h = fetch_header(session_, remote_, [this](const char* data, std::size_t size) { layer_hash_.update(data, size); });
+  RemoteHeader h = registry::fetch_header(session_, remote_, [this](const char* data, std::size_t size) { layer_hash_.update(data, size); });
   frames_ = h.manifest.frames;
   download_ = std::make_unique<Progress>("download", remote_.layer.size - remote_.header_size, progress_);
   return std::move(h.header);
