@@ -89,7 +89,7 @@ expect 0 "inductor: already restored" -- nogpu "$CCPACK" restore --plain-http "o
 rm -rf "$T/cache"
 expect 3 "the archives in $R/model:fleet differ only in gpu.arch, which this machine does not show \(gpu.arch absent \(nvml: .*give the container the GPU, or name the target with --select gpu.arch=VALUE" -- \
   nogpu "$CCPACK" restore --plain-http "oci://$R/model:fleet" "${TGT[@]}"
-[ ! -e "$T/cache" ] && ok || bad "an undecided restore wrote something"  # refused before the lock file
+[ ! -e "$T/cache" ] && ok || bad "an undecided restore wrote something"  # refused when chosen, before the folder lock
 expect 3 "differ only in gpu.arch" -- nogpu "$CCPACK" pull --plain-http "$R/model:fleet" -o "$T/p.ccpack"
 [ ! -e "$T/p.ccpack" ] && ok || bad "an undecided pull wrote a file"
 # --select names the target: the sm_90 archive, said on stderr and recorded in --json.
