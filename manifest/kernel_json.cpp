@@ -48,12 +48,32 @@ std::optional<TritonTarget> parse_kernel_json(std::string_view text) {
 
 bool is_kernel_json_name(std::string_view file_name) { return file_name.ends_with(".json") && !file_name.starts_with("__grp__"); }
 
+namespace {
+
+std::string_view parent_of(std::string_view relative) {
+  std::size_t slash = relative.rfind('/');
+  return slash == std::string_view::npos ? std::string_view{} : relative.substr(0, slash);
+}
+
+}  // namespace
+
+TritonLevel folders_inside(ComponentKind kind, std::string_view folder) {
+  if (kind == ComponentKind::triton) return folder.empty() ? TritonLevel::kernels : TritonLevel::other;
+  if (kind != ComponentKind::inductor) return TritonLevel::other;
+  if (folder == kInductorTritonFolder) return TritonLevel::devices;
+  bool device = parent_of(folder) == kInductorTritonFolder && folder.size() > kInductorTritonFolder.size() + 1;
+  return device ? TritonLevel::kernels : TritonLevel::other;
+}
+
+std::string_view kernel_folder_of(ComponentKind kind, std::string_view relative_path) {
+  std::string_view folder = parent_of(relative_path);
+  if (folder.empty()) return {};
+  return folders_inside(kind, parent_of(folder)) == TritonLevel::kernels ? folder : std::string_view{};
+}
+
 bool is_kernel_json_path(std::string_view path) {
   if (!is_kernel_json_name(path.substr(path.rfind('/') + 1))) return false;
-  auto depth = std::count(path.begin(), path.end(), '/');
-  std::string_view component = component_of(path);
-  return (component == "triton" && depth == 2) ||
-         (component == "inductor" && depth == 4 && relative_of(path).starts_with(std::string(kInductorTritonFolder) + "/"));
+  return !kernel_folder_of(kind_of_component(component_of(path)), relative_of(path)).empty();
 }
 
 }  // namespace ccpack::manifest

@@ -1,23 +1,33 @@
 // A Triton kernel's metadata file (<triton cache>/<hash>/<kernel>.json) names what the kernel was built for:
 //   {"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0", ...}
-// One reader for `create` (pack/cache_facts: the archive's triton_targets), `import` (pack/import_fingerprint:
+// One reader for `create` (pack/kernel_targets: the archive's triton_targets), `import` (pack/import_fingerprint:
 // the derived fingerprint) and `purge` (unpack/purge_rules: is this kernel stale here). The text is untrusted: bounded size, depth and lengths; anything else gives nullopt.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
 #include "manifest/fingerprint.hpp"
+#include "manifest/manifest.hpp"
 
 namespace ccpack::manifest {
 
 inline constexpr std::size_t kMaxKernelJsonBytes = 256 << 10;
 
-// Where they lie, the one statement of it: <hash>/<name>.json in a Triton cache folder, which is the triton
-// component itself or a <device> folder in inductor's kInductorTritonFolder; a name starting with "__grp__" is a
-// group file (a list of kernels), not a kernel's metadata.
+// Where Triton's kernel folders lie, the one statement of it (create, status and purge all ask here): a kernel
+// folder <hash> sits in a Triton cache folder, which is the triton component's own folder or a <device> folder in
+// inductor's kInductorTritonFolder: "triton/<hash>" and "inductor/triton/<device>/<hash>" in an archive.
 inline constexpr std::string_view kInductorTritonFolder = "triton";
+// What the folders directly inside a component-relative folder are ("" is the component's own folder).
+enum class TritonLevel : std::uint8_t { other, devices, kernels };
+[[nodiscard]] TritonLevel folders_inside(ComponentKind kind, std::string_view relative_folder);
+// The kernel folder ("<hash>", "triton/<device>/<hash>") that holds the file at `relative_path`; empty if none.
+[[nodiscard]] std::string_view kernel_folder_of(ComponentKind kind, std::string_view relative_path);
+
+// A kernel's metadata is <name>.json in its kernel folder; a name starting with "__grp__" is a group file (a list
+// of kernels), not a kernel's metadata.
 [[nodiscard]] bool is_kernel_json_name(std::string_view file_name);
 // Whether an archive path is one: "triton/<hash>/<name>.json" or "inductor/triton/<device>/<hash>/<name>.json".
 [[nodiscard]] bool is_kernel_json_path(std::string_view path);

@@ -1,7 +1,7 @@
 // Manifest::parse and its general reader: JSON in, a checked Manifest out (manifest.hpp). Entries and frames are
 // converted as they stream past and dropped from the document tree; create's exact form of the entries array is
 // read by a faster reader (canonical_entries.hpp) and the general reader takes the rest. Every refusal names the
-// field (manifest_rules.hpp); the rules themselves are manifest_validate.cpp's.
+// field (manifest_refusal.hpp); the rules themselves are manifest_validate.cpp's.
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -9,7 +9,7 @@
 #include "manifest/canonical_entries.hpp"
 #include "manifest/json_guard.hpp"
 #include "manifest/manifest.hpp"
-#include "manifest/manifest_rules.hpp"
+#include "manifest/manifest_refusal.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 

@@ -5,8 +5,8 @@
 
 #include "manifest/links.hpp"
 #include "manifest/manifest.hpp"
-#include "manifest/manifest_rules.hpp"
-#include "manifest/names.hpp"
+#include "manifest/manifest_refusal.hpp"
+#include "manifest/reserved_names.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 

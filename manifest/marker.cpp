@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "manifest/json_guard.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 

@@ -1,4 +1,4 @@
-// The restore marker: the small JSON file (manifest/names.hpp: kMarkerName) that restore writes at the root of
+// The restore marker: the small JSON file (manifest/reserved_names.hpp: kMarkerName) that restore writes at the root of
 // every folder it fills. It says which archive the folder holds (the SHA-256 of the archive's exact manifest
 // bytes), which component, which ccpack wrote it, and the fingerprint the archive was built for, so a later
 // restore of the same archive is a no-op and `purge` can judge the folder without the archive.

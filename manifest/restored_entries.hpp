@@ -1,7 +1,7 @@
 // The restored entry list: what a restore put into one cache folder, kept beside its marker so `ccpack status`
 // can tell the files the archive brought from those the pod compiled since, without the archive.
 //
-// Restore writes it into the staging folder, next to the marker, before the swap (manifest/names.hpp:
+// Restore writes it into the staging folder, next to the marker, before the swap (manifest/reserved_names.hpp:
 // kEntriesName), so it appears with the folder's new content in the same rename and never half-written. It holds
 // the component's files and symlinks (not folders: a folder made since shows through the files in it), paths
 // relative to the folder, in manifest order. Text, version 1:

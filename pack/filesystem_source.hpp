@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "pack/entry_source.hpp"
 
 namespace ccpack::pack {

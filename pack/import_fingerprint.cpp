@@ -5,7 +5,7 @@
 // Every field it sets has the source "derived:triton-json": it was read off the cache, not probed on the machine
 // that built it; the fields a probe would fill stay unrecorded.
 // The metadata files are untrusted: only small ones are read, and they are parsed by the one reader of kernel
-// metadata (manifest/kernel_json.hpp, as create's pack/cache_facts does); a file it does not accept is ignored.
+// metadata (manifest/kernel_json.hpp, as create's pack/kernel_targets does); a file it does not accept is ignored.
 #include <algorithm>
 #include <map>
 #include <optional>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "manifest/format.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/signature.hpp"
 #include "pack/entry_source.hpp"

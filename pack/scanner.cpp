@@ -11,7 +11,7 @@
 
 #include "manifest/links.hpp"
 #include "manifest/manifest.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"

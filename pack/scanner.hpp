@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "manifest/entry_list.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "manifest/tar.hpp"
 
 namespace ccpack::pack {

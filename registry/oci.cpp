@@ -281,7 +281,7 @@ std::string Reference::str() const {
 
 Reference parse_reference(std::string_view text) {
   std::string_view rest = text;
-  if (rest.starts_with("oci://")) rest.remove_prefix(6);
+  if (is_reference(rest)) rest.remove_prefix(kReferenceScheme.size());
   auto fail = [&](const std::string& why) -> Reference {
     throw UsageError("registry reference '" + escaped(text, 120) + "' " + why + " (expected [oci://]host[:port]/repository[:tag][@sha256:...])");
   };

@@ -121,6 +121,10 @@ struct Index {
 // "gpu.arch=sm_90 torch.version=2.11.0+cu130 ..." for messages (values escaped).
 [[nodiscard]] std::string describe(const Selection& selection);
 
+// The scheme that makes an archive argument a registry reference (`restore oci://REF`), optional for pull.
+inline constexpr std::string_view kReferenceScheme = "oci://";
+[[nodiscard]] inline bool is_reference(std::string_view text) { return text.starts_with(kReferenceScheme); }
+
 // A registry reference: [oci://]host[:port]/repo/sitory[:tag][@sha256:...]. Without a host part (no '.', ':' or
 // "localhost" in the first component) the registry is docker.io, as docker and skopeo read it.
 struct Reference {

@@ -36,6 +36,15 @@ fs::path absolute_normal(const fs::path& p) { return fs::absolute(p).lexically_n
 
 }  // namespace
 
+const char* folder_variable(manifest::ComponentKind kind) {
+  switch (kind) {
+    case manifest::ComponentKind::inductor: return "TORCHINDUCTOR_CACHE_DIR";
+    case manifest::ComponentKind::triton: return "TRITON_CACHE_DIR";
+    case manifest::ComponentKind::extra: break;
+  }
+  return nullptr;
+}
+
 std::pair<std::string, fs::path> parse_named_dir(const std::string& spec) {
   auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
@@ -52,8 +61,9 @@ namespace {
 
 // A standard folder: its flag, else its variable, else torch's or Triton's default (computed only when needed).
 manifest::CacheDir standard_dir(const char* name, manifest::ComponentKind kind, const std::optional<fs::path>& flag,
-                                const char* flag_name, const char* var, const std::function<fs::path()>& fallback) {
+                                const char* flag_name, const std::function<fs::path()>& fallback) {
   manifest::CacheDir d{name, kind, {}, {}};
+  const char* var = folder_variable(kind);
   if (flag) {
     d.dir = absolute_normal(*flag);
     d.origin = flag_name;
@@ -72,9 +82,8 @@ manifest::CacheDir standard_dir(const char* name, manifest::ComponentKind kind, 
 std::vector<manifest::CacheDir> resolve_cache_dirs(const CacheDirOptions& options) {
   std::vector<manifest::CacheDir> out;
   out.push_back(standard_dir("inductor", manifest::ComponentKind::inductor, options.inductor_dir, "--inductor-dir",
-                             "TORCHINDUCTOR_CACHE_DIR",
                              [] { return fs::path(env("TMPDIR").value_or("/tmp")) / ("torchinductor_" + user_name()); }));
-  out.push_back(standard_dir("triton", manifest::ComponentKind::triton, options.triton_dir, "--triton-dir", "TRITON_CACHE_DIR",
+  out.push_back(standard_dir("triton", manifest::ComponentKind::triton, options.triton_dir, "--triton-dir",
                              [] { return fs::path(env("TRITON_HOME").value_or(home_dir().string())) / ".triton" / "cache"; }));
   for (const auto& [name, dir] : options.extras) {
     for (const manifest::CacheDir& existing : out) {
@@ -88,10 +97,10 @@ std::vector<manifest::CacheDir> resolve_cache_dirs(const CacheDirOptions& option
 void add_cache_dirs(CLI::App* cmd, CacheDirOptions& dirs, std::vector<std::string>& extras, const char* verb) {
   cmd->add_option("--inductor-dir", dirs.inductor_dir,
                   std::string("Inductor cache folder to ") + verb +
-                      " (default: $TORCHINDUCTOR_CACHE_DIR, else <tmp>/torchinductor_<user>)");
+                      " (default: $" + folder_variable(manifest::ComponentKind::inductor) + ", else <tmp>/torchinductor_<user>)");
   cmd->add_option("--triton-dir", dirs.triton_dir,
                   std::string("Triton cache folder to ") + verb +
-                      " (default: $TRITON_CACHE_DIR, else <$TRITON_HOME or ~>/.triton/cache)");
+                      " (default: $" + folder_variable(manifest::ComponentKind::triton) + ", else <$TRITON_HOME or ~>/.triton/cache)");
   cmd->add_option("--add", extras,
                   std::string("Extra folder to ") + verb + ", as NAME=DIR (repeatable), e.g. ext=~/.cache/torch_extensions")
       ->allow_extra_args(false);  // one NAME=DIR per --add, so `--add x=DIR ARCHIVE` keeps ARCHIVE positional

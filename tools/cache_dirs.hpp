@@ -1,7 +1,7 @@
 // Where the caches live on this machine: the same rules PyTorch and Triton use, and the flags that override
 // them, shared by every command that reads or writes the folders (create reads there, restore writes there), so
 // both sides agree by construction. Only the front end resolves folders; the libraries take the CacheDir list
-// (manifest/locations.hpp) it produces.
+// (manifest/cache_dir.hpp) it produces.
 //
 // Inductor: TORCHINDUCTOR_CACHE_DIR, else <tempdir>/torchinductor_<user> (tempfile.gettempdir(): TMPDIR, then
 // /tmp; getpass.getuser(): LOGNAME, USER, LNAME, USERNAME, then the password database).
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 
 namespace ccpack::tools {
 
@@ -25,6 +25,10 @@ struct CacheDirOptions {
   std::optional<std::filesystem::path> triton_dir;
   std::vector<std::pair<std::string, std::filesystem::path>> extras;  // --add NAME=DIR
 };
+
+// The environment variable that names a component kind's folder for torch and Triton, the one table of them:
+// TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR; nullptr for an extra. Resolving reads it, restore --print-env writes it.
+[[nodiscard]] const char* folder_variable(manifest::ComponentKind kind);
 
 // Resolves the folders for inductor, triton and every extra. Throws UsageError on a bad extra name or a repeat.
 [[nodiscard]] std::vector<manifest::CacheDir> resolve_cache_dirs(const CacheDirOptions& options);

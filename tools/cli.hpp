@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 
 namespace ccpack::tools {
 

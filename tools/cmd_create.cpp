@@ -1,8 +1,7 @@
 // `ccpack create`: pack the cache folders found from the environment (or flags) into one archive.
 #include <sys/stat.h>
 
-#include "pack/cache_facts.hpp"
-#include "pack/packer.hpp"
+#include "pack/create.hpp"
 #include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
 #include "tools/trust_options.hpp"
@@ -47,21 +46,23 @@ bool path_exists(const fs::path& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
-// The folders to pack: every one named by a flag or variable must exist; absent defaults are left out and noted.
-std::vector<manifest::CacheDir> folders_to_pack(const CacheDirOptions& options, std::vector<std::string>& looked) {
+// The folders to pack, of those resolved: every one named by a flag or variable must exist; absent defaults are
+// left out and noted.
+std::vector<manifest::CacheDir> folders_to_pack(const std::vector<manifest::CacheDir>& resolved, std::vector<std::string>& looked) {
   std::vector<manifest::CacheDir> dirs;
-  for (manifest::CacheDir& d : resolve_cache_dirs(options)) {
+  for (const manifest::CacheDir& d : resolved) {
     if (d.origin == "default" && !path_exists(d.dir)) {
       looked.push_back(d.name + " " + quoted_path(d.dir));
       continue;
     }
-    dirs.push_back(std::move(d));
+    dirs.push_back(d);
   }
   if (dirs.empty()) {
     std::string where;
     for (const std::string& l : looked) where += (where.empty() ? "" : ", ") + l;
     throw Error("no cache folder found (looked at " + where +
-                "); set TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR or pass --inductor-dir / --triton-dir");
+                "); set " + folder_variable(manifest::ComponentKind::inductor) + " / " +
+                folder_variable(manifest::ComponentKind::triton) + " or pass --inductor-dir / --triton-dir");
   }
   for (const manifest::CacheDir& d : dirs) {
     if (!path_exists(d.dir)) throw Error(d.name + " cache folder " + quoted_path(d.dir) + " (from " + d.origin + ") does not exist");
@@ -74,21 +75,22 @@ int run(CreateOptions& o) {
   resolve_extras(o.dirs, o.extras);
   Level level = parse_level(o.level);
   // The key is read first: a missing or exposed key is reported before any packing work.
-  std::optional<unpack::PrivateKey> key = load_signing_key(o.signing, false);
+  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
+  std::vector<manifest::CacheDir> resolved = resolve_cache_dirs(o.dirs);  // once: packed, and probed for
   std::vector<std::string> looked;
-  std::vector<manifest::CacheDir> dirs = folders_to_pack(o.dirs, looked);
-  pack::PackOptions po;
-  po.level = level.level;
-  po.window_log = level.window_log;
-  po.jobs = o.common.jobs;
-  po.progress = out.progress();
-  po.sign = manifest_signer(key, o.signing);
-  // The fingerprint: this machine as probed, made to agree with what the cache's own kernels say.
-  manifest::Fingerprint fp = probe_local(o.python, resolve_cache_dirs(o.dirs));
-  std::vector<std::string> fp_warnings = pack::reconcile(fp, pack::read_triton_targets(dirs));
+  pack::CreateRequest rq;
+  rq.dirs = folders_to_pack(resolved, looked);
+  rq.output = o.output;
+  rq.machine = [&o, &resolved] { return probe_local(o.python, resolved); };
+  rq.pack.level = level.level;
+  rq.pack.window_log = level.window_log;
+  rq.pack.jobs = o.common.jobs;
+  rq.pack.progress = out.progress();
+  rq.pack.sign = manifest_signer(key, o.signing);
+  pack::CreateResult created = pack::create(rq);
+  const std::vector<std::string>& fp_warnings = created.fingerprint_warnings;
   for (const std::string& w : fp_warnings) out.warn(w);
-  po.fingerprint = fp;
-  pack::PackResult r = pack::create_archive(dirs, o.output, po);
+  const pack::PackResult& r = created.packed;
 
   std::uint64_t files = 0;
   std::uint64_t bytes = 0;

@@ -32,7 +32,7 @@ struct ImportCmdOptions {
 int run(ImportCmdOptions& o) {
   Reporter out(o.common);
   // The key is read first: a missing or exposed key is reported before any import work.
-  std::optional<unpack::PrivateKey> key = load_signing_key(o.signing, false);
+  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
   pack::ImportOptions io;
   io.foreign = o.foreign;
   for (const std::string& spec : o.maps) io.maps.push_back(pack::parse_map(spec));

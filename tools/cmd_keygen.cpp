@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "tools/cli.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -39,7 +39,7 @@ int run(const KeygenOptions& o) {
   for (const fs::path& p : {o.out, pub}) {
     if (::access(p.c_str(), F_OK) == 0) throw Error(quoted_path(p) + " already exists; ccpack keygen never overwrites a key");
   }
-  unpack::PrivateKey key = unpack::PrivateKey::generate();
+  manifest::PrivateKey key = manifest::PrivateKey::generate();
   write_new(pub, key.public_key().pem());
   try {
     key.write_pem(o.out);

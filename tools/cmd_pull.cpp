@@ -1,20 +1,20 @@
 // `ccpack pull REF -o FILE`: download the archive under REF that fits this machine, checked before and after.
 //
-//   1-2. Select by annotations, then fetch and check the header frame (tools/oci_fetch.hpp: exit 3 or 4 before
+//   1-2. Select by annotations, then fetch and check the header frame (registry/remote_archive.hpp: exit 3 or 4 before
 //      any payload byte), which also goes to the output's temporary file; the signed fingerprint must not make
 //      any component stale or refused on the target machine (tools/machine.hpp: probe, --fingerprint, --select).
 //   3. The payload follows frame by frame, each frame checked before it is written, a cut resumed at the end of
-//      the last verified frame (tools/payload_fetch.hpp); the whole layer must match its digest; only then is the
+//      the last verified frame (registry/payload_fetch.hpp); the whole layer must match its digest; only then is the
 //      file given its name (AtomicFile). Any failure leaves no file.
 // On a terminal the download shows one progress line, as restore oci:// does (util/progress.hpp).
 #include "registry/oci.hpp"
+#include "registry/payload_fetch.hpp"
+#include "registry/remote_archive.hpp"
 #include "registry/session.hpp"
 #include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
-#include "tools/fleet.hpp"
+#include "tools/registry_options.hpp"
 #include "tools/machine.hpp"
-#include "tools/oci_fetch.hpp"
-#include "tools/payload_fetch.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/progress.hpp"
@@ -41,27 +41,28 @@ int run(const PullOptions& o) {
   say_selected(out, machine);
   registry::Session s(ref, session_options(o.registry, false, ref));
   s.on_fallback = [&out](const std::string& line) { out.warn(line); };
-  RemoteArchive r = select_remote(s, machine.fingerprint, false);
+  registry::RemoteArchive r = registry::select_remote(s, machine.fingerprint, false);
 
   AtomicFile file(o.output);
   Sha256 hash;
   std::uint64_t written = 0;
   Progress download("download", r.layer.size, out.progress());
-  RemoteHeader h = fetch_header(s, r, [&](const char* data, std::size_t size) {
+  registry::RemoteHeader h = registry::fetch_header(s, r, [&](const char* data, std::size_t size) {
     pwrite_all(file.fd(), data, size, static_cast<off_t>(written), quoted_path(o.output));
     hash.update(data, size);
     written += size;
     download.advance(size);
   });
-  require_signed_fit(r, h, machine.fingerprint);
+  registry::require_signed_fit(r, h, machine.fingerprint);
+  std::string signature = check_archive_signature(h.header, r.what);
   // Only frames whose hash checked reach the file; the layer's digest is checked before the last one does.
-  FetchLog log;
-  fetch_payload(s, {r.layer.digest, r.layer.size, r.header_size, h.manifest.frames}, hash,
+  registry::FetchLog log;
+  registry::fetch_payload(s, {r.layer.digest, r.layer.size, r.header_size, h.manifest.frames}, hash,
                 [&](const char* data, std::size_t size, std::uint64_t offset) {
                   pwrite_all(file.fd(), data, size, static_cast<off_t>(offset), quoted_path(o.output));
                   download.advance(size);
                 },
-                log, [&out](const Resume& resume) { out.warn(describe(resume)); });
+                log, [&out](const registry::Resume& resume) { out.warn(registry::describe(resume)); });
   download.finish();
   file.commit();
   out.report({{"reference", ref.str()},
@@ -70,9 +71,9 @@ int run(const PullOptions& o) {
               {"bytes", r.layer.size},
               {"output", o.output.string()},
               {"selection", r.selection},
-              {"signatures", h.signature},
+              {"signatures", signature},
               {"machine", machine_json(machine)},
-              {"resumes", resumes_json(log)}});
+              {"resumes", registry::resumes_json(log)}});
   out.say("pulled " + ref.str() + " (" + r.selection + ") into " + quoted_path(o.output) + ": " + mb(r.layer.size) + ", digest OK");
   return 0;
 }

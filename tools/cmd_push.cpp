@@ -13,7 +13,7 @@
 #include "manifest/tar.hpp"
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
-#include "tools/fleet.hpp"
+#include "tools/registry_options.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"

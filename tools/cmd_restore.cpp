@@ -16,8 +16,9 @@
 #include "tools/comparison.hpp"
 #include "tools/purge_report.hpp"
 #include "tools/trust_options.hpp"
-#include "tools/fleet.hpp"
+#include "tools/registry_options.hpp"
 #include "tools/machine.hpp"
+#include "registry/archive_stream.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/restore.hpp"
 #include "util/error.hpp"
@@ -75,8 +76,8 @@ std::string shell_quoted(const std::string& s) {
 void print_env(const unpack::InstallReport& r) {
   for (const auto& c : r.components) {
     if (c.dir.empty()) continue;
-    if (c.name == "inductor") std::printf("export TORCHINDUCTOR_CACHE_DIR=%s\n", shell_quoted(c.dir.string()).c_str());
-    if (c.name == "triton") std::printf("export TRITON_CACHE_DIR=%s\n", shell_quoted(c.dir.string()).c_str());
+    const char* var = folder_variable(manifest::kind_of_component(c.name));  // the one map (cache_dirs.hpp)
+    if (var != nullptr) std::printf("export %s=%s\n", var, shell_quoted(c.dir.string()).c_str());
   }
 }
 
@@ -186,7 +187,7 @@ int finish(const RestoreOptions& o, const Reporter& out, const unpack::RestoreRe
 // request's callback, kept in `machine` for the report.
 unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std::optional<Machine>& machine) {
   unpack::RestoreRequest rq;
-  rq.file = o.archive;
+  rq.source = o.archive;
   rq.at_build_paths = o.at_build_paths;
   if (!o.at_build_paths) rq.dirs = resolve_cache_dirs(o.dirs);
   rq.machine = [&o, &machine](const std::vector<manifest::CacheDir>& dirs) {
@@ -204,23 +205,30 @@ unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std
   return rq;
 }
 
-// `restore oci://REF`: the registry path (tools/restore_oci.cpp) chooses the archive that fits this machine best,
-// runs the trust gate on the fetched header, and the payload streams into staging while the restore runs.
+// `restore oci://REF`: the archive of REF that fits this machine best (registry/archive_stream.hpp), as the
+// restore's stream source: it is chosen and its header fetched under the restore's folder locks, and its payload
+// streams into staging while the restore runs.
 int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::RestoreRequest& rq, std::optional<Machine>& machine) {
   if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
-  manifest::Fingerprint local = rq.machine(rq.dirs);
-  unpack::TrustReport trust;
+  registry::oci::Reference ref = registry::oci::parse_reference(o.archive.string());
+  registry::ArchiveStream stream(ref, session_options(o.registry, false, ref), [&out](const std::string& line) { out.warn(line); },
+                                 out.progress());
   // force and purge judge a tag's single archive as they judge a file; an index offers only an archive that fits.
   bool single_may_differ = rq.policy != manifest::OnMismatch::refuse;
-  RegistryArchive r = open_from_registry(o.archive.string(), local, single_may_differ, o.registry,
-                                         trust_gate(o.trust, out, trust), rq.dirs, out);
-  rq.opened = &r.archive;
-  rq.machine = [local](const std::vector<manifest::CacheDir>&) { return local; };
+  rq.source = unpack::StreamedArchive{
+      [&stream, single_may_differ](const manifest::Fingerprint& local) { stream.choose(local, single_may_differ); },
+      [&stream] {
+        manifest::ArchiveHeader header = stream.fetch_header();
+        return unpack::OpenedStream{stream.what(), std::move(header), stream.payload_start(),
+                                    [&stream](const auto& push, const auto& cancelled) { stream.produce(push, cancelled); }};
+      }};
+  unpack::TrustReport trust;
+  rq.gate = trust_gate(o.trust, out, trust);
   rq.install.progress = false;  // one line on the terminal: the download's
-  rq.install.trust = &trust;    // filled by the gate on the fetched header
+  rq.trust = &trust;    // filled by the gate on the fetched header
   unpack::RestoreResult result = unpack::restore(rq);
-  int rc = finish(o, out, result, trust, *machine, [&r] { return registry_json(r); });
-  r.download->finish();
+  int rc = finish(o, out, result, trust, *machine, [&stream] { return stream.json(); });
+  stream.finish_progress();
   return rc;
 }
 
@@ -235,10 +243,10 @@ int run(RestoreOptions& o) {
   if (o.print_env && o.common.json) throw UsageError("--print-env and --json both write to standard output: choose one");
   std::optional<Machine> machine;
   unpack::RestoreRequest rq = request(o, out, machine);
-  if (is_registry_reference(o.archive.string())) return run_from_registry(o, out, rq, machine);
+  if (registry::oci::is_reference(o.archive.string())) return run_from_registry(o, out, rq, machine);
   unpack::TrustReport trust;
   rq.gate = trust_gate(o.trust, out, trust);
-  rq.install.trust = &trust;  // filled by the gate before the restore writes a marker
+  rq.trust = &trust;  // filled by the gate before the restore writes a marker
   unpack::RestoreResult result = unpack::restore(rq);
   return finish(o, out, result, trust, *machine, {});
 }

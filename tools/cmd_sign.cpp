@@ -45,7 +45,7 @@ void copy_payload(const unpack::Archive& a, AtomicFile& out) {
 
 int run(const SignOptions& o) {
   Reporter out(o.common);
-  std::optional<unpack::PrivateKey> key = load_signing_key(o.signing, true);
+  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, true);
   unpack::TrustReport before;
   unpack::Archive a = open_trusted(o.archive, o.trust, out, before);
   (void)unpack::extract(a, {}, unpack::ExtractOptions{o.common.jobs, out.progress()});

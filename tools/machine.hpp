@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "tools/cli.hpp"
 
 namespace ccpack::tools {

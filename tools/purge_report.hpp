@@ -1,4 +1,4 @@
-// The report of a purge and the lock-wait line, shared by `ccpack purge` and `restore --on-mismatch=purge` (defined in cmd_purge.cpp).
+// The report of a purge and the lock-wait line, shared by `ccpack purge` and `restore --on-mismatch=purge`.
 #pragma once
 
 #include "tools/cli.hpp"

@@ -26,7 +26,7 @@ void add_trust_options(CLI::App* cmd, TrustOptions& options, bool display_only) 
 void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required) {
   cmd->add_option("--sign-key", options.key_file,
                   std::string("Sign with this Ed25519 private key (PEM PKCS#8 file, mode 0600; default: the PEM text in $") +
-                      unpack::kSigningKeyVar + (required ? ")" : ", when set)"));
+                      manifest::kSigningKeyVar + (required ? ")" : ", when set)"));
   cmd->add_option("--note", options.note,
                   "Note stored with the signature, e.g. a pipeline id or git commit (at most 256 bytes)");
 }
@@ -43,7 +43,7 @@ std::vector<fs::path> default_trust_dirs() {
   return dirs;
 }
 
-unpack::TrustStore load_trust(const TrustOptions& options) {
+manifest::TrustStore load_trust(const TrustOptions& options) {
   std::vector<fs::path> named = options.trust;
   if (const char* env = std::getenv(kTrustedKeysVar)) {
     std::string list = env;
@@ -53,7 +53,7 @@ unpack::TrustStore load_trust(const TrustOptions& options) {
       start = end + 1;
     }
   }
-  unpack::TrustStore store;
+  manifest::TrustStore store;
   if (!named.empty()) {
     for (const fs::path& p : named) store.add(p, true);
   } else {
@@ -72,7 +72,7 @@ bool allow_unsigned(const TrustOptions& options) {
 
 unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report) {
   const bool opt_out = allow_unsigned(options);
-  auto store = std::make_shared<const unpack::TrustStore>(load_trust(options));
+  auto store = std::make_shared<const manifest::TrustStore>(load_trust(options));
   return [opt_out, store, &out, &report](const fs::path& p, const manifest::ArchiveHeader& header,
                                          const std::vector<manifest::Signature>& signatures) {
     report = unpack::check_trust(p, header, signatures, *store, opt_out);
@@ -89,17 +89,17 @@ unpack::Archive open_trusted(const fs::path& path, const TrustOptions& options, 
   return unpack::Archive::open(path, trust_gate(options, out, report), depth, text);
 }
 
-std::optional<unpack::PrivateKey> load_signing_key(const SigningOptions& options, bool required) {
+std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required) {
   if (auto why = manifest::note_problem(options.note)) throw UsageError("--note " + *why);
-  if (!options.key_file.empty()) return unpack::PrivateKey::load(options.key_file);
-  const char* env = std::getenv(unpack::kSigningKeyVar);
-  if (env != nullptr && *env != '\0') return unpack::PrivateKey::from_env(unpack::kSigningKeyVar);
-  if (required) throw UsageError(std::string("no signing key: pass --sign-key FILE or set $") + unpack::kSigningKeyVar);
-  if (!options.note.empty()) throw UsageError("--note needs a signing key (--sign-key FILE or $" + std::string(unpack::kSigningKeyVar) + ")");
+  if (!options.key_file.empty()) return manifest::PrivateKey::load(options.key_file);
+  const char* env = std::getenv(manifest::kSigningKeyVar);
+  if (env != nullptr && *env != '\0') return manifest::PrivateKey::from_env(manifest::kSigningKeyVar);
+  if (required) throw UsageError(std::string("no signing key: pass --sign-key FILE or set $") + manifest::kSigningKeyVar);
+  if (!options.note.empty()) throw UsageError("--note needs a signing key (--sign-key FILE or $" + std::string(manifest::kSigningKeyVar) + ")");
   return std::nullopt;
 }
 
-std::function<std::vector<manifest::Signature>(std::string_view)> manifest_signer(const std::optional<unpack::PrivateKey>& key,
+std::function<std::vector<manifest::Signature>(std::string_view)> manifest_signer(const std::optional<manifest::PrivateKey>& key,
                                                                                  const SigningOptions& options) {
   if (!key) return {};
   return [&key, &options](std::string_view manifest_bytes) {

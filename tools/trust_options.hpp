@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "tools/cli.hpp"
 #include "unpack/trust.hpp"
 
@@ -44,7 +44,7 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 
 // The folders read when no key is named: /etc/ccpack/trusted.d, ${XDG_CONFIG_HOME:-$HOME/.config}/ccpack/trusted.d.
 [[nodiscard]] std::vector<std::filesystem::path> default_trust_dirs();
-[[nodiscard]] unpack::TrustStore load_trust(const TrustOptions& options);
+[[nodiscard]] manifest::TrustStore load_trust(const TrustOptions& options);
 // --allow-unsigned or CCPACK_ALLOW_UNSIGNED=1 (any value but 1, 0 or empty is a usage error).
 [[nodiscard]] bool allow_unsigned(const TrustOptions& options);
 
@@ -58,13 +58,13 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
                                           unpack::ManifestText text = unpack::ManifestText::keep);
 
 // The key from --sign-key, else from CCPACK_SIGNING_KEY, else nullopt (with `required`: a usage error).
-[[nodiscard]] std::optional<unpack::PrivateKey> load_signing_key(const SigningOptions& options, bool required);
+[[nodiscard]] std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required);
 
 // The signer of a command that writes a new archive (create, import; pack::PackOptions::sign): the one signature
 // of `key` over the manifest's exact bytes, with `options.note`; an empty function (unsigned) without a key.
 // `key` and `options` must outlive the returned function.
 [[nodiscard]] std::function<std::vector<manifest::Signature>(std::string_view manifest)> manifest_signer(
-    const std::optional<unpack::PrivateKey>& key, const SigningOptions& options);
+    const std::optional<manifest::PrivateKey>& key, const SigningOptions& options);
 
 // Each signer for --json: key_id, algorithm, signed_at, note (when set), status.
 [[nodiscard]] ojson signers_json(const unpack::TrustReport& report);

@@ -24,7 +24,7 @@
 #include <memory>
 
 #include "manifest/marker.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "manifest/restored_entries.hpp"
 #include "unpack/extractor.hpp"
 #include "unpack/folder_lock.hpp"
@@ -62,7 +62,7 @@ void remove_debris(const fs::path& parent, const std::string& base) {
 
 // The marker and the entry list (manifest/restored_entries.hpp) of a staged folder, written before the swap so
 // they appear with its content.
-void write_marker(int dir_fd, const Archive& a, const std::string& component, const InstallOptions& options,
+void write_marker(int dir_fd, const Archive& a, const std::string& component, const TrustReport* trust,
                   const PathRelocator* relocator) {
   manifest::write_restored_entries(dir_fd, a.manifest, component, to_hex(a.manifest_digest()),
                                    [relocator](std::size_t i) { return relocator && relocator->handles(i); });
@@ -71,7 +71,7 @@ void write_marker(int dir_fd, const Archive& a, const std::string& component, co
   marker.component = component;
   marker.restored_by = std::string("ccpack ") + kVersion;
   marker.restored_at = manifest::utc_now();
-  if (options.trust) marker.signed_by = options.trust->verified_by;
+  if (trust) marker.signed_by = trust->verified_by;
   marker.fingerprint = a.manifest.fingerprint;
   std::string text = marker.to_json();
   UniqueFd fd(::openat(dir_fd, std::string(manifest::kMarkerName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
@@ -138,36 +138,35 @@ void require_disjoint(std::vector<Slot>& slots, const manifest::Manifest& m) {
 }
 
 // Locks each parent folder (folder_lock.hpp), creating the missing ones.
-std::vector<UniqueFd> lock_parents(const std::vector<Slot>& slots, const InstallOptions& options) {
-  std::vector<fs::path> parents;
-  parents.reserve(slots.size());
-  for (const Slot& s : slots) {
+std::vector<UniqueFd> lock_parents(std::vector<fs::path> parents, const std::function<void(const fs::path&)>& on_wait) {
+  for (const fs::path& p : parents) {
     std::error_code ec;
-    fs::create_directories(s.parent, ec);
-    if (ec) throw Error("cannot create folder " + quoted_path(s.parent) + ": " + ec.message());
-    parents.push_back(s.parent);
+    fs::create_directories(p, ec);
+    if (ec) throw Error("cannot create folder " + quoted_path(p) + ": " + ec.message());
   }
-  return lock_folders(std::move(parents), LockWait{std::nullopt, options.on_lock_wait});
+  return lock_folders(std::move(parents), LockWait{std::nullopt, on_wait});
 }
 
 // Phase: what each target holds now, and the policy's verdicts, as the plan's facts.
-std::vector<ComponentFacts> read_facts(const manifest::Manifest& m, const std::vector<Slot>& slots, const InstallOptions& options) {
+std::vector<ComponentFacts> read_facts(const manifest::Manifest& m, const std::vector<Slot>& slots,
+                                       const std::vector<std::pair<Fit, std::string>>& fits) {
   std::vector<ComponentFacts> facts(m.components.size());
   for (const Slot& s : slots) {
     ComponentFacts& f = facts[s.component];
     f.target = s.target;
     if (auto marker = manifest::Marker::read(s.target)) f.marker_digest = marker->archive_manifest_sha256;
   }
-  for (std::size_t i = 0; i < options.fits.size() && i < facts.size(); ++i) {
-    facts[i].fit = options.fits[i].first;
-    facts[i].fit_reason = options.fits[i].second;
+  for (std::size_t i = 0; i < fits.size() && i < facts.size(); ++i) {
+    facts[i].fit = fits[i].first;
+    facts[i].fit_reason = fits[i].second;
   }
   return facts;
 }
 
 // Phase: extract every component to restore into its staging folder, check it, relocate Triton's group files
 // for the final folder, write its marker.
-void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOptions& options, InstallReport& report) {
+void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOptions& options, const TrustReport* trust,
+           InstallReport& report) {
   std::vector<StagingTarget> targets;
   std::vector<std::unique_ptr<PathRelocator>> relocators;
   for (Slot* s : todo) {
@@ -184,7 +183,7 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOption
     if (relocators[i]) report.components[todo[i]->component].relocation = relocators[i]->stats();
   }
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    write_marker(todo[i]->staging_fd.get(), archive, archive.manifest.components[todo[i]->component].name, options, relocators[i].get());
+    write_marker(todo[i]->staging_fd.get(), archive, archive.manifest.components[todo[i]->component].name, trust, relocators[i].get());
   }
   if (options.durable) {
     for (Slot* s : todo) {
@@ -195,13 +194,14 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOption
 
 // Phases: stage the components to restore, then swap them in as one set; on failure nothing has changed.
 void stage_and_swap(const Archive& archive, std::vector<Slot>& slots, const RestorePlan& plan, const InstallOptions& options,
+                    const TrustReport* trust,
              InstallReport& report) {
   std::vector<Slot*> todo;
   for (Slot& s : slots) {
     if (plan.components[s.component].action == Action::restore) todo.push_back(&s);
   }
   try {
-    stage(archive, todo, options, report);
+    stage(archive, todo, options, trust, report);
     std::vector<StagedFolder> staged;
     staged.reserve(todo.size());
     for (Slot* s : todo) {
@@ -218,10 +218,10 @@ void stage_and_swap(const Archive& archive, std::vector<Slot>& slots, const Rest
 }
 
 // Phase (--on-mismatch=purge): the purge rules on the folders of the components planned `purge`, judged for
-// options.purge_for. The caller holds the parents' locks, so the purge takes none of its own.
+// run.purge_for. The caller holds the parents' locks, so the purge takes none of its own.
 void purge_planned(const manifest::Manifest& m, const RestorePlan& plan, const std::vector<manifest::CacheDir>& dirs,
-                   const InstallOptions& options, InstallReport& report) {
-  if (!options.purge_for) return;
+                   const InstallOptions& options, const InstallRun& run, InstallReport& report) {
+  if (!run.purge_for) return;
   std::vector<manifest::CacheDir> stale;
   for (const PlannedComponent& p : plan.components) {
     if (p.action != Action::purge) continue;
@@ -229,7 +229,7 @@ void purge_planned(const manifest::Manifest& m, const RestorePlan& plan, const s
     if (it != dirs.end()) stale.push_back(*it);
   }
   if (options.fault) (void)options.fault(FaultPoint::purge, stale.size());
-  report.purged = purge_locked(stale, *options.purge_for, PurgeOptions{});
+  report.purged = purge_locked(stale, *run.purge_for, PurgeOptions{});
 }
 
 // Stage 2 of reading the archive (archive.hpp: the full parse and validation of every frame and entry), unless
@@ -255,25 +255,38 @@ bool InstallReport::noop() const {
   return std::none_of(components.begin(), components.end(), [](const ComponentOutcome& c) { return c.action == Action::restore; });
 }
 
-InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& dirs, const InstallOptions& options) {
+std::vector<UniqueFd> lock_install_folders(const std::vector<manifest::CacheDir>& dirs,
+                                           const std::function<void(const fs::path&)>& on_wait) {
+  std::vector<fs::path> parents;
+  for (const manifest::CacheDir& d : dirs) {
+    fs::path parent = resolve_cache_folder(d.dir).parent_path();
+    if (!parent.empty()) parents.push_back(parent);  // the install names a folder with none (resolve_targets)
+  }
+  return lock_parents(std::move(parents), on_wait);
+}
+
+InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& dirs, const InstallOptions& options,
+                      const InstallRun& run) {
   const manifest::Manifest& m = archive.manifest;
   InstallReport report;
   std::vector<Slot> slots = resolve_targets(m, dirs, report);
   require_disjoint(slots, m);
-  std::vector<UniqueFd> locks = lock_parents(slots, options);
+  std::vector<fs::path> parents;
+  for (const Slot& s : slots) parents.push_back(s.parent);
+  std::vector<UniqueFd> locks = run.held != nullptr ? std::vector<UniqueFd>{} : lock_parents(std::move(parents), options.on_lock_wait);
   for (const Slot& s : slots) {
     remove_debris(s.parent, s.base);
     require_folder_or_absent(s.target);  // before any work, so nothing is swapped in and then undone
   }
-  RestorePlan plan = plan_restore(m, to_hex(archive.manifest_digest()), read_facts(m, slots, options));
+  RestorePlan plan = plan_restore(m, to_hex(archive.manifest_digest()), read_facts(m, slots, run.fits));
   for (const PlannedComponent& p : plan.components) {
     report.components[p.component].action = p.action;
     report.components[p.component].reason = p.reason;
   }
   load_unless_noop(archive, plan);
   if (plan.refused()) return report;  // all or nothing: no component written, no folder purged
-  if (plan.writes()) stage_and_swap(archive, slots, plan, options, report);
-  purge_planned(m, plan, dirs, options, report);  // still under the locks: no other restore or purge runs here
+  if (plan.writes()) stage_and_swap(archive, slots, plan, options, run.trust, report);
+  purge_planned(m, plan, dirs, options, run, report);  // still under the locks: no other restore or purge runs here
   return report;
 }
 

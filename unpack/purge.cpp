@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "manifest/marker.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -76,7 +76,7 @@ std::optional<std::string> read_small(const fs::path& file) {
   return text;
 }
 
-enum class Level { plain, kernels, devices };  // what the children of a folder are
+using Level = manifest::TritonLevel;  // what the folders inside a folder are (manifest/kernel_json.hpp)
 
 class Walker {
  public:
@@ -91,7 +91,7 @@ class Walker {
     purge_staging_beside();
     if (!fs::is_directory(dir_.dir) || fs::is_symlink(dir_.dir)) return;
     if (purge_by_marker()) return;
-    walk(dir_.dir, 0, dir_.kind == manifest::ComponentKind::triton ? Level::kernels : Level::plain);
+    walk(dir_.dir, 0, manifest::folders_inside(dir_.kind, ""));
   }
 
  private:
@@ -201,7 +201,6 @@ class Walker {
         }
         continue;
       }
-      Level next = Level::plain;
       if (level == Level::kernels) {
         Judgement k = judge_kernel_folder(child);
         if (k.state == Judgement::stale) {
@@ -209,11 +208,8 @@ class Walker {
           continue;
         }
         if (k.state == Judgement::unjudged) unjudged(child, k.reason);
-      } else if (level == Level::devices) {
-        next = Level::kernels;
-      } else if (depth == 0 && dir_.kind == manifest::ComponentKind::inductor && i.name == "triton") {
-        next = Level::devices;
       }
+      Level next = manifest::folders_inside(dir_.kind, child.lexically_relative(dir_.dir).generic_string());
       walk(child, depth + 1, next);
     }
   }

@@ -7,7 +7,7 @@
 //   - every *.so / *.so.N file: its ELF dynamic section (util/elf.hpp);
 //   - *.lock files, tmp.pid_* folders, and ccpack staging folders beside or inside the folder.
 // Each stale entry is removed on its own and atomically: a folder is renamed aside to a ccpack staging name
-// (manifest/names.hpp) and then deleted, so a reader sees it whole or not at all and a killed purge leaves only
+// (manifest/reserved_names.hpp) and then deleted, so a reader sees it whole or not at all and a killed purge leaves only
 // debris the next run removes; a file is unlinked. With `dry_run` nothing is touched and the report is the same.
 // The whole walk runs under the lock restore takes (folder_lock.hpp), so a purge never sees a restore's half-swapped
 // folders nor removes its staging folder; a restore's own purge runs inside the restore's lock.
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "unpack/folder_lock.hpp"
 #include "unpack/purge_rules.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 

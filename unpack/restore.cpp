@@ -78,8 +78,11 @@ bool policy_refuses(manifest::OnMismatch policy, const manifest::Comparison& fit
          (policy == manifest::OnMismatch::purge && fit.worst() == manifest::Verdict::refuse);
 }
 
-// The fit and the install, once the archive is open and the machine known.
-RestoreResult judge_and_install(const RestoreRequest& rq, Archive& a, RestoreResult result, const manifest::Fingerprint& local) {
+// The fit and the install, once the archive is open and the machine known; `held`: the install's locks, when the
+// restore took them before it opened the archive.
+RestoreResult judge_and_install(const RestoreRequest& rq, Archive& a, RestoreResult result, const manifest::Fingerprint& local,
+                                const std::vector<UniqueFd>* held = nullptr) {
+  InstallRun run{{}, std::nullopt, rq.trust, held};
   if (rq.on_machine) rq.on_machine();
   result.fit = compare_for_restore(a, result.dirs, local, rq.ignored);
   // defence: fingerprint-refusal
@@ -89,15 +92,29 @@ RestoreResult judge_and_install(const RestoreRequest& rq, Archive& a, RestoreRes
     result.depth = a.depth();
     return result;
   }
-  InstallOptions io = rq.install;
   result.purging = rq.policy == manifest::OnMismatch::purge;
   if (result.purging) {
-    io.fits = fits_for_purge(a, result.fit);
-    io.purge_for = local;  // purged by the install, inside its locks
+    run.fits = fits_for_purge(a, result.fit);
+    run.purge_for = local;  // purged by the install, inside its locks
   }
-  result.report = install(a, result.dirs, io);
+  result.report = install(a, result.dirs, rq.install, run);
   result.depth = a.depth();
   return result;
+}
+
+// A stream: the machine first and the archive chosen for it (a refusal there touches no folder), then, under the
+// install's folder locks (the one lock: restores of one machine into the same folders fetch in turn), its header,
+// the gate and the install. The payload starts on the first read, so a restore that finds every folder restored
+// downloads none of it.
+RestoreResult restore_stream(const RestoreRequest& rq, const StreamedArchive& stream, RestoreResult result) {
+  if (rq.at_build_paths) throw UsageError("restoring at the build paths takes a local archive");
+  manifest::Fingerprint local = rq.machine(result.dirs);
+  stream.choose(local);
+  std::vector<UniqueFd> locks = lock_install_folders(result.dirs, rq.install.on_lock_wait);
+  OpenedStream opened = stream.open();
+  auto payload = std::make_shared<StreamedPayload>(opened.payload_start, std::move(opened.produce));
+  Archive a = Archive::from_header(opened.name, std::move(opened.header), payload, rq.gate);
+  return judge_and_install(rq, a, std::move(result), local, &locks);
 }
 
 }  // namespace
@@ -106,16 +123,14 @@ RestoreResult restore(const RestoreRequest& rq) {
   if (!rq.machine) throw Error("internal: a restore without a machine to judge for");
   RestoreResult result;
   result.dirs = rq.dirs;
-  if (rq.opened != nullptr) {
-    manifest::Fingerprint local = rq.machine(result.dirs);
-    return judge_and_install(rq, *rq.opened, std::move(result), local);
-  }
+  if (const auto* stream = std::get_if<StreamedArchive>(&rq.source)) return restore_stream(rq, *stream, std::move(result));
+  const auto& file = std::get<fs::path>(rq.source);
   // The probe (mostly waiting for Python) runs while the header and the manifest's top level are read and
   // checked; with at_build_paths the folders come from the manifest, so it waits for them.
   std::future<manifest::Fingerprint> probing;
   if (!rq.at_build_paths) probing = std::async(std::launch::async, [&rq, &result] { return rq.machine(result.dirs); });
   // The signature is checked before the manifest is parsed, and before any target folder is touched.
-  Archive a = Archive::open(rq.file, rq.gate, ManifestDepth::top_level,
+  Archive a = Archive::open(file, rq.gate, ManifestDepth::top_level,
                             rq.at_build_paths ? ManifestText::keep : manifest_text_for(result.dirs));
   if (rq.at_build_paths) {
     result.dirs = manifest::build_dirs(a.manifest);

@@ -1,10 +1,12 @@
 // `ccpack restore` as one call: every stage from an archive's header to its folders, in order.
 //
-//   header   open the archive (a file; a registry's archive comes already opened from its fetched header) and
-//            parse its signature block;
+//   header   open the archive from its source (archive_source.hpp): a file, or a stream (a registry's), which is
+//            chosen for this machine's fingerprint, then fetched under the install's folder locks; parse its
+//            signature block;
 //   gate     the trust check on the header, before the manifest is parsed (the caller's HeaderGate);
-//   target   the folders (given, or with at_build_paths the manifest's own, checked writable) and this machine's
-//            fingerprint, probed while the header is read when the folders are known beforehand;
+//   target   the folders (given, or with at_build_paths the manifest's own, checked writable; a file only) and
+//            this machine's fingerprint, probed while a file's header is read when the folders are known
+//            beforehand (a stream needs it first, to choose);
 //   fit      the fingerprint comparison for the components that have a folder, and the policy's decision: refuse
 //            (nothing written), force (all restored), or purge (a verdict per component);
 //   install  lock, plan, stage, check, swap all or nothing, purge (installer.hpp).
@@ -20,19 +22,18 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "manifest/policy.hpp"
 #include "unpack/archive.hpp"
+#include "unpack/archive_source.hpp"
 #include "unpack/installer.hpp"
 
 namespace ccpack::unpack {
 
 struct RestoreRequest {
-  // The archive: `file`, opened here with `gate` run on its header; or, when `opened` is set, an archive already
-  // opened from its header (its gate has run) whose payload comes from elsewhere (a registry's stream).
-  std::filesystem::path file;
+  // The archive, opened here with `gate` run on its header.
+  ArchiveSource source;
   Archive::HeaderGate gate;
-  Archive* opened = nullptr;
   // The folders to restore into. With at_build_paths, none are given: each component goes to the folder it was
   // packed from, which must be creatable and writable here (said before anything is written).
   std::vector<manifest::CacheDir> dirs;
@@ -44,7 +45,10 @@ struct RestoreRequest {
   std::function<void()> on_machine;
   manifest::OnMismatch policy = manifest::OnMismatch::refuse;
   std::vector<std::string> ignored;  // fingerprint fields accepted whatever they say (--ignore)
-  InstallOptions install;            // its `fits` and `purge_for` are set here, from the policy
+  InstallOptions install;            // the install's settings (its run state comes from the stages before it)
+  // The gate's report for this archive, filled by `gate` before the manifest is read and read when the markers are
+  // written (their signed_by); nullptr: no trusted signer recorded.
+  const TrustReport* trust = nullptr;
 };
 
 struct RestoreResult {

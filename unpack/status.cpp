@@ -10,7 +10,8 @@
 #include <map>
 #include <unordered_set>
 
-#include "manifest/names.hpp"
+#include "manifest/kernel_json.hpp"
+#include "manifest/reserved_names.hpp"
 #include "manifest/restored_entries.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -29,33 +30,13 @@ bool transient(std::string_view name, bool is_dir, bool at_root) {
   return manifest::is_reserved_name(name);
 }
 
-std::vector<std::string_view> parts_of(std::string_view rel) {
-  std::vector<std::string_view> parts;
-  for (std::size_t at = 0;;) {
-    std::size_t next = rel.find('/', at);
-    parts.push_back(rel.substr(at, next == std::string_view::npos ? std::string_view::npos : next - at));
-    if (next == std::string_view::npos) return parts;
-    at = next + 1;
-  }
-}
-
-// The Triton kernel folder a file is in ("<hash>" or "triton/<device>/<hash>"), or empty.
-std::string kernel_folder(manifest::ComponentKind kind, std::string_view rel) {
-  std::vector<std::string_view> p = parts_of(rel);
-  if (kind == manifest::ComponentKind::triton && p.size() == 2) return std::string(p[0]);
-  if (kind == manifest::ComponentKind::inductor && p.size() == 4 && p[0] == "triton") {
-    return std::string(rel.substr(0, p[0].size() + p[1].size() + p[2].size() + 2));
-  }
-  return {};
-}
-
 // The kernel's name from the names of its folder's files: the stem of <kernel>.json (not __grp__*), else the
 // stem of any file, else the folder's name.
 std::string kernel_name(const std::vector<std::string>& files, const std::string& folder) {
   std::string any;
   for (const std::string& f : files) {
     std::string stem = f.substr(0, f.rfind('.'));
-    if (f.ends_with(".json") && !f.starts_with("__grp__")) return stem;
+    if (manifest::is_kernel_json_name(f)) return stem;
     if (any.empty() && !f.starts_with("__grp__") && !stem.empty()) any = stem;
   }
   return any.empty() ? folder.substr(folder.rfind('/') + 1) : any;
@@ -86,7 +67,7 @@ std::vector<std::string> walk(const fs::path& root) {
 void classify(FolderStatus& s, const std::vector<std::string>& added) {
   std::map<std::string, std::vector<std::string>> kernels;  // folder -> its file names
   for (const std::string& rel : added) {
-    std::string folder = kernel_folder(s.dir.kind, rel);
+    std::string folder(manifest::kernel_folder_of(s.dir.kind, rel));  // the one statement of the layout
     if (!folder.empty()) {
       kernels[folder].push_back(rel.substr(folder.size() + 1));
     } else if (s.dir.kind == manifest::ComponentKind::inductor && rel.starts_with("fxgraph/")) {

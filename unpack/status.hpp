@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "manifest/marker.hpp"
 
 namespace ccpack::unpack {

@@ -36,12 +36,12 @@ std::string TrustReport::describe() const {
 }
 
 TrustReport assess_signatures(const manifest::ArchiveHeader& header, const std::vector<manifest::Signature>& signatures,
-                              const unpack::TrustStore& trust) {
+                              const manifest::TrustStore& trust) {
   TrustReport r;
   r.trusted_ids = trust.key_ids();
   for (const manifest::Signature& s : signatures) {
     SignerStatus status{s, SignerStatus::State::untrusted_key};
-    if (const unpack::PublicKey* key = trust.find(s.key_id)) {
+    if (const manifest::PublicKey* key = trust.find(s.key_id)) {
       bool ok = key->verify(manifest::signed_message(header.manifest_sha256, s), s.signature);
       status.state = ok ? SignerStatus::State::verified : SignerStatus::State::bad_signature;
       if (ok && r.verified_by.empty()) r.verified_by = s.key_id;
@@ -52,7 +52,7 @@ TrustReport assess_signatures(const manifest::ArchiveHeader& header, const std::
 }
 
 TrustReport check_trust(const std::filesystem::path& path, const manifest::ArchiveHeader& header,
-                        const std::vector<manifest::Signature>& signatures, const unpack::TrustStore& trust,
+                        const std::vector<manifest::Signature>& signatures, const manifest::TrustStore& trust,
                         bool allow_unsigned) {
   TrustReport r = assess_signatures(header, signatures, trust);
   // defence: signature-gate
@@ -66,11 +66,11 @@ TrustReport check_trust(const std::filesystem::path& path, const manifest::Archi
                        "); trust the signer's public key with --trust FILE or CCPACK_TRUSTED_KEYS");
 }
 
-TrustReport assess_signatures(const Archive& archive, const unpack::TrustStore& trust) {
+TrustReport assess_signatures(const Archive& archive, const manifest::TrustStore& trust) {
   return assess_signatures(archive.header, archive.signatures, trust);
 }
 
-TrustReport check_trust(const Archive& archive, const unpack::TrustStore& trust, bool allow_unsigned) {
+TrustReport check_trust(const Archive& archive, const manifest::TrustStore& trust, bool allow_unsigned) {
   return check_trust(archive.path, archive.header, archive.signatures, trust, allow_unsigned);
 }
 

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "unpack/archive.hpp"
 
 namespace ccpack::unpack {
@@ -42,16 +42,16 @@ struct TrustReport {
 // Checks every signature of `header` (parsed into `signatures`) against `trust`; never throws for what it finds.
 [[nodiscard]] TrustReport assess_signatures(const manifest::ArchiveHeader& header,
                                             const std::vector<manifest::Signature>& signatures,
-                                            const unpack::TrustStore& trust);
+                                            const manifest::TrustStore& trust);
 
 // Throws IntegrityError naming the archive, the key ids found and those trusted, unless a signature verifies
 // with a trusted key or `allow_unsigned` is set (then the caller warns, every time). Fits Archive::HeaderGate.
 [[nodiscard]] TrustReport check_trust(const std::filesystem::path& path, const manifest::ArchiveHeader& header,
                                       const std::vector<manifest::Signature>& signatures,
-                                      const unpack::TrustStore& trust, bool allow_unsigned);
+                                      const manifest::TrustStore& trust, bool allow_unsigned);
 
 // The same for an archive already open.
-[[nodiscard]] TrustReport assess_signatures(const Archive& archive, const unpack::TrustStore& trust);
-[[nodiscard]] TrustReport check_trust(const Archive& archive, const unpack::TrustStore& trust, bool allow_unsigned);
+[[nodiscard]] TrustReport assess_signatures(const Archive& archive, const manifest::TrustStore& trust);
+[[nodiscard]] TrustReport check_trust(const Archive& archive, const manifest::TrustStore& trust, bool allow_unsigned);
 
 }  // namespace ccpack::unpack

@@ -65,11 +65,11 @@ proxy() {
   for _ in $(seq 100); do [ -s "$T/$name.port" ] && break; sleep 0.1; done
   P="127.0.0.1:$(cat "$T/$name.port")"
 }
-# Trees equal (group files name their folder, so both sides restore into the same paths; .ccpack-fetch is the
-# lock file a registry restore leaves beside the folders).
+# Trees equal (group files name their folder, so both sides restore into the same paths); a registry restore leaves
+# nothing beside the folders.
 same_tree() {
-  if diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-fetch "$1" "$2" >/dev/null &&
-    diff <(cd "$1" && find . ! -name .ccpack-fetch -printf '%p %y %m\n' | sort) <(cd "$2" && find . ! -name .ccpack-fetch -printf '%p %y %m\n' | sort) >/dev/null; then ok
+  if diff -r --exclude=.ccpack-marker.json "$1" "$2" >/dev/null &&
+    diff <(cd "$1" && find . -printf '%p %y %m\n' | sort) <(cd "$2" && find . -printf '%p %y %m\n' | sort) >/dev/null; then ok
   else bad "$3: trees differ: $1 vs $2"; fi
 }
 TGT=(--inductor-dir "$T/cache/ind" --triton-dir "$T/cache/tri")
@@ -77,7 +77,7 @@ TGT=(--inductor-dir "$T/cache/ind" --triton-dir "$T/cache/tri")
 old_cache() { rm -rf "$T/cache" && "$CCPACK" restore -q "$T/old.ccpack" "${TGT[@]}"; }
 old_stays() {
   same_tree "$T/cache" "$T/want-old-at" "$1: the old cache stays"
-  [ "$(ls -A "$T/cache" | grep -c -v -x -e ind -e tri -e .ccpack-fetch)" -eq 0 ] && ok || bad "$1: debris beside the cache: $(ls -A "$T/cache")"
+  [ "$(ls -A "$T/cache" | grep -c -v -x -e ind -e tri)" -eq 0 ] && ok || bad "$1: debris beside the cache: $(ls -A "$T/cache")"
 }
 # The old cache restored at the target paths once, as the reference of "unchanged".
 "$CCPACK" restore -q "$T/old.ccpack" "${TGT[@]}" && mv "$T/cache" "$T/want-old-at"

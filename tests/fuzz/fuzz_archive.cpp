@@ -12,7 +12,7 @@
 
 #include "fuzz/jail_check.hpp"
 #include "manifest/format.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/extractor.hpp"
 #include "unpack/installer.hpp"

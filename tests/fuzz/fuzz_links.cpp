@@ -19,7 +19,7 @@
 
 #include "cli/archive_builder.hpp"
 #include "fuzz/jail_check.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "pack/scanner.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/installer.hpp"

@@ -2,7 +2,7 @@
 // Prints "ok ARCHIVE (N entries)" or every disagreement; exits 1 if any archive disagrees, 4 if one cannot be read.
 #include <cstdio>
 
-#include "tests/oracle/oracle.hpp"
+#include "oracle/oracle.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
 

@@ -1,5 +1,5 @@
 // See oracle.hpp.
-#include "tests/oracle/oracle.hpp"
+#include "oracle/oracle.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>

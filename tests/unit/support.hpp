@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::test {

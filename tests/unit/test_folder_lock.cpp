@@ -106,7 +106,8 @@ TEST_CASE("restore --on-mismatch=purge purges inside its own lock, and a refused
   test::write_file(t / "pod/tri/x.lock", "");
   test::write_file(t / "pod/tri/OLD/k.json", "old triton");
   unpack::InstallOptions o;
-  o.purge_for = manifest::Fingerprint{};
+  unpack::InstallRun run;
+  run.purge_for = manifest::Fingerprint{};
   std::size_t purge_calls = 0;
   o.fault = [&](unpack::FaultPoint point, std::size_t folders) {
     if (point == unpack::FaultPoint::purge) {
@@ -118,9 +119,9 @@ TEST_CASE("restore --on-mismatch=purge purges inside its own lock, and a refused
   };
 
   SECTION("a refused component: nothing written, nothing purged") {
-    o.fits = {{unpack::Fit::stale_refuse, "refused here (gpu.driver)"}, {unpack::Fit::stale_purge, "stale here"}};
+    run.fits = {{unpack::Fit::stale_refuse, "refused here (gpu.driver)"}, {unpack::Fit::stale_purge, "stale here"}};
     auto before = test::snapshot(t / "pod");
-    unpack::InstallReport r = unpack::install(a, pod, o);
+    unpack::InstallReport r = unpack::install(a, pod, o, run);
     CHECK(r.components[0].action == unpack::Action::refuse);
     CHECK(r.components[1].action == unpack::Action::purge);
     CHECK(test::snapshot(t / "pod") == before);
@@ -128,8 +129,8 @@ TEST_CASE("restore --on-mismatch=purge purges inside its own lock, and a refused
     CHECK(purge_calls == 0);
   }
   SECTION("one restored, one purged, under the same lock") {
-    o.fits = {{unpack::Fit::fits, ""}, {unpack::Fit::stale_purge, "stale here"}};
-    unpack::InstallReport r = unpack::install(a, pod, o);
+    run.fits = {{unpack::Fit::fits, ""}, {unpack::Fit::stale_purge, "stale here"}};
+    unpack::InstallReport r = unpack::install(a, pod, o, run);
     CHECK(purge_calls == 1);
     CHECK(r.components[0].action == unpack::Action::restore);
     CHECK(r.components[1].action == unpack::Action::purge);

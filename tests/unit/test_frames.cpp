@@ -6,7 +6,7 @@
 
 #include "cli/archive_builder.hpp"
 #include "manifest/format.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"

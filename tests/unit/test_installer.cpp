@@ -9,7 +9,7 @@
 #include <oneapi/tbb/global_control.h>
 
 #include "manifest/marker.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"

@@ -2,7 +2,7 @@
 // the whole create (any -j, create or import) once an archive is split.
 #include <catch2/catch.hpp>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "pack/import_source.hpp"
 #include "pack/layout.hpp"
 #include "pack/packer.hpp"

@@ -3,7 +3,7 @@
 // is normalised before anything is written there.
 #include <catch2/catch.hpp>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "util/error.hpp"
 
 using namespace ccpack;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "manifest/marker.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "unit/support.hpp"
 
 using namespace ccpack;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "manifest/manifest.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "manifest/restored_entries.hpp"
 #include "unit/support.hpp"
 #include "util/fs.hpp"

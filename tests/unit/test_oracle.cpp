@@ -6,11 +6,11 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "manifest/tar.hpp"
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
-#include "tests/oracle/oracle.hpp"
+#include "oracle/oracle.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"

@@ -1,4 +1,4 @@
-// pack/cache_facts.cpp: the Triton kernel targets a cache names (in the triton folder and in Inductor's own
+// pack/kernel_targets.cpp: the Triton kernel targets a cache names (in the triton folder and in Inductor's own
 // triton/<device>/ folder; group files, non-JSON and foreign JSON skipped), counted and sorted; and reconcile,
 // which makes the fingerprint agree with them and says so, naming both sides.
 #include <catch2/catch.hpp>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "pack/cache_facts.hpp"
+#include "pack/kernel_targets.hpp"
 #include "unit/support.hpp"
 
 using namespace ccpack;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "tools/probe/probe.hpp"
-#include "pack/cache_facts.hpp"
+#include "pack/kernel_targets.hpp"
 #include "unit/support.hpp"
 #include "util/subprocess.hpp"
 

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "manifest/marker.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"

@@ -1,7 +1,7 @@
 // pack/scanner: create refuses what restore would refuse, naming the path.
 #include <catch2/catch.hpp>
 
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "pack/scanner.hpp"
 #include "unit/support.hpp"
 #include "util/error.hpp"

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "manifest/format.hpp"
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "manifest/signature.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "manifest/marker.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "manifest/restored_entries.hpp"
 #include "support.hpp"
 #include "unpack/status.hpp"

@@ -1,4 +1,4 @@
-// tools/fleet.cpp, what push, pull and restore oci:// share: the registry options as CLI11 parses them, the
+// tools/registry_options.cpp, what push, pull and restore oci:// share: the registry options as CLI11 parses them, the
 // session settings (the low-speed limits from the environment, checked and bounded; mirrors for pulls only) and
 // the signature status of a fetched header.
 #include <catch2/catch.hpp>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/fleet.hpp"
+#include "tools/registry_options.hpp"
 #include "unit/support.hpp"
 #include "util/error.hpp"
 

@@ -1,4 +1,4 @@
-// tools/payload_fetch.cpp against a scripted loopback registry: a blob of a 4-byte header frame and two payload
+// registry/payload_fetch.cpp against a scripted loopback registry: a blob of a 4-byte header frame and two payload
 // frames, fetched frame by frame. A cut inside the second frame resumes with Range from the end of the first
 // (the staged bytes dropped, the frame fetched again whole); a registry that ignores Range is skipped into; too
 // many cuts in one frame, a tampered frame and a layer that hashes wrong each stop with their exact message, and a
@@ -11,7 +11,7 @@
 
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
-#include "tools/payload_fetch.hpp"
+#include "registry/payload_fetch.hpp"
 #include "unit/loopback_http.hpp"
 #include "unit/support.hpp"
 #include "util/error.hpp"
@@ -28,8 +28,8 @@ const std::string kBlob = kHeader + kFrame0 + kFrame1;
 
 std::string digest_of(const std::string& bytes) { return registry::oci::digest_string(Sha256::of(bytes)); }
 
-tools::PayloadPlan plan_for(const std::string& layer_digest, const std::string& frame1 = kFrame1) {
-  tools::PayloadPlan p;
+registry::PayloadPlan plan_for(const std::string& layer_digest, const std::string& frame1 = kFrame1) {
+  registry::PayloadPlan p;
   p.digest = layer_digest;
   p.layer_size = kBlob.size();
   p.payload_start = kHeader.size();
@@ -60,10 +60,10 @@ struct Fetched {
   std::vector<std::string> noted;      // describe() of each resume, as told
   std::vector<std::string> ranges;     // the Range header of each request
   std::string error;                   // what it threw, or ""
-  tools::FetchLog log;
+  registry::FetchLog log;
 };
 
-void fetch(test::LoopbackHttp& server, const tools::PayloadPlan& plan, Fetched& out) {
+void fetch(test::LoopbackHttp& server, const registry::PayloadPlan& plan, Fetched& out) {
   test::ScratchDir home;
   test::ScopedEnv h("HOME", home.path().string());
   test::ScopedEnv d("DOCKER_CONFIG", home.path().string());
@@ -76,9 +76,9 @@ void fetch(test::LoopbackHttp& server, const tools::PayloadPlan& plan, Fetched& 
   Sha256 layer;
   layer.update(kHeader);
   try {
-    tools::fetch_payload(
+    registry::fetch_payload(
         s, plan, layer, [&](const char* p, std::size_t n, std::uint64_t at) { out.delivered.push_back(std::to_string(at) + ":" + std::string(p, n)); },
-        out.log, [&](const tools::Resume& r) { out.noted.push_back(tools::describe(r)); });
+        out.log, [&](const registry::Resume& r) { out.noted.push_back(registry::describe(r)); });
   } catch (const std::exception& e) {
     out.error = e.what();
   }
@@ -97,7 +97,7 @@ TEST_CASE("payload fetch: a cut in frame 1 resumes from the end of frame 0, whic
   CHECK(f.error.empty());
   CHECK(f.delivered == std::vector<std::string>{"4:" + kFrame0, "12:" + kFrame1});
   CHECK(f.ranges == std::vector<std::string>{"bytes=4-23", "bytes=12-23"});
-  std::vector<tools::Resume> resumes = f.log.resumes();
+  std::vector<registry::Resume> resumes = f.log.resumes();
   REQUIRE(resumes.size() == 1);
   CHECK(resumes[0].cut_at == 15);
   CHECK(resumes[0].resumed_from == 12);
@@ -107,7 +107,7 @@ TEST_CASE("payload fetch: a cut in frame 1 resumes from the end of frame 0, whic
   CHECK_FALSE(resumes[0].why.empty());
   CHECK(f.noted == std::vector<std::string>{"cut at byte 15 in frame 1 (" + resumes[0].why +
                                             "); resumed at byte 12, the end of the last verified frame (3 staged bytes dropped)"});
-  CHECK(tools::resumes_json(f.log).dump() ==
+  CHECK(registry::resumes_json(f.log).dump() ==
         R"([{"cut_at":15,"resumed_from":12,"frame":1,"dropped":3,"range_ignored":false,"why":)" +
             nlohmann::json(resumes[0].why).dump() + "}]");
 }
@@ -119,7 +119,7 @@ TEST_CASE("payload fetch: a registry that ignores Range is skipped into, and the
   CHECK(f.error.empty());
   CHECK(f.delivered == std::vector<std::string>{"4:" + kFrame0, "12:" + kFrame1});
   REQUIRE(f.log.resumes().size() == 1);
-  tools::Resume r = f.log.resumes()[0];
+  registry::Resume r = f.log.resumes()[0];
   CHECK(r.range_ignored);
   CHECK(r.cut_at == 15);
   CHECK(r.resumed_from == 12);
@@ -157,13 +157,13 @@ TEST_CASE("payload fetch: frames that check but a layer that does not: the last 
 }
 
 TEST_CASE("describe: the resume in words, with or without the Range note", "[payload-fetch]") {
-  tools::Resume r{1000, 900, 3, 100, false, "Connection reset"};
-  CHECK(tools::describe(r) ==
+  registry::Resume r{1000, 900, 3, 100, false, "Connection reset"};
+  CHECK(registry::describe(r) ==
         "cut at byte 1000 in frame 3 (Connection reset); resumed at byte 900, the end of the last verified frame (100 staged bytes dropped)");
   r.range_ignored = true;
-  CHECK(tools::describe(r) ==
+  CHECK(registry::describe(r) ==
         "cut at byte 1000 in frame 3 (Connection reset); resumed at byte 900, the end of the last verified frame (100 staged bytes dropped)"
         "; the registry ignores Range: its answers start at byte 0 and are skipped into");
-  tools::FetchLog empty;
-  CHECK(tools::resumes_json(empty).dump() == "[]");
+  registry::FetchLog empty;
+  CHECK(registry::resumes_json(empty).dump() == "[]");
 }

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "tools/trust_options.hpp"
 #include "unit/support.hpp"
 #include "util/error.hpp"
@@ -40,8 +40,8 @@ TEST_CASE("default trust folders: /etc, then XDG_CONFIG_HOME's or HOME's .config
 
 TEST_CASE("load_trust: --trust and CCPACK_TRUSTED_KEYS's list name exactly the keys, a named file must exist") {
   test::ScratchDir t;
-  unpack::PrivateKey a = unpack::PrivateKey::generate();
-  unpack::PrivateKey b = unpack::PrivateKey::generate();
+  manifest::PrivateKey a = manifest::PrivateKey::generate();
+  manifest::PrivateKey b = manifest::PrivateKey::generate();
   test::write_file(t / "a.pub", a.public_key().pem());
   test::write_file(t / "keys/b.pub", b.public_key().pem());
   ScopedEnv xdg("XDG_CONFIG_HOME", (t / "cfg").string());  // default folders: none of ours
@@ -87,7 +87,7 @@ TEST_CASE("CCPACK_ALLOW_UNSIGNED: 1 allows, 0 and empty do not, anything else is
 }
 
 TEST_CASE("the signing key: required and absent, or a note without a key, are usage errors") {
-  ScopedEnv env(unpack::kSigningKeyVar, std::nullopt);
+  ScopedEnv env(manifest::kSigningKeyVar, std::nullopt);
   tools::SigningOptions o;
   CHECK_FALSE(tools::load_signing_key(o, false));
   CHECK(usage_error([&] { (void)tools::load_signing_key(o, true); }) ==

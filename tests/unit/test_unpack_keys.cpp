@@ -1,4 +1,4 @@
-// unpack/keys.cpp against known answers and hostile inputs: RFC 8032's first Ed25519 test vector (key id, PEM,
+// manifest/keys.cpp against known answers and hostile inputs: RFC 8032's first Ed25519 test vector (key id, PEM,
 // signature bytes), keys of another algorithm, encrypted keys, files that are not regular or are too large, the
 // environment variable unset or oversized, and the trust store's folder rules (sorted, *.pub only, links followed,
 // a bad key named). Every message is checked whole.
@@ -14,14 +14,14 @@
 #include <vector>
 
 #include "unit/support.hpp"
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 
 using namespace ccpack;
-using unpack::PrivateKey;
-using unpack::PublicKey;
-using unpack::TrustStore;
+using manifest::PrivateKey;
+using manifest::PublicKey;
+using manifest::TrustStore;
 namespace fs = std::filesystem;
 
 namespace {
@@ -74,8 +74,8 @@ TEST_CASE("keys: RFC 8032 test 1 gives its key id, its public PEM and its signat
   manifest::SignatureBytes zero{};
   CHECK_FALSE(pub.verify("", zero));
   // The key the environment holds is the same key.
-  test::ScopedEnv env(unpack::kSigningKeyVar, kRfcPrivate);
-  CHECK(PrivateKey::from_env(unpack::kSigningKeyVar).key_id() == kRfcKeyId);
+  test::ScopedEnv env(manifest::kSigningKeyVar, kRfcPrivate);
+  CHECK(PrivateKey::from_env(manifest::kSigningKeyVar).key_id() == kRfcKeyId);
 }
 
 TEST_CASE("keys: another algorithm, an encrypted key, a public key for a private one are refused by name", "[keys]") {
@@ -109,10 +109,10 @@ TEST_CASE("keys: missing, not regular, too large, exposed files are refused befo
   ::chmod((t / "dir.key").c_str(), 0700);
   CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "dir.key"); }) ==
         "private key " + q(t / "dir.key") + " is not a regular file");
-  test::write_file(t / "big.pub", kRfcPublic + std::string(unpack::kMaxKeyFileBytes, '\n'));
+  test::write_file(t / "big.pub", kRfcPublic + std::string(manifest::kMaxKeyFileBytes, '\n'));
   CHECK(ccpack_error([&] { (void)PublicKey::load(t / "big.pub"); }) ==
         "public key " + q(t / "big.pub") + " is larger than 16384 bytes");
-  test::write_file(t / "exact.key", std::string(unpack::kMaxKeyFileBytes, 'x'), 0600);
+  test::write_file(t / "exact.key", std::string(manifest::kMaxKeyFileBytes, 'x'), 0600);
   CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "exact.key"); }) ==
         "private key " + q(t / "exact.key") + " is larger than 16384 bytes");
   test::write_file(t / "open.key", kRfcPrivate, 0604);
@@ -129,7 +129,7 @@ TEST_CASE("keys: missing, not regular, too large, exposed files are refused befo
 }
 
 TEST_CASE("keys: the environment variable unset, empty, garbage or too large", "[keys]") {
-  const char* var = unpack::kSigningKeyVar;
+  const char* var = manifest::kSigningKeyVar;
   {
     test::ScopedEnv unset(var, std::nullopt);
     CHECK(ccpack_error([&] { (void)PrivateKey::from_env(var); }) == "$CCPACK_SIGNING_KEY is not set");
@@ -139,7 +139,7 @@ TEST_CASE("keys: the environment variable unset, empty, garbage or too large", "
     CHECK(ccpack_error([&] { (void)PrivateKey::from_env(var); }) == "$CCPACK_SIGNING_KEY is not set");
   }
   {
-    test::ScopedEnv big(var, std::string(unpack::kMaxKeyFileBytes, 'k'));
+    test::ScopedEnv big(var, std::string(manifest::kMaxKeyFileBytes, 'k'));
     CHECK(ccpack_error([&] { (void)PrivateKey::from_env(var); }) ==
           "the private key in $CCPACK_SIGNING_KEY is larger than 16384 bytes");
   }

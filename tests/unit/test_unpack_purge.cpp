@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "manifest/marker.hpp"
-#include "manifest/names.hpp"
+#include "manifest/reserved_names.hpp"
 #include "unit/support.hpp"
 #include "unpack/purge.hpp"
 

@@ -1,13 +1,18 @@
 // unpack::restore, the one call behind `ccpack restore`: the fingerprint policy decides before anything is
 // written (refuse writes nothing, force restores everything, purge restores what fits and purges what is stale),
-// the machine is judged for the folders actually restored into (given, or the build folders), an archive opened
-// elsewhere (a registry's) goes through the same stages, and a gate that refuses stops the restore first.
+// the machine is judged for the folders actually restored into (given, or the build folders), a streamed archive
+// (a registry's) goes through the same stages, opened under the folder lock and its payload started only when
+// something is written, and a gate that refuses stops the restore first.
+#include <fcntl.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include "manifest/fingerprint.hpp"
 #include "manifest/marker.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
+#include "unpack/folder_lock.hpp"
 #include "unpack/restore.hpp"
 #include "util/error.hpp"
 
@@ -46,7 +51,7 @@ struct Scene {
   }
   [[nodiscard]] unpack::RestoreRequest request(manifest::OnMismatch policy = manifest::OnMismatch::refuse) {
     unpack::RestoreRequest rq;
-    rq.file = t / "a.ccpack";
+    rq.source = t / "a.ccpack";
     rq.dirs = dirs_of(t / "pod/ind", t / "pod/tri");
     rq.machine = [this](const std::vector<manifest::CacheDir>& dirs) {
       ++probes;
@@ -146,21 +151,76 @@ TEST_CASE("restore: --at-build-paths restores into the folders the archive was p
   CHECK(test::slurp(s.t / "build/tri/K1/k.json") == "{\"triton_version\": \"3.6.0\"}");
 }
 
-TEST_CASE("restore: an archive opened elsewhere goes through the same fit and install") {
+// a.ccpack as a stream: its header read from the file, its payload pushed in pieces; counts the opens and the
+// payload starts, and whether the folders' parent was locked when the stream was opened.
+struct FileStream {
+  fs::path file;
+  fs::path parent;
+  int chosen = 0;
+  int opens = 0;
+  int payloads = 0;
+  bool locked_when_opened = false;
+
+  [[nodiscard]] unpack::StreamedArchive source() {
+    return {[this](const manifest::Fingerprint&) { ++chosen; }, [this] { return open(); }};
+  }
+
+  unpack::OpenedStream open() {
+    ++opens;
+    using namespace std::chrono_literals;
+    try {
+      (void)unpack::lock_folders({parent}, unpack::LockWait{0ms, {}});
+    } catch (const Error&) {
+      locked_when_opened = true;  // the restore holds it: the one lock covers the fetch
+    }
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    manifest::ArchiveHeader h = manifest::read_header(fd.get(), file);
+    std::uint64_t start = h.header_size;
+    return {"archive of a test", std::move(h), start, [this, start](const unpack::StreamedPayload::Push& push, const std::atomic<bool>&) {
+              ++payloads;
+              std::string bytes = test::slurp(file).substr(start);
+              for (std::size_t at = 0; at < bytes.size(); at += 1000) push(bytes.data() + at, std::min<std::size_t>(1000, bytes.size() - at));
+            }};
+  }
+};
+
+TEST_CASE("restore: a streamed archive is opened under the folder lock and goes through the same fit and install") {
   Scene s;
-  unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
+  FileStream stream{s.t / "a.ccpack", s.t / "pod"};
   s.here = machine_with("sm_80", "580.1");
   unpack::RestoreRequest rq = s.request();
-  rq.file = s.t / "no-such-file.ccpack";  // never opened: the archive is given
-  rq.opened = &a;
+  rq.source = stream.source();
   unpack::RestoreResult r = unpack::restore(rq);
   CHECK(r.refused);
-  CHECK(a.depth() == unpack::ManifestDepth::full);
-  CHECK_FALSE(fs::exists(s.t / "pod"));
+  CHECK(stream.opens == 1);
+  CHECK(stream.locked_when_opened);
+  CHECK(stream.payloads == 0);
+  CHECK(fs::is_empty(s.t / "pod"));  // the lock made the parent; nothing else was written
   s.here = machine_with("sm_90", "580.1");
   unpack::RestoreResult ok = unpack::restore(rq);
   CHECK(outcome(ok, "inductor").action == unpack::Action::restore);
-  CHECK(s.probes == 2);
+  CHECK(test::slurp(s.t / "pod/tri/K1/k.json") == "{\"triton_version\": \"3.6.0\"}");
+  CHECK(stream.payloads == 1);
+  unpack::RestoreResult again = unpack::restore(rq);  // every folder holds it: no payload byte is asked for
+  CHECK(outcome(again, "inductor").action == unpack::Action::already);
+  CHECK(stream.opens == 3);
+  CHECK(stream.chosen == 3);
+  CHECK(stream.payloads == 1);
+  CHECK(s.probes == 3);
+}
+
+TEST_CASE("restore: a stream that none fits is refused when chosen, before any folder is touched") {
+  Scene s;
+  unpack::RestoreRequest rq = s.request();
+  int opens = 0;
+  rq.source = unpack::StreamedArchive{[](const manifest::Fingerprint&) { throw Error("no archive fits this machine"); },
+                                      [&opens]() -> unpack::OpenedStream {
+                                        ++opens;
+                                        return {};
+                                      }};
+  CHECK_THROWS_WITH(unpack::restore(rq), "no archive fits this machine");
+  CHECK(opens == 0);
+  CHECK_FALSE(fs::exists(s.t / "pod"));
 }
 
 TEST_CASE("restore: a gate that refuses the header stops the restore before the machine is judged or a folder made") {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "manifest/format.hpp"
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 #include "manifest/signature.hpp"
 #include "unit/support.hpp"
 #include "unpack/trust.hpp"
@@ -14,8 +14,8 @@
 #include "util/sha256.hpp"
 
 using namespace ccpack;
-using unpack::PrivateKey;
-using unpack::TrustStore;
+using manifest::PrivateKey;
+using manifest::TrustStore;
 using State = unpack::SignerStatus::State;
 
 namespace {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 
 namespace ccpack::tools::probe {
 

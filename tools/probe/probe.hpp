@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 #include "tools/probe/memo.hpp"
 #include "util/subprocess.hpp"
 

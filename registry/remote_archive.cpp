@@ -1,4 +1,4 @@
-#include "tools/oci_fetch.hpp"
+#include "registry/remote_archive.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -7,11 +7,11 @@
 
 #include "manifest/manifest.hpp"
 #include "registry/selection.hpp"
-#include "tools/fleet.hpp"
+#include "util/http.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
-namespace ccpack::tools {
+namespace ccpack::registry {
 namespace oci = registry::oci;
 
 namespace {
@@ -165,7 +165,6 @@ RemoteHeader fetch_header(registry::Session& s, const RemoteArchive& r, const ht
   if (sha != r.manifest.annotations.end() && sha->second != to_hex(out.header.manifest_sha256)) {
     throw IntegrityError(r.what + ": the archive's manifest does not match annotation " + std::string(oci::kAnnotationManifestSha256));
   }
-  out.signature = check_archive_signature(out.header, r.what);
   return out;
 }
 
@@ -186,4 +185,4 @@ void require_signed_fit(const RemoteArchive& r, const RemoteHeader& h, const man
               ExitCode::refused);
 }
 
-}  // namespace ccpack::tools
+}  // namespace ccpack::registry

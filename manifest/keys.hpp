@@ -22,7 +22,7 @@
 
 using evp_pkey_st = struct evp_pkey_st;
 
-namespace ccpack::unpack {
+namespace ccpack::manifest {
 
 // Where a private key comes from in messages and the environment variable that can hold one.
 inline constexpr const char* kSigningKeyVar = "CCPACK_SIGNING_KEY";
@@ -87,4 +87,4 @@ class TrustStore {
   std::map<std::string, PublicKey, std::less<>> keys_;
 };
 
-}  // namespace ccpack::unpack
+}  // namespace ccpack::manifest

@@ -4,8 +4,8 @@
 //      differ only in fields this machine does not show, exit 3 naming those fields and how to supply them; no
 //      blob byte is requested in either case.
 //   2. fetch_header: fetch only the header frame (Range; a 200 answer is cut off), check it with the same reader
-//      as a local file (in a memory file sized like the layer), check that its manifest hashes to the annotation
-//      and run the signature hook. The caller judges the *signed* fingerprint (annotations are hints): restore
+//      as a local file (in a memory file sized like the layer) and check that its manifest hashes to the
+//      annotation; the caller runs its signature check on the header. The caller judges the *signed* fingerprint (annotations are hints): restore
 //      with the full policy of a local file, pull with signed_fit.
 #pragma once
 
@@ -17,8 +17,9 @@
 #include "manifest/manifest.hpp"
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
+#include "util/http.hpp"
 
-namespace ccpack::tools {
+namespace ccpack::registry {
 
 struct RemoteArchive {
   std::string manifest_digest;
@@ -32,7 +33,6 @@ struct RemoteArchive {
 struct RemoteHeader {
   manifest::ArchiveHeader header;
   manifest::Manifest manifest;  // parsed from the header (frames included)
-  std::string signature;        // what the signature hook said
 };
 
 // `single_may_differ`: a tag that names one archive (no index) is chosen even when its annotations do not fit,
@@ -46,4 +46,4 @@ struct RemoteHeader {
 // pull: exit 3 (Error) when the archive's signed fingerprint makes any component stale or refused here.
 void require_signed_fit(const RemoteArchive& remote, const RemoteHeader& header, const manifest::Fingerprint& machine);
 
-}  // namespace ccpack::tools
+}  // namespace ccpack::registry

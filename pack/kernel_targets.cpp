@@ -1,6 +1,6 @@
 // Reads the Triton kernel .json files of the cache folders and reconciles the fingerprint with them (see
-// cache_facts.hpp). Only readdir/lstat and small reads: no link is followed, no file over manifest::kMaxKernelJsonBytes is read.
-#include "pack/cache_facts.hpp"
+// kernel_targets.hpp). Only readdir/lstat and small reads: no link is followed, no file over manifest::kMaxKernelJsonBytes is read.
+#include "pack/kernel_targets.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -152,12 +152,16 @@ void reconcile_triton(Fingerprint& fp, const std::vector<TritonTarget>& targets,
 
 std::vector<TritonTarget> read_triton_targets(const std::vector<manifest::CacheDir>& dirs) {
   std::vector<std::string> files;
+  // Where the kernel folders are is manifest/kernel_json.hpp's to say: a component's own folder, or the device
+  // folders of its kInductorTritonFolder.
+  using manifest::TritonLevel;
+  const std::string devices_at(manifest::kInductorTritonFolder);
   for (const manifest::CacheDir& d : dirs) {
-    if (d.kind == manifest::ComponentKind::triton) find_kernel_jsons(d.dir, files);
-    if (d.kind == manifest::ComponentKind::inductor) {
-      const fs::path folder = d.dir / manifest::kInductorTritonFolder;
-      for (const auto& [device, is_dir] : list(folder)) {
-        if (is_dir) find_kernel_jsons(folder / device, files);
+    if (manifest::folders_inside(d.kind, "") == TritonLevel::kernels) find_kernel_jsons(d.dir, files);
+    if (manifest::folders_inside(d.kind, devices_at) != TritonLevel::devices) continue;
+    for (const auto& [device, is_dir] : list(d.dir / devices_at)) {
+      if (is_dir && manifest::folders_inside(d.kind, devices_at + "/" + device) == TritonLevel::kernels) {
+        find_kernel_jsons(d.dir / devices_at / device, files);
       }
     }
   }

@@ -1,5 +1,5 @@
 // The frame-checked payload download; see payload_fetch.hpp.
-#include "tools/payload_fetch.hpp"
+#include "registry/payload_fetch.hpp"
 
 #include <chrono>
 #include <thread>
@@ -7,7 +7,7 @@
 #include "util/error.hpp"
 #include "util/http.hpp"
 
-namespace ccpack::tools {
+namespace ccpack::registry {
 namespace oci = registry::oci;
 
 void FetchLog::add(const Resume& r) {
@@ -129,4 +129,4 @@ void fetch_payload(registry::Session& session, const PayloadPlan& plan, Sha256& 
   }
 }
 
-}  // namespace ccpack::tools
+}  // namespace ccpack::registry

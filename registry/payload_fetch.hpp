@@ -28,7 +28,7 @@
 #include "registry/session.hpp"
 #include "util/sha256.hpp"
 
-namespace ccpack::tools {
+namespace ccpack::registry {
 
 struct Resume {
   std::uint64_t cut_at = 0;        // the blob offset the transfer had reached
@@ -73,4 +73,4 @@ void fetch_payload(registry::Session& session, const PayloadPlan& plan, Sha256& 
 // "cut at byte N in frame K; resumed at byte M, the end of the last verified frame (D bytes dropped)".
 [[nodiscard]] std::string describe(const Resume& r);
 
-}  // namespace ccpack::tools
+}  // namespace ccpack::registry

@@ -1,5 +1,5 @@
-// The registry options and limits shared by push, pull and restore oci:// (see fleet.hpp).
-#include "tools/fleet.hpp"
+// The registry options and limits shared by push, pull and restore oci:// (see registry_options.hpp).
+#include "tools/registry_options.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -55,7 +55,7 @@ registry::SessionOptions session_options(const RegistryOptions& options, bool pu
 
 std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what) {
   // The signature is judged where the archive is used: `restore oci://` runs the trust gate on this header
-  // before any payload byte (restore_oci.cpp); a pulled file is judged by verify and restore like any other.
+  // before any payload byte (unpack/restore.hpp); a pulled file is judged by verify and restore like any other.
   (void)what;
   // A block that does not parse is judged there too (refused), as any signed one is.
   bool none = false;

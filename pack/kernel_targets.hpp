@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 
 namespace ccpack::pack {
 

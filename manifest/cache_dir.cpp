@@ -1,4 +1,4 @@
-#include "manifest/locations.hpp"
+#include "manifest/cache_dir.hpp"
 
 #include "util/error.hpp"
 

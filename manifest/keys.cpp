@@ -1,6 +1,6 @@
 // Ed25519 through OpenSSL 3's EVP interface: EVP_DigestSign / EVP_DigestVerify one-shot with no digest (Ed25519
 // hashes internally), PEM for files. See keys.hpp for the rules on private keys.
-#include "unpack/keys.hpp"
+#include "manifest/keys.hpp"
 
 #include <fcntl.h>
 #include <openssl/bio.h>
@@ -21,7 +21,7 @@
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 
-namespace ccpack::unpack {
+namespace ccpack::manifest {
 namespace fs = std::filesystem;
 
 namespace {
@@ -273,4 +273,4 @@ std::vector<std::string> TrustStore::key_ids() const {
   return ids;
 }
 
-}  // namespace ccpack::unpack
+}  // namespace ccpack::manifest

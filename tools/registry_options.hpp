@@ -1,0 +1,38 @@
+// What `push`, `pull` and `restore oci://` share: the registry options (--plain-http, --ca-file, --authfile,
+// --registries-conf), the session settings they make with the transfer limits from the environment, and the
+// signature hook. The registry fetch itself is registry/'s (remote_archive.hpp, archive_stream.hpp).
+//
+// The machine an archive is chosen for is tools/machine.hpp's (probe, --fingerprint FILE, --select).
+// check_archive_signature() runs on the header frame right after it is fetched, before the signed fingerprint is
+// judged and before any payload byte is requested.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "manifest/format.hpp"
+#include "registry/oci.hpp"
+#include "registry/session.hpp"
+
+namespace ccpack::tools {
+
+struct RegistryOptions {
+  bool plain_http = false;
+  std::string ca_file;
+  std::string authfile;
+  std::string registries_conf;  // --registries-conf ("" : $CONTAINERS_REGISTRIES_CONF, /etc/containers/...)
+};
+
+// `pulls`: the command reads from registries, so it takes --registries-conf (push writes to the origin only).
+void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls = true);
+// The session's settings: the options, and the low-speed limit from $CCPACK_LOW_SPEED_TIME (seconds a transfer
+// may stay under $CCPACK_LOW_SPEED_LIMIT bytes per second before it is abandoned; defaults util/http.hpp's).
+// Throws UsageError naming the variable when one is not a number in range.
+// A pull also gets the mirrors registries.conf names for `ref` (registry/mirrors.hpp).
+[[nodiscard]] registry::SessionOptions session_options(const RegistryOptions& options, bool push, const registry::oci::Reference& ref);
+
+// Signature hook (see above): throws IntegrityError when the signature block does not verify. Returns a short
+// status for reports.
+std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what);
+
+}  // namespace ccpack::tools
