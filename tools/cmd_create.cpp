@@ -5,6 +5,7 @@
 #include "pack/packer.hpp"
 #include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
+#include "tools/create_settle.hpp"
 #include "tools/trust_options.hpp"
 #include "tools/comparison.hpp"
 #include "util/error.hpp"
@@ -23,6 +24,7 @@ struct CreateOptions {
   std::string level = "default";
   SigningOptions signing;
   std::string python;
+  SettleOptions settle;
 };
 
 struct Level {
@@ -69,6 +71,13 @@ std::vector<manifest::CacheDir> folders_to_pack(const CacheDirOptions& options, 
   return dirs;
 }
 
+// --settle: the warm-up and the settle runs (create_settle.hpp), before anything is packed; nullopt without it.
+std::optional<settle::SettleOutcome> settle_first(const CreateOptions& o, std::vector<std::string>& looked) {
+  check_settle_options(o.settle, o.dirs);
+  return settle_if_asked(o.settle, resolve_cache_dirs(o.dirs), [&o, &looked] { return folders_to_pack(o.dirs, looked); }, o.output,
+                         [&o] { return probe_local(o.python, resolve_cache_dirs(o.dirs)); }, o.common);
+}
+
 int run(CreateOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
@@ -76,7 +85,8 @@ int run(CreateOptions& o) {
   // The key is read first: a missing or exposed key is reported before any packing work.
   std::optional<unpack::PrivateKey> key = load_signing_key(o.signing, false);
   std::vector<std::string> looked;
-  std::vector<manifest::CacheDir> dirs = folders_to_pack(o.dirs, looked);
+  std::optional<settle::SettleOutcome> settled = settle_first(o, looked);
+  std::vector<manifest::CacheDir> dirs = settled ? settled->settled : folders_to_pack(o.dirs, looked);
   pack::PackOptions po;
   po.level = level.level;
   po.window_log = level.window_log;
@@ -84,11 +94,11 @@ int run(CreateOptions& o) {
   po.progress = out.progress();
   po.sign = manifest_signer(key, o.signing);
   // The fingerprint: this machine as probed, made to agree with what the cache's own kernels say.
-  manifest::Fingerprint fp = probe_local(o.python, resolve_cache_dirs(o.dirs));
+  manifest::Fingerprint fp = settled ? settled->fingerprint : probe_local(o.python, resolve_cache_dirs(o.dirs));
   std::vector<std::string> fp_warnings = pack::reconcile(fp, pack::read_triton_targets(dirs));
   for (const std::string& w : fp_warnings) out.warn(w);
   po.fingerprint = fp;
-  pack::PackResult r = pack::create_archive(dirs, o.output, po);
+  pack::PackResult r = settled ? settle::pack_settled(*settled, o.output, po) : pack::create_archive(dirs, o.output, po);
 
   std::uint64_t files = 0;
   std::uint64_t bytes = 0;
@@ -111,7 +121,8 @@ int run(CreateOptions& o) {
                 {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
                 {"fingerprint_warnings", fp_warnings},
                 {"threads", o.common.jobs},
-                {"threads_from", o.common.threads_from}});
+                {"threads_from", o.common.threads_from},
+                {"settle", settle_json(settled ? &*settled : nullptr)}});
     return 0;
   }
   for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
@@ -141,6 +152,7 @@ void add_create(CLI::App& app, Commands& commands) {
       ->default_str("default");
   add_signing_options(c, o->signing, false);
   add_python_option(c, o->python);
+  add_settle_options(c, o->settle);
   add_common(c, o->common);
   commands.push_back({c, &o->common, [o] { return run(*o); }});
 }
