@@ -100,8 +100,8 @@ nothing_left "failing settle run"
 untouched "$T/failrun/tri" 4
 src slow
 start=$(date +%s)
-STANDIN_SLEEP_AT=4 expect 6 "ccpack: error: settle run 1 ran past --settle-timeout 1 s and was killed; nothing written" -- \
-  "$CCPACK" create -o "$T/arch/f.ccpack" --settle --settle-timeout 1 -- python3 "$STANDIN"
+STANDIN_SLEEP_AT=4 expect 6 "ccpack: error: settle run 1 ran past --settle-timeout 5 s and was killed; nothing written" -- \
+  "$CCPACK" create -o "$T/arch/f.ccpack" --settle --settle-timeout 5 -- python3 "$STANDIN"
 [ $(($(date +%s) - start)) -lt 30 ] && ok || bad "the time limit took $(($(date +%s) - start)) s"
 grep -q "^SIGTERM$" "$STANDIN_STATE/signal" 2>/dev/null && ok || bad "the command did not get SIGTERM at the time limit"
 nothing_left "time limit"
