@@ -180,6 +180,7 @@ class Api(unittest.TestCase):
         status gate raises OverTheGate past max_compiled."""
         standin = [sys.executable, str(Path(__file__).resolve().parent / "settle_standin.py")]
         work = WORK / "settle"
+        work.mkdir()
         dirs = {"inductor_dir": work / "src" / "ind", "triton_dir": work / "src" / "tri"}
         os.environ["STANDIN_MODE"] = "converge"
         r = ccpack.create(work / "s.ccpack", settle=4, command=standin, **dirs)
