@@ -136,6 +136,7 @@ std::string Manifest::to_json() const {
         ojson{{"name", c.name}, {"kind", to_string(c.kind)}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
   }
   root["components"] = std::move(comps);
+  if (settle) root["settle"] = settle->to_tree();  // absent from a plain create: its bytes are as before
   root["tar_size"] = tar_size;
   ojson fr = ojson::array();
   for (const Frame& f : frames) {

@@ -21,6 +21,7 @@
 
 #include "manifest/entry_list.hpp"
 #include "manifest/fingerprint.hpp"
+#include "manifest/settle_record.hpp"
 #include "manifest/tar.hpp"
 #include "util/sha256.hpp"
 
@@ -84,6 +85,7 @@ struct Manifest {
   Compression compression;
   Fingerprint fingerprint;  // the environment it was built for, parsed and checked with the rest (fingerprint.hpp)
   std::vector<Component> components;
+  std::optional<SettleRecord> settle;  // `create --settle` only (settle_record.hpp); absent: not settled (not tried)
   std::vector<Frame> frames;
   EntryList entries;  // compact (manifest/entry_list.hpp)
   std::uint64_t tar_size = 0;

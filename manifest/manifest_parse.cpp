@@ -243,6 +243,7 @@ Manifest Manifest::from_top_level_tree(const nlohmann::json& root) {
     m.components.push_back(std::move(c));
   }
   (void)validate_components(m.components);
+  if (auto settle = root.find("settle"); settle != root.end()) m.settle = SettleRecord::from_tree(*settle);
   return m;
 }
 

@@ -14,7 +14,7 @@ CreateResult create(const CreateRequest& rq) {
   result.fingerprint_warnings = reconcile(fp, read_triton_targets(rq.dirs));
   PackOptions po = rq.pack;
   po.fingerprint = std::move(fp);
-  result.packed = create_archive(rq.dirs, rq.output, po);
+  result.packed = rq.write ? rq.write(rq.dirs, rq.output, po) : create_archive(rq.dirs, rq.output, po);
   return result;
 }
 

@@ -27,6 +27,9 @@ struct CreateRequest {
   // This machine's fingerprint (a probe); the folders are the ones the caches of this machine live in.
   std::function<manifest::Fingerprint()> machine;
   PackOptions pack;  // its `fingerprint` is set here, from the machine and the cache
+  // The pack stage's writer: create_archive when empty; a caller above pack/ (settle) may write the same folders
+  // its own way (settle::pack_settled records other build folders than the folders it reads).
+  std::function<PackResult(const std::vector<manifest::CacheDir>&, const std::filesystem::path&, const PackOptions&)> write;
 };
 
 struct CreateResult {

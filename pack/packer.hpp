@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,7 @@ struct PackOptions {
   std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
   LayoutLimits layout;                     // where else frames end (pack/layout.hpp)
   manifest::Fingerprint fingerprint;       // not recorded(): none given; the source's derived one, if any, is used
+  std::optional<manifest::SettleRecord> settle;  // `create --settle`: the manifest's "settle" field
   bool progress = false;
   // Returns the signatures over the exact manifest bytes (set by the CLI when a signing key is given); the
   // packer writes their block. Unset: the archive is unsigned ("[]").

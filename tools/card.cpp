@@ -140,12 +140,24 @@ void triggers(std::string& out, const CardInput& in) {
 
 }  // namespace
 
+std::string settle_text(const manifest::Manifest& m) {
+  if (!m.settle) return "not settled (not tried: made without `create --settle`)";
+  const manifest::SettleRecord& s = *m.settle;
+  const manifest::CompiledCounts& c = s.last_run_compiled;
+  std::string runs = std::to_string(s.runs) + (s.runs == 1 ? " settle run" : " settle runs");
+  std::string last = "the last compiled " + std::to_string(c.triton_kernels) + " Triton kernels, " + std::to_string(c.fx_graphs) +
+                     " FX graphs, " + std::to_string(c.autotune) + " autotune results";
+  return s.settled ? "settled after " + runs + " (fixed point: " + last + ")"
+                   : "NOT settled: stopped at the run limit after " + runs + " (" + last + ")";
+}
+
 std::string model_card(const CardInput& in) {
   const Fingerprint& fp = in.manifest->fingerprint;
   std::string out = "# Model card: " + md(in.archive_name) + "\n\n";
   out += "Built by `ccpack inspect --card` from the archive's manifest and recorded fingerprint only.\n\n";
   out += "- manifest: sha256:" + in.manifest_sha256 + "\n- created by: " + md(in.manifest->created_by) + "\n";
   if (!fp.recorded()) out += "- fingerprint: not recorded (made before fingerprints): nothing below describes a machine\n";
+  out += "- settled: " + settle_text(*in.manifest) + "\n";
   fields(out, fp, "Hardware");
   fields(out, fp, "Software");
   fields(out, fp, "Compile settings");

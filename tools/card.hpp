@@ -18,6 +18,11 @@ struct CardInput {
   const manifest::Manifest* manifest = nullptr;  // its fingerprint is what the card describes
 };
 
+// Whether the archive was settled (`create --settle`, manifest/settle_record.hpp), in one line for `inspect` and
+// the card: "settled after 2 settle runs (the last compiled 0 Triton kernels)", "NOT settled ...", or "not
+// settled (not tried: made without --settle)".
+[[nodiscard]] std::string settle_text(const manifest::Manifest& m);
+
 // Pure: the same input gives the same bytes.
 [[nodiscard]] std::string model_card(const CardInput& in);
 

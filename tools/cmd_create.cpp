@@ -4,6 +4,7 @@
 #include "pack/create.hpp"
 #include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
+#include "tools/create_settle.hpp"
 #include "tools/trust_options.hpp"
 #include "tools/comparison.hpp"
 #include "util/error.hpp"
@@ -22,6 +23,7 @@ struct CreateOptions {
   std::string level = "default";
   SigningOptions signing;
   std::string python;
+  SettleOptions settle;
 };
 
 struct Level {
@@ -70,6 +72,14 @@ std::vector<manifest::CacheDir> folders_to_pack(const std::vector<manifest::Cach
   return dirs;
 }
 
+// --settle: the warm-up and the settle runs (create_settle.hpp), before anything is packed; nullopt without it.
+std::optional<settle::SettleOutcome> settle_first(const CreateOptions& o, const std::vector<manifest::CacheDir>& resolved,
+                                                 std::vector<std::string>& looked) {
+  check_settle_options(o.settle, o.dirs);
+  return settle_if_asked(o.settle, resolved, [&resolved, &looked] { return folders_to_pack(resolved, looked); }, o.output,
+                         [&o, &resolved] { return probe_local(o.python, resolved); }, o.common);
+}
+
 int run(CreateOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
@@ -78,10 +88,16 @@ int run(CreateOptions& o) {
   std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
   std::vector<manifest::CacheDir> resolved = resolve_cache_dirs(o.dirs);  // once: packed, and probed for
   std::vector<std::string> looked;
+  std::optional<settle::SettleOutcome> settled = settle_first(o, resolved, looked);
   pack::CreateRequest rq;
-  rq.dirs = folders_to_pack(resolved, looked);
+  rq.dirs = settled ? settled->settled : folders_to_pack(resolved, looked);
   rq.output = o.output;
-  rq.machine = [&o, &resolved] { return probe_local(o.python, resolved); };
+  rq.machine = [&] { return settled ? settled->fingerprint : probe_local(o.python, resolved); };
+  if (settled) {
+    rq.write = [&settled](const std::vector<manifest::CacheDir>&, const fs::path& output, const pack::PackOptions& po) {
+      return settle::pack_settled(*settled, output, po);
+    };
+  }
   rq.pack.level = level.level;
   rq.pack.window_log = level.window_log;
   rq.pack.jobs = o.common.jobs;
@@ -113,7 +129,8 @@ int run(CreateOptions& o) {
                 {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
                 {"fingerprint_warnings", fp_warnings},
                 {"threads", o.common.jobs},
-                {"threads_from", o.common.threads_from}});
+                {"threads_from", o.common.threads_from},
+                {"settle", settle_json(settled ? &*settled : nullptr)}});
     return 0;
   }
   for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
@@ -143,6 +160,7 @@ void add_create(CLI::App& app, Commands& commands) {
       ->default_str("default");
   add_signing_options(c, o->signing, false);
   add_python_option(c, o->python);
+  add_settle_options(c, o->settle);
   add_common(c, o->common);
   commands.push_back({c, &o->common, [o] { return run(*o); }});
 }

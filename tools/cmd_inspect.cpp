@@ -86,6 +86,9 @@ int run(const InspectOptions& o) {
                 {"manifest_sha256", to_hex(a.manifest_digest())},
                 {"trusted", trust.trusted()},
                 {"signatures", signers_json(trust)},
+                // settle null: made without `create --settle` (not tried); else the manifest's "settle" field
+                {"settled", m.settle ? ojson(m.settle->settled) : ojson(false)},
+                {"settle", m.settle ? m.settle->to_tree() : ojson(nullptr)},
                 {"manifest", j}});
     return 0;
   }
@@ -105,6 +108,7 @@ int run(const InspectOptions& o) {
               archive_bytes ? static_cast<double>(bytes) / static_cast<double>(archive_bytes) : 0.0);
   print_signers(trust);
   std::printf("fingerprint  %s\n", fingerprint_summary(a).c_str());
+  std::printf("settle       %s\n", settle_text(m).c_str());
   std::printf("components\n");
   for (const auto& c : m.components) {
     std::printf("  %-12s %-8s %6llu files %10s  from %s\n", c.name.c_str(), std::string(manifest::to_string(c.kind)).c_str(),

@@ -3,7 +3,8 @@
 // comparison of `check`, on the fingerprint the marker records), and what the pod compiled there since: the files
 // the archive did not contain (unpack/status.hpp), grouped. What the pod compiled itself is what missed.
 //
-// Exit 0 whether or not anything was compiled; exit 5 (ExitCode::not_restored) when a folder was not restored by
+// Exit 0 whether or not anything was compiled, unless --max-compiled N: then exit 7 (ExitCode::over_compiled) when
+// more than N Triton kernels were compiled since the restore, all folders together; exit 5 (ExitCode::not_restored) when a folder was not restored by
 // ccpack: it holds no marker, or it was named (flag or variable) and does not exist. A default location that does
 // not exist is only noted, as `create` does. Nothing is hashed unless --verify; nothing is written.
 #include <cstdio>
@@ -30,6 +31,7 @@ struct StatusCommandOptions {
   std::string python;
   std::vector<std::string> ignored;
   bool verify = false;
+  std::optional<std::uint64_t> max_compiled;  // the smoke-test gate: exit 7 past this many Triton kernels
 };
 
 struct Folder {
@@ -177,9 +179,20 @@ int run(StatusCommandOptions& o) {
     list.push_back(folder_json(f));
     text += folder_text(f, autotuned);
   }
-  ojson body{{"compiled_since_restore", compiled}, {"not_restored", missing_folders}, {"folders", std::move(list)}};
+  std::uint64_t kernels = 0;
+  for (const Folder& f : folders) kernels += f.status.kernels.size();
+  ojson body{{"compiled_since_restore", compiled},
+             {"triton_kernels_since_restore", kernels},
+             {"max_compiled", o.max_compiled ? ojson(*o.max_compiled) : ojson(nullptr)},
+             {"not_restored", missing_folders},
+             {"folders", std::move(list)}};
   if (!out.json()) std::fputs(text.c_str(), stdout);
   if (missing_folders.empty()) {
+    if (o.max_compiled && kernels > *o.max_compiled) {
+      return finish_with(out, std::move(body), ExitCode::over_compiled,
+                         count(kernels, "Triton kernel", "Triton kernels") + " compiled since the restore, more than --max-compiled " +
+                             std::to_string(*o.max_compiled) + " (the archive was not settled for this workload: see `create --settle`)");
+    }
     out.report(std::move(body));
     return 0;
   }
@@ -197,11 +210,15 @@ void add_status(CLI::App& app, Commands& commands) {
   add_python_option(c, o->python);
   add_ignore_option(c, o->ignored);
   c->add_flag("--verify", o->verify, "Also hash every file the archive put there and name those whose bytes changed");
+  c->add_option("--max-compiled", o->max_compiled,
+                "A smoke test's gate: exit 7 when more than N Triton kernels were compiled in these folders since the restore")
+      ->type_name("N");
   add_common(c, o->common);
   c->footer(
       "Reads each folder's restore marker and entry list and walks the folder; nothing is hashed unless --verify. "
-      "Exit 0 whether or not anything was compiled since the restore; 5 when a folder was not restored by ccpack "
-      "(no marker, or named and missing). See docs/FINGERPRINT.md, \"Why does AUTOTUNE run again on this pod?\".");
+      "Exit 0 whether or not anything was compiled since the restore, unless --max-compiled N is given: then 7 when "
+      "more than N Triton kernels were; 5 when a folder was not restored by ccpack (no marker, or named and missing; "
+      "it wins over 7). See docs/FINGERPRINT.md, \"Why does AUTOTUNE run again on this pod?\".");
   commands.push_back({c, &o->common, [o] { return run(*o); }});
 }
 

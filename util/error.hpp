@@ -19,6 +19,10 @@ enum class ExitCode : int {
   refused = 3,    // environment fingerprint differs (policy refuses)
   integrity = 4,  // signature, hash, structure or safety check of an archive failed
   not_restored = 5,  // `ccpack status`: a cache folder was not restored by ccpack (no marker, or named and missing)
+  command_failed = 6,  // `create --settle`: the command failed or ran past --settle-timeout (nothing written)
+  over_compiled = 7,   // `status --max-compiled N`: the pod compiled more than N Triton kernels since its restore
+  interrupted_int = 130,   // `create --settle`: SIGINT (128 + 2), passed on to the command (nothing written)
+  interrupted_term = 143,  // `create --settle`: SIGTERM (128 + 15), passed on to the command (nothing written)
 };
 
 // The exit-code table: `ccpack --help` prints it and a test checks the README's table against that output.
@@ -26,7 +30,7 @@ struct ExitCodeInfo {
   ExitCode code;
   std::string_view meaning;
 };
-inline constexpr std::array<ExitCodeInfo, 6> kExitCodes{{
+inline constexpr std::array<ExitCodeInfo, 10> kExitCodes{{
     {ExitCode::ok, "done (also: already restored)"},
     {ExitCode::error, "error: a missing or unreadable folder or file, an output path in a missing folder, I/O failure"},
     {ExitCode::usage, "usage: bad command line"},
@@ -35,6 +39,11 @@ inline constexpr std::array<ExitCodeInfo, 6> kExitCodes{{
      "integrity: unsigned or not signed by a trusted key, not a ccpack archive, corrupt, truncated, tampered or unsafe content, hash mismatch"},
     {ExitCode::not_restored,
      "not restored: `ccpack status` found a cache folder that ccpack did not restore (no marker, or named and missing)"},
+    {ExitCode::command_failed,
+     "command failed: the command `create --settle` runs exited non-zero, was killed or ran past --settle-timeout (nothing written)"},
+    {ExitCode::over_compiled, "over the gate: `ccpack status --max-compiled N` found more than N Triton kernels compiled since the restore"},
+    {ExitCode::interrupted_int, "interrupted: SIGINT during `create --settle`, passed on to the command (nothing written)"},
+    {ExitCode::interrupted_term, "interrupted: SIGTERM during `create --settle`, passed on to the command (nothing written)"},
 }};
 
 class Error : public std::runtime_error {

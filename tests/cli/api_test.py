@@ -2,7 +2,8 @@
 """The Python API (tools/python/ccpack) against the real binary: a signed create / restore round trip of the
 sample cache with every restored byte equal, an archive refused for its fingerprint raising Refused (exit 3, the
 comparison in its report, nothing written), a tampered archive raising IntegrityError (exit 4), a usage error
-raising UsageError (2), and the exit-code mapping agreeing with the table the binary's --help prints.
+raising UsageError (2), create(settle=...) and status(max_compiled=...) with a stand-in warm-up (CommandFailed,
+OverTheGate), and the exit-code mapping agreeing with the table the binary's --help prints.
 Runs with the ccpack package importable (an installed wheel, or PYTHONPATH=tools/python with $CCPACK_BINARY).
 Usage: api_test.py PATH/TO/tests/data
 """
@@ -174,9 +175,43 @@ class Api(unittest.TestCase):
             self.assertIsInstance(r, dict)
             self.assertIs(r["ok"], True)
 
+    def test_settle_and_the_gate(self) -> None:
+        """create(settle=N, command=...) settles the stand-in warm-up; a failing one raises CommandFailed; the
+        status gate raises OverTheGate past max_compiled."""
+        standin = [sys.executable, str(Path(__file__).resolve().parent / "settle_standin.py")]
+        work = WORK / "settle"
+        work.mkdir()
+        dirs = {"inductor_dir": work / "src" / "ind", "triton_dir": work / "src" / "tri"}
+        os.environ["STANDIN_MODE"] = "converge"
+        r = ccpack.create(work / "s.ccpack", settle=4, command=standin, **dirs)
+        self.assertEqual((r["settle"]["settled"], r["settle"]["stopped"], r["settle"]["runs"]), (True, "fixed-point", 3))
+        self.assertEqual([x["compiled"]["triton_kernels"] for x in r["settle"]["run_reports"][1:]], [2, 1, 0])
+        os.environ["STANDIN_FAIL_AT"] = "4"
+        with self.assertRaises(ccpack.CommandFailed) as failed:
+            ccpack.create(work / "f.ccpack", settle=2, command=standin, inductor_dir=work / "f" / "ind", triton_dir=work / "f" / "tri")
+        del os.environ["STANDIN_FAIL_AT"]
+        self.assertEqual(failed.exception.exit_code, 6)
+        self.assertEqual(failed.exception.message, "settle run 1 of '" + sys.executable + "' exited 7; nothing written")
+        self.assertFalse((work / "f.ccpack").exists())
+        with self.assertRaises(ccpack.UsageError):
+            ccpack.create(work / "u.ccpack", settle=2)
+        try:
+            pod = {"inductor_dir": work / "pod" / "ind", "triton_dir": work / "pod" / "tri"}
+            ccpack.restore(work / "s.ccpack", allow_unsigned=True, **pod)
+            gate = ["--inductor-dir", str(pod["inductor_dir"]), "--triton-dir", str(pod["triton_dir"])]
+            self.assertEqual(ccpack.status(max_compiled=0, extra_args=gate)["triton_kernels_since_restore"], 0)
+            os.environ.update(TORCHINDUCTOR_CACHE_DIR=str(pod["inductor_dir"]), TRITON_CACHE_DIR=str(pod["triton_dir"]), STANDIN_MODE="always")
+            subprocess.run(standin, check=True, stdout=subprocess.DEVNULL)
+            with self.assertRaises(ccpack.OverTheGate) as over:
+                ccpack.status(max_compiled=0, extra_args=gate)
+            self.assertEqual(over.exception.report["triton_kernels_since_restore"], 1)
+        finally:
+            for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "STANDIN_MODE"):
+                os.environ.pop(var, None)
+
     def test_exit_codes_agree_with_the_binary(self) -> None:
         text = subprocess.run([ccpack.binary(), "--help"], check=True, capture_output=True, text=True).stdout
-        table = dict(re.findall(r"^  ([0-9])  ([a-z ]+?)(?::| \()", text.split("Exit codes:", 1)[1], re.M))
+        table = dict(re.findall(r"^  ([0-9]+)  ([a-z ]+?)(?::| \()", text.split("Exit codes:", 1)[1], re.M))
         self.assertEqual(table.pop("0"), "done")
         self.assertEqual({int(code): kind for code, kind in table.items()},
                          {code: cls.kind for code, cls in ccpack.errors.EXCEPTIONS.items()})

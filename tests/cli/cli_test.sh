@@ -41,8 +41,8 @@ A="$T/a.ccpack"
 # --- usage -------------------------------------------------------------------------------------------
 # The exit-code table in --help (from util/error.hpp) and the README's are the same rows.
 README="$DATA/../../README.md"
-if diff <("$CCPACK" --help | sed -n '/^Exit codes:/,$p' | sed -n 's/^  \([0-9]\)  \(.*\)$/\1 \2/p') \
-        <(sed -n 's/^| \([0-9]\) | \(.*\) |$/\1 \2/p' "$README") >/dev/null; then ok; else bad "README exit codes differ from --help"; fi
+if diff <("$CCPACK" --help | sed -n '/^Exit codes:/,$p' | sed -n 's/^  \([0-9]\+\)  \(.*\)$/\1 \2/p') \
+        <(sed -n 's/^| \([0-9]\+\) | \(.*\) |$/\1 \2/p' "$README") >/dev/null; then ok; else bad "README exit codes differ from --help"; fi
 expect 2 "" -- "$CCPACK"
 expect 2 "" -- "$CCPACK" create
 expect 2 "--level" -- "$CCPACK" create -o "$A" --level fastest --inductor-dir "$SAMPLE/inductor_cache"

@@ -46,7 +46,8 @@ TEST_CASE("card: the head, each field's value, absent and unrecorded fields, set
   manifest::Manifest m = sample();
   std::string card = card_of(m);
   CHECK(card.starts_with("# Model card: model.ccpack\n\nBuilt by `ccpack inspect --card` from the archive's manifest and recorded "
-                         "fingerprint only.\n\n- manifest: sha256:" + std::string(64, 'e') + "\n- created by: ccpack 0.1.0\n\n## Hardware\n\n"));
+                         "fingerprint only.\n\n- manifest: sha256:" + std::string(64, 'e') + "\n- created by: ccpack 0.1.0\n"
+                         "- settled: not settled (not tried: made without `create --settle`)\n\n## Hardware\n\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.arch: sm_90\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.name: NVIDIA H200\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.driver: absent\n"));  // never the source: it describes the build machine
@@ -128,4 +129,14 @@ TEST_CASE("card: an archive made before fingerprints says nothing describes a ma
   CHECK_THAT(card, Catch::Contains("\n- created by: ccpack 0.1.0\n- fingerprint: not recorded (made before fingerprints): nothing "
                                    "below describes a machine\n\n## Hardware\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.arch: not recorded\n"));
+}
+
+TEST_CASE("card: whether the archive was settled, and what its last settle run compiled", "[card]") {
+  manifest::Manifest m = sample();
+  m.settle = manifest::SettleRecord{2, true, "fixed-point", {0, 0, 0, 3}};
+  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: settled after 2 settle runs (fixed point: the last compiled 0 Triton kernels, 0 FX "
+                                         "graphs, 0 autotune results)\n"));
+  m.settle = manifest::SettleRecord{1, false, "run-limit", {7, 1, 2, 0}};
+  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: NOT settled: stopped at the run limit after 1 settle run (the last compiled 7 "
+                                         "Triton kernels, 1 FX graphs, 2 autotune results)\n"));
 }

@@ -17,10 +17,14 @@ TEST_CASE("errors: each kind's exit code, the table's order, errno's text") {
   CHECK(UsageError("x").code() == ExitCode::usage);
   CHECK(static_cast<int>(ExitCode::ok) == 0);
   CHECK(static_cast<int>(ExitCode::not_restored) == 5);
+  // 0-7 in order, then the signal codes of `create --settle` (128 + signal number), ascending.
   for (std::size_t i = 0; i < kExitCodes.size(); ++i) {
-    CHECK(static_cast<std::size_t>(kExitCodes[i].code) == i);
+    if (i < 8) CHECK(static_cast<std::size_t>(kExitCodes[i].code) == i);
+    if (i > 0) CHECK(static_cast<int>(kExitCodes[i - 1].code) < static_cast<int>(kExitCodes[i].code));
     CHECK_FALSE(kExitCodes[i].meaning.empty());
   }
+  CHECK(static_cast<int>(ExitCode::interrupted_int) == 128 + 2);
+  CHECK(static_cast<int>(ExitCode::interrupted_term) == 128 + 15);
   CHECK(errno_message("cannot open 'f'", ENOENT) == "cannot open 'f': No such file or directory");
   errno = EACCES;
   try {

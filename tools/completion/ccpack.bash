@@ -32,7 +32,7 @@ _ccpack() {
   local opts
   case $cmd in
     "") COMPREPLY=($(compgen -W "$commands -h --help --version" -- "$cur")); return ;;
-    create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python $common" ;;
+    create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout $common" ;;
     restore) opts="--inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
                    --registries-conf $common" ;;
@@ -44,7 +44,7 @@ _ccpack() {
     fingerprint) opts="--python --inductor-dir --triton-dir --add $common" ;;
     check) opts="--python --ignore --inductor-dir --triton-dir --add --fingerprint --select $common" ;;
     purge) opts="--inductor-dir --triton-dir --add --python --dry-run --lock-timeout $common" ;;
-    status) opts="--inductor-dir --triton-dir --add --python --ignore --verify $common" ;;
+    status) opts="--inductor-dir --triton-dir --add --python --ignore --verify --max-compiled $common" ;;
     push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile $common" ;;
     pull) opts="-o --output --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
     *) return ;;

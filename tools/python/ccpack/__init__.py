@@ -3,8 +3,9 @@ warm-up, and restore them safely and atomically before training or serving start
 
 Each function runs the bundled ``ccpack`` binary with ``--json`` and returns its parsed report (a dict, as
 ``ccpack COMMAND --json`` prints it, ``"ok": True`` first), or raises the exception of its exit code, which
-carries that code and the one-line error: ``Refused`` (3), ``IntegrityError`` (4), ``UsageError`` (2) and
-``Error`` (1, the base of all four). The binary's warnings are passed on to ``sys.stderr``.
+carries that code and the one-line error: ``Refused`` (3), ``IntegrityError`` (4), ``UsageError`` (2),
+``NotRestored`` (5), ``CommandFailed`` (6), ``OverTheGate`` (7), ``Interrupted`` (130, 143) and ``Error`` (1, the
+base of all). The binary's warnings are passed on to ``sys.stderr``.
 
 A warm-up script ends with::
 
@@ -28,13 +29,15 @@ import sys
 from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Union
 
 from ccpack._binary import binary
-from ccpack.errors import Error, IntegrityError, NotRestored, Refused, UsageError, error_for
+from ccpack.errors import (CommandFailed, Error, IntegrityError, Interrupted, NotRestored, OverTheGate, Refused, UsageError,
+                           error_for)
 
 #: What restore does when the fingerprint makes a component stale or refused.
 OnMismatch = Literal["refuse", "force", "purge"]
 
 __all__ = ["create", "restore", "check", "verify", "inspect", "fingerprint", "status", "binary",
-           "Error", "UsageError", "Refused", "IntegrityError", "NotRestored", "Report"]
+           "Error", "UsageError", "Refused", "IntegrityError", "NotRestored", "CommandFailed", "OverTheGate", "Interrupted",
+           "Report"]
 
 #: A path: a str or an os.PathLike.
 PathArg = Union[str, "os.PathLike[str]"]
@@ -45,8 +48,15 @@ Report = Dict[str, Any]
 def create(out: PathArg, sign_key: Optional[PathArg] = None, note: Optional[str] = None, *,
            inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
            add: Optional[Mapping[str, PathArg]] = None, level: Optional[str] = None, python: Optional[PathArg] = None,
-           jobs: Optional[int] = None, extra_args: Sequence[str] = ()) -> Report:
+           jobs: Optional[int] = None, settle: Optional[int] = None, command: Sequence[str] = (),
+           settle_timeout: Optional[int] = None, extra_args: Sequence[str] = ()) -> Report:
     """Pack this machine's cache folders into the archive ``out`` (written atomically), with its fingerprint.
+
+    settle: run ``command`` (a list: ``["python", "warmup.py"]``) as the warm-up, then again on fresh relocated
+    restores of its cache, at most ``settle`` times, until a run compiles nothing, and pack that cache
+    (``ccpack create --settle=N -- COMMAND``; docs/SETTLE.md). ``report["settle"]`` holds each run and why it
+    stopped. settle_timeout: seconds per run. Raises CommandFailed (the command failed or ran past its time limit)
+    or Interrupted; nothing is written then.
 
     sign_key: the private key file from ``ccpack keygen`` (else ``$CCPACK_SIGNING_KEY``; else unsigned).
     note: a note stored with the signature. add: extra folders, ``{"ext": "~/.cache/torch_extensions"}``.
@@ -56,7 +66,13 @@ def create(out: PathArg, sign_key: Optional[PathArg] = None, note: Optional[str]
     options = ["-o", _path(out)] + _dirs(inductor_dir, triton_dir, add)
     options += _opt("--sign-key", sign_key) + _opt("--note", note) + _opt("--level", level)
     options += _opt("--python", python) + _opt("--jobs", jobs)
-    return _run("create", options + list(extra_args))
+    if settle is not None:
+        if not command:
+            raise UsageError("create(settle=N) needs the warm-up command, e.g. command=['python', 'warmup.py']", exit_code=2)
+        options += [f"--settle={int(settle)}"] + _opt("--settle-timeout", settle_timeout)
+    elif command:
+        raise UsageError("create(command=...) is run only with settle=N", exit_code=2)
+    return _run("create", options + list(extra_args), list(command) if settle is not None else ())
 
 
 def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
@@ -116,10 +132,11 @@ def fingerprint(*, python: Optional[PathArg] = None, inductor_dir: Optional[Path
     return _run("fingerprint", options + list(extra_args))
 
 
-def status(*, extra_args: Sequence[str] = ()) -> Report:
+def status(*, max_compiled: Optional[int] = None, extra_args: Sequence[str] = ()) -> Report:
     """What ``ccpack status --json`` reports about this machine's cache folders. A binary without the status
-    command raises UsageError."""
-    return _run("status", list(extra_args))
+    command raises UsageError. max_compiled: a smoke test's gate: raises OverTheGate when more than that many
+    Triton kernels were compiled since the restore (``ccpack status --max-compiled N``)."""
+    return _run("status", _opt("--max-compiled", max_compiled) + list(extra_args))
 
 
 # --- running the binary ------------------------------------------------------------------------------------

@@ -68,9 +68,37 @@ class NotRestored(Error):
     kind = "not restored"
 
 
+class CommandFailed(Error):
+    """``create(settle=...)``: the warm-up command exited non-zero, was killed or ran past its time limit (exit 6);
+    nothing was written. The message names the run and the command's own exit code."""
+
+    exit_code = 6
+    kind = "command failed"
+
+
+class OverTheGate(Error):
+    """``status(max_compiled=N)``: more than N Triton kernels were compiled since the restore (exit 7).
+
+    ``report["folders"]`` names them; ``report["triton_kernels_since_restore"]`` counts them.
+    """
+
+    exit_code = 7
+    kind = "over the gate"
+
+
+class Interrupted(Error):
+    """``create(settle=...)`` got SIGINT (exit 130) or SIGTERM (exit 143), passed it on to the command and wrote
+    nothing."""
+
+    exit_code = 130
+    kind = "interrupted"
+
+
 #: Exit code -> exception class, for every exit code but 0.
 EXCEPTIONS: Dict[int, Type[Error]] = {
-    cls.exit_code: cls for cls in (Error, UsageError, Refused, IntegrityError, NotRestored)}
+    cls.exit_code: cls for cls in (Error, UsageError, Refused, IntegrityError, NotRestored, CommandFailed, OverTheGate)}
+EXCEPTIONS[130] = Interrupted  # SIGINT
+EXCEPTIONS[143] = Interrupted  # SIGTERM
 
 
 def error_for(exit_code: int, message: str, report: Optional[Dict[str, Any]] = None, stderr: str = "") -> Error:

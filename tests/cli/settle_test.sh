@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# `create --settle` and `status --max-compiled` without a GPU: a stand-in warm-up (settle_standin.py) writes Triton
+# kernel folders, FX-graph entries and autotune results into the folders the variables name, fewer each run.
+#   - it settles at the fixed point: the run count, each run's report line and --json, the manifest's "settle"
+#     field (inspect, --json, the card), and the archive restored into other folders is byte for byte what the same
+#     runs write there directly (relocation of the scratch folders' paths included);
+#   - one that always adds a kernel stops at N, the archive marked not settled;
+#   - a failing warm-up or settle run, a time limit, SIGINT and SIGTERM exit 6, 6, 6, 130, 143 and leave nothing:
+#     no output, no scratch folder, the source folders as the warm-up left them;
+#   - usage errors; status --max-compiled passes at N and fails (exit 7) below.
+# Usage: settle_test.sh CCPACK
+set -u
+SUITE=settle
+CCPACK=$1
+. "$(dirname "$0")/harness.sh"
+isolate_home
+forget_torch_settings
+export CCPACK_ALLOW_UNSIGNED=1
+STANDIN="$HERE/settle_standin.py"
+export STANDIN_STATE="$T/state"
+mkdir -p "$STANDIN_STATE" "$T/arch"
+unset STANDIN_MODE STANDIN_FAIL_AT STANDIN_SLEEP_AT
+
+src() { export TORCHINDUCTOR_CACHE_DIR="$T/$1/ind" TRITON_CACHE_DIR="$T/$1/tri"; }
+kernels() { find "$1" -mindepth 1 -maxdepth 1 -type d | wc -l; }
+# nothing_left NAME: no output archive and no scratch folder beside it.
+nothing_left() {
+  [ -z "$(ls -A "$T/arch")" ] && ok || bad "$1: left behind in the output folder: $(ls -A "$T/arch")"
+}
+# untouched DIR N: the source folder holds N kernel folders and nothing of ccpack's.
+untouched() {
+  [ "$(kernels "$1")" -eq "$2" ] && ok || bad "$1: $(kernels "$1") kernel folders, expected $2"
+  [ -z "$(find "$1" -name '.ccpack-*')" ] && ok || bad "$1: ccpack files in the source folder: $(find "$1" -name '.ccpack-*')"
+}
+
+# --- converges: warm-up 4 kernels, runs compile 2, 1, 0 -------------------------------------------------------
+src conv
+export STANDIN_MODE=converge
+expect 0 "settle run 3: exit 0 in [0-9.]+ s; compiled 0 Triton kernels, 0 FX graphs, 0 autotune results, 0 other files" -- \
+  "$CCPACK" create -o "$T/arch/s.ccpack" --settle -- python3 "$STANDIN"
+grep -Eq "^ccpack: warm-up: exit 0 in [0-9.]+ s$" "$T/err" && ok || bad "warm-up line: $(cat "$T/err")"
+grep -q "settle run 1: exit 0 in .* s; compiled 2 Triton kernels, 1 FX graph, 1 autotune result, 1 other file$" "$T/err" && ok || bad "run 1 line: $(cat "$T/err")"
+grep -q "settle run 2: exit 0 in .* s; compiled 1 Triton kernel, 1 FX graph, 1 autotune result, 1 other file$" "$T/err" && ok || bad "run 2 line: $(cat "$T/err")"
+grep -q "^ccpack: settled after 3 settle runs (fixed point: settle run 3 compiled no Triton kernel, FX graph or autotune result)$" "$T/err" && ok || bad "stop line: $(cat "$T/err")"
+untouched "$T/conv/tri" 4
+[ "$(ls -A "$T/arch")" = s.ccpack ] && ok || bad "output folder: $(ls -A "$T/arch")"
+expect 0 "" -- "$CCPACK" inspect --json "$T/arch/s.ccpack"
+json_is "$T/out" 'j["settled"] is True and j["settle"] == {"runs": 3, "settled": True, "stopped": "fixed-point", "last_run_compiled": {"triton_kernels": 0, "fx_graphs": 0, "autotune": 0, "other": 0}} and j["manifest"]["settle"] == j["settle"]'
+json_is "$T/out" '[c["source"] for c in j["manifest"]["components"]] == ["'"$T"'/conv/ind", "'"$T"'/conv/tri"] and [c["files"] for c in j["manifest"]["components"]] == [9, 21]'
+expect 0 "" -- "$CCPACK" inspect "$T/arch/s.ccpack"
+grep -q "^settle       settled after 3 settle runs (fixed point: the last compiled 0 Triton kernels, 0 FX graphs, 0 autotune results)$" "$T/out" && ok || bad "inspect: $(cat "$T/out")"
+expect 0 "" -- "$CCPACK" inspect --card "$T/arch/s.ccpack"
+grep -q "^- settled: settled after 3 settle runs" "$T/out" && ok || bad "card: $(grep settle "$T/out")"
+
+# The archive restored into other folders is what the same three runs write there directly.
+export TORCHINDUCTOR_CACHE_DIR="$T/pod/ind" TRITON_CACHE_DIR="$T/pod/tri"
+for _ in 1 2 3; do python3 "$STANDIN" >/dev/null; done
+mv "$T/pod" "$T/expected"
+expect 0 "" -- "$CCPACK" restore -q "$T/arch/s.ccpack" --inductor-dir "$T/pod/ind" --triton-dir "$T/pod/tri"
+diff -r -x '.ccpack-*' "$T/expected" "$T/pod" >"$T/diff" 2>&1 && ok || bad "restored settled archive differs: $(head -20 "$T/diff")"
+# The gate: nothing compiled yet passes at 0; one more kernel passes at 1 and fails at 0 (exit 7).
+expect 0 "" -- "$CCPACK" status --max-compiled 0
+STANDIN_MODE=always python3 "$STANDIN" >/dev/null
+expect 0 "" -- "$CCPACK" status --max-compiled 1
+expect 7 "ccpack: error: 1 Triton kernel compiled since the restore, more than --max-compiled 0" -- "$CCPACK" status --max-compiled 0
+grep -q "1 Triton kernel compiled here since the restore.*: triton_poi_fused_add_7$" "$T/out" && ok || bad "status names the kernel: $(cat "$T/out")"
+expect 7 "" -- "$CCPACK" status --json --max-compiled 0
+json_is "$T/out" 'j["ok"] is False and j["exit_code"] == 7'
+expect 0 "" -- "$CCPACK" status --json
+json_is "$T/out" 'j["triton_kernels_since_restore"] == 1 and j["max_compiled"] is None'
+
+# --- never converges: stops at N, marked not settled -----------------------------------------------------------
+src always
+export STANDIN_MODE=always
+expect 0 "not settled after 2 settle runs \(run limit --settle=2 reached: the last run still compiled 1 Triton kernel" -- \
+  "$CCPACK" create -o "$T/arch/a.ccpack" --json --settle=2 -- python3 "$STANDIN"
+json_is "$T/out" 'j["settle"]["settled"] is False and j["settle"]["stopped"] == "run-limit" and j["settle"]["runs"] == 2 and [r["compiled"] and r["compiled"]["triton_kernels"] for r in j["settle"]["run_reports"]] == [None, 1, 1] and [r["exit_code"] for r in j["settle"]["run_reports"]] == [0, 0, 0]'
+expect 0 "" -- "$CCPACK" inspect "$T/arch/a.ccpack"
+grep -q "^settle       NOT settled: stopped at the run limit after 2 settle runs (the last compiled 1 Triton kernels, 1 FX graphs, 1 autotune results)$" "$T/out" && ok || bad "inspect: $(cat "$T/out")"
+rm -f "$T/arch/a.ccpack" "$T/arch/s.ccpack"
+
+# A plain create says "not settled (not tried)" and records no field.
+expect 0 "" -- "$CCPACK" create -q -o "$T/plain.ccpack"
+expect 0 "" -- "$CCPACK" inspect --json "$T/plain.ccpack"
+json_is "$T/out" 'j["settled"] is False and j["settle"] is None and "settle" not in j["manifest"]'
+expect 0 "" -- "$CCPACK" inspect "$T/plain.ccpack"
+grep -q "^settle       not settled (not tried: made without \`create --settle\`)$" "$T/out" && ok || bad "inspect plain: $(cat "$T/out")"
+
+# --- failures: nothing left behind -----------------------------------------------------------------------------
+export STANDIN_MODE=converge
+src failwarm
+STANDIN_FAIL_AT=0 expect 6 "ccpack: error: the warm-up of 'python3' exited 7; nothing written" -- \
+  "$CCPACK" create -o "$T/arch/f.ccpack" --settle -- python3 "$STANDIN"
+grep -Eq "^ccpack: warm-up: exit 7 in [0-9.]+ s$" "$T/err" && ok || bad "warm-up failure line: $(cat "$T/err")"
+nothing_left "failing warm-up"
+src failrun
+STANDIN_FAIL_AT=4 expect 6 "ccpack: error: settle run 1 of 'python3' exited 7; nothing written" -- \
+  "$CCPACK" create -o "$T/arch/f.ccpack" --settle -- python3 "$STANDIN"
+nothing_left "failing settle run"
+untouched "$T/failrun/tri" 4
+src slow
+start=$(date +%s)
+STANDIN_SLEEP_AT=4 expect 6 "ccpack: error: settle run 1 ran past --settle-timeout 5 s and was killed; nothing written" -- \
+  "$CCPACK" create -o "$T/arch/f.ccpack" --settle --settle-timeout 5 -- python3 "$STANDIN"
+[ $(($(date +%s) - start)) -lt 30 ] && ok || bad "the time limit took $(($(date +%s) - start)) s"
+grep -q "^SIGTERM$" "$STANDIN_STATE/signal" 2>/dev/null && ok || bad "the command did not get SIGTERM at the time limit"
+nothing_left "time limit"
+untouched "$T/slow/tri" 4
+for sig in INT TERM; do
+  src "sig$sig"
+  rm -f "$STANDIN_STATE/ready" "$STANDIN_STATE/signal"
+  STANDIN_SLEEP_AT=4 "$CCPACK" create -o "$T/arch/f.ccpack" --settle -- python3 "$STANDIN" >/dev/null 2>"$T/err" &
+  pid=$!
+  for _ in $(seq 1 200); do [ -e "$STANDIN_STATE/ready" ] && break; sleep 0.1; done
+  kill -"$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  want=$([ "$sig" = INT ] && echo 130 || echo 143)
+  [ "$rc" -eq "$want" ] && ok || bad "SIG$sig: exit $rc, expected $want; $(cat "$T/err")"
+  grep -q "^ccpack: error: interrupted by SIG$sig; nothing written$" "$T/err" && ok || bad "SIG$sig line: $(cat "$T/err")"
+  grep -q "^SIG$sig$" "$STANDIN_STATE/signal" 2>/dev/null && ok || bad "SIG$sig was not passed on to the command"
+  nothing_left "SIG$sig"
+  untouched "$T/sig$sig/tri" 4
+done
+
+# --- usage ---------------------------------------------------------------------------------------------------
+expect 2 "--settle needs the warm-up command after --" -- "$CCPACK" create -o "$T/arch/u.ccpack" --settle
+expect 2 "a command after -- is run only with --settle" -- "$CCPACK" create -o "$T/arch/u.ccpack" -- true
+expect 2 "--settle packs the inductor and triton folders only" -- "$CCPACK" create -o "$T/arch/u.ccpack" --add x="$T" --settle -- true
+expect 2 "--settle-timeout needs --settle" -- "$CCPACK" create -o "$T/arch/u.ccpack" --settle-timeout 3
+expect 1 "cannot run the settle command 'no-such-command-x'" -- "$CCPACK" create -o "$T/arch/u.ccpack" --settle -- no-such-command-x
+nothing_left "usage errors"
+
+finish
