@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <future>
 
+#include "manifest/tuning_advice.hpp"
 #include "tools/cache_dirs.hpp"
 #include "tools/comparison.hpp"
 #include "tools/machine.hpp"
@@ -75,8 +76,18 @@ int run(CheckOptions& o) {
   manifest::Comparison c = manifest::compare(archive_fp, local, comps, o.ignored);
 
   std::vector<std::string> notes = setup_notes(dirs);
-  ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)}, {"machine", machine_json(machine)}, {"setup_notes", notes}};
-  if (!out.json()) std::fputs(c.to_table(true).c_str(), stdout);
+  std::vector<manifest::TuningAdvice> advice = manifest::tuning_advice(archive_fp);
+  ojson advice_json = ojson::array();
+  for (const manifest::TuningAdvice& t : advice) advice_json.push_back({{"setting", t.setting}, {"why", t.why}});
+  ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)}, {"machine", machine_json(machine)},
+             {"setup_notes", notes}, {"tuning_advice", std::move(advice_json)}};
+  if (!out.json()) {
+    std::fputs(c.to_table(true).c_str(), stdout);
+    for (const manifest::TuningAdvice& t : advice) {
+      std::printf("tuning: the warm-up ran without %s: %s (set it for the warm-up and the pods; docs/TUNING.md)\n",
+                  t.setting.c_str(), t.why.c_str());
+    }
+  }
   for (const std::string& n : notes) out.warn(n);
   if (c.blocks()) {
     return refused(out, std::move(body), "archive " + quoted_path(o.archive) + " does not fit this machine: " + c.summary());

@@ -20,6 +20,7 @@
 
 #include "manifest/field_set.hpp"
 #include "manifest/json_guard.hpp"
+#include "manifest/tuning_advice.hpp"
 #include "tools/probe/probe.hpp"
 #include "util/escape.hpp"
 
@@ -233,7 +234,7 @@ void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimit
   std::string from;
   if (const char* env = std::getenv("TRITON_PTXAS_PATH"); env && *env) {
     ptxas = env;
-    from = "TRITON_PTXAS_PATH";
+    from = manifest::kPtxasFromEnv;
   } else if (!triton_site.empty()) {
     ptxas = triton_site + "/triton/backends/nvidia/bin/ptxas";
     from = "triton's bundled ptxas";
