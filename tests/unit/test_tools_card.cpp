@@ -127,7 +127,8 @@ TEST_CASE("card: an archive made before fingerprints says nothing describes a ma
   m.fingerprint = manifest::Fingerprint{};
   std::string card = card_of(m);
   CHECK_THAT(card, Catch::Contains("\n- created by: ccpack 0.1.0\n- fingerprint: not recorded (made before fingerprints): nothing "
-                                   "below describes a machine\n\n## Hardware\n"));
+                                   "below describes a machine\n- settled: not settled (not tried: made without `create --settle`)\n\n"
+                                   "## Hardware\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.arch: not recorded\n"));
 }
 
