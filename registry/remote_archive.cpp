@@ -12,7 +12,6 @@
 #include "util/fs.hpp"
 
 namespace ccpack::registry {
-namespace oci = registry::oci;
 
 namespace {
 

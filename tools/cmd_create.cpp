@@ -80,6 +80,32 @@ std::optional<settle::SettleOutcome> settle_first(const CreateOptions& o, const 
                          [&o, &resolved] { return probe_local(o.python, resolved); }, o.common);
 }
 
+// create's --json report.
+void report_json(Reporter& out, const CreateOptions& o, const pack::CreateResult& created,
+                 const std::optional<manifest::PrivateKey>& key, const settle::SettleOutcome* settled) {
+  const pack::PackResult& r = created.packed;
+  std::uint64_t files = 0;
+  std::uint64_t bytes = 0;
+  ojson comps = ojson::array();
+  for (const manifest::Component& c : r.manifest.components) {
+    files += c.files;
+    bytes += c.bytes;
+    comps.push_back({{"name", c.name}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
+  }
+  out.report({{"archive", o.output.string()},
+              {"archive_bytes", r.archive_size},
+              {"files", files},
+              {"bytes", bytes},
+              {"frames", r.manifest.frames.size()},
+              {"components", comps},
+              {"skipped", r.skipped},
+              {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
+              {"fingerprint_warnings", created.fingerprint_warnings},
+              {"threads", o.common.jobs},
+              {"threads_from", o.common.threads_from},
+              {"settle", settle_json(settled)}});
+}
+
 int run(CreateOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
@@ -115,22 +141,7 @@ int run(CreateOptions& o) {
     bytes += c.bytes;
   }
   if (out.json()) {
-    ojson comps = ojson::array();
-    for (const manifest::Component& c : r.manifest.components) {
-      comps.push_back({{"name", c.name}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
-    }
-    out.report({{"archive", o.output.string()},
-                {"archive_bytes", r.archive_size},
-                {"files", files},
-                {"bytes", bytes},
-                {"frames", r.manifest.frames.size()},
-                {"components", comps},
-                {"skipped", r.skipped},
-                {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
-                {"fingerprint_warnings", fp_warnings},
-                {"threads", o.common.jobs},
-                {"threads_from", o.common.threads_from},
-                {"settle", settle_json(settled ? &*settled : nullptr)}});
+    report_json(out, o, created, key, settled ? &*settled : nullptr);
     return 0;
   }
   for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");

@@ -272,6 +272,7 @@ InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& d
   std::vector<Slot> slots = resolve_targets(m, dirs, report);
   require_disjoint(slots, m);
   std::vector<fs::path> parents;
+  parents.reserve(slots.size());
   for (const Slot& s : slots) parents.push_back(s.parent);
   std::vector<UniqueFd> locks = run.held != nullptr ? std::vector<UniqueFd>{} : lock_parents(std::move(parents), options.on_lock_wait);
   for (const Slot& s : slots) {
