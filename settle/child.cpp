@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "util/error.hpp"
 
@@ -34,12 +35,18 @@ std::vector<std::string> child_environment(const std::vector<std::pair<std::stri
     for (const auto& [name, value] : env) replaced = replaced || (entry.starts_with(name) && entry.size() > name.size() && entry[name.size()] == '=');
     if (!replaced) out.emplace_back(entry);
   }
-  for (const auto& [name, value] : env) out.push_back(name + "=" + value);
+  for (const auto& [name, value] : env) {
+    std::string entry = name;
+    entry += '=';
+    entry += value;
+    out.push_back(std::move(entry));
+  }
   return out;
 }
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> out;
+  out.reserve(strings.size() + 1);
   for (std::string& s : strings) out.push_back(s.data());
   out.push_back(nullptr);
   return out;

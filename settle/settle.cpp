@@ -94,6 +94,7 @@ std::vector<manifest::CacheDir> run_folders(const fs::path& scratch, unsigned in
   fs::path root = scratch / ("run-" + std::to_string(index));
   fs::create_directory(root);
   std::vector<manifest::CacheDir> out;
+  out.reserve(like.size());
   for (const manifest::CacheDir& d : like) out.push_back({d.name, d.kind, root / d.name, "settle run " + std::to_string(index)});
   return out;
 }
