@@ -134,15 +134,15 @@ int run(CreateOptions& o) {
   for (const std::string& w : fp_warnings) out.warn(w);
   const pack::PackResult& r = created.packed;
 
+  if (out.json()) {
+    report_json(out, o, created, key, settled ? &*settled : nullptr);
+    return 0;
+  }
   std::uint64_t files = 0;
   std::uint64_t bytes = 0;
   for (const manifest::Component& c : r.manifest.components) {
     files += c.files;
     bytes += c.bytes;
-  }
-  if (out.json()) {
-    report_json(out, o, created, key, settled ? &*settled : nullptr);
-    return 0;
   }
   for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
   if (!r.skipped.empty()) {
