@@ -8,7 +8,6 @@
 #include "util/http.hpp"
 
 namespace ccpack::registry {
-namespace oci = registry::oci;
 
 void FetchLog::add(const Resume& r) {
   std::lock_guard lock(mutex_);
