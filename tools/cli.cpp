@@ -21,6 +21,20 @@ void Reporter::report(ojson body) const {
   std::printf("%s\n", out.dump(2).c_str());
 }
 
+namespace {
+ThreadBudget& budget_of_process() {
+  static ThreadBudget budget;
+  return budget;
+}
+}  // namespace
+
+const ThreadBudget& thread_budget() { return budget_of_process(); }
+
+const ThreadBudget& size_thread_budget(const CommonOptions& common) {
+  budget_of_process() = common.jobs != 0 ? ThreadBudget{common.jobs, "-j"} : cpu_budget();
+  return budget_of_process();
+}
+
 void add_common(CLI::App* cmd, CommonOptions& common, bool with_json) {
   cmd->add_option("-j,--jobs", common.jobs,
                   "Worker threads (default: the CPUs this process may use: its cgroup CPU quota (cpu.max or "

@@ -16,18 +16,24 @@
 #include <vector>
 
 #include "manifest/cache_dir.hpp"
+#include "util/cpu_budget.hpp"
 
 namespace ccpack::tools {
 
 using ojson = nlohmann::ordered_json;
 
+// The options every command takes: settings as the user gave them, never changed once parsed. What the process
+// makes of them (the thread budget) is run state: thread_budget() below.
 struct CommonOptions {
-  // -j; 0 until main.cpp sizes it from the CPUs this process may use (util/cpu_budget.hpp) before the command runs.
-  unsigned jobs = 0;
-  std::string threads_from;  // why `jobs` threads: "-j" or cpu_budget's reason (the --json "threads_from")
+  unsigned jobs = 0;  // -j as given; 0: not given (the budget is sized from the CPUs this process may use)
   bool quiet = false;
   bool json = false;
 };
+
+// The process's worker threads and why that many (the --json "threads" and "threads_from"): -j when given, else
+// util/cpu_budget's answer. main.cpp sizes it once, before the command runs (size_thread_budget); commands read it.
+[[nodiscard]] const ThreadBudget& thread_budget();
+const ThreadBudget& size_thread_budget(const CommonOptions& common);
 
 class Reporter {
  public:

@@ -101,8 +101,8 @@ void report_json(Reporter& out, const CreateOptions& o, const pack::CreateResult
               {"skipped", r.skipped},
               {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
               {"fingerprint_warnings", created.fingerprint_warnings},
-              {"threads", o.common.jobs},
-              {"threads_from", o.common.threads_from},
+              {"threads", thread_budget().threads},
+              {"threads_from", thread_budget().from},
               {"settle", settle_json(settled)}});
 }
 
@@ -126,7 +126,7 @@ int run(CreateOptions& o) {
   }
   rq.pack.level = level.level;
   rq.pack.window_log = level.window_log;
-  rq.pack.jobs = o.common.jobs;
+  rq.pack.jobs = thread_budget().threads;
   rq.pack.progress = out.progress();
   rq.pack.sign = manifest_signer(key, o.signing);
   pack::CreateResult created = pack::create(rq);

@@ -41,7 +41,7 @@ int run(ImportCmdOptions& o) {
   if (o.fingerprint) fingerprint = fingerprint_from_file(o.fingerprint->string());  // the build machine's
   pack::ImportSource source(io);
   pack::PackOptions po;
-  po.jobs = o.common.jobs;
+  po.jobs = thread_budget().threads;
   po.progress = out.progress();
   po.sign = manifest_signer(key, o.signing);
   if (fingerprint) po.fingerprint = *fingerprint;  // else the source's derived one

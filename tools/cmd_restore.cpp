@@ -147,8 +147,8 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
                 {"purge", purged ? purge_json(*purged) : ojson(nullptr)},
                 // "top-level": the entries were not parsed (a no-op: every folder held this archive already)
                 {"manifest", depth == unpack::ManifestDepth::full ? "full" : "top-level"},
-                {"threads", o.common.jobs},
-                {"threads_from", o.common.threads_from}});
+                {"threads", thread_budget().threads},
+                {"threads_from", thread_budget().from}});
     return;
   }
   for (const auto& c : r.components) {
@@ -197,7 +197,7 @@ unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std
   rq.on_machine = [&out, &machine] { say_selected(out, *machine); };
   rq.policy = mismatch_policy(o.on_mismatch);
   rq.ignored = o.ignored;
-  rq.install.jobs = o.common.jobs;
+  rq.install.jobs = thread_budget().threads;
   rq.install.progress = out.progress();
   rq.install.durable = o.durable;
   rq.install.relocate = !o.no_relocate;

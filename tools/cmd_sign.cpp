@@ -48,7 +48,7 @@ int run(const SignOptions& o) {
   std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, true);
   unpack::TrustReport before;
   unpack::Archive a = open_trusted(o.archive, o.trust, out, before);
-  (void)unpack::extract(a, {}, unpack::ExtractOptions{o.common.jobs, out.progress()});
+  (void)unpack::extract(a, {}, unpack::ExtractOptions{thread_budget().threads, out.progress()});
 
   std::vector<manifest::Signature> list;
   for (const manifest::Signature& s : a.signatures) {

@@ -21,7 +21,7 @@ int run(const VerifyOptions& o) {
   unpack::TrustReport trust;
   unpack::Archive a = open_trusted(o.archive, o.trust, out, trust);
   a.drop_manifest_text();
-  unpack::ExtractStats s = unpack::extract(a, {}, unpack::ExtractOptions{o.common.jobs, out.progress()});
+  unpack::ExtractStats s = unpack::extract(a, {}, unpack::ExtractOptions{thread_budget().threads, out.progress()});
   out.report({{"archive", o.archive.string()},
               {"files", s.files},
               {"bytes", s.bytes},

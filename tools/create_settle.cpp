@@ -101,7 +101,7 @@ std::optional<settle::SettleOutcome> settle_if_asked(const SettleOptions& option
   request.command = options.command;
   request.max_runs = *options.runs;
   if (options.timeout_s) request.timeout = std::chrono::seconds(*options.timeout_s);
-  request.jobs = common.jobs;
+  request.jobs = thread_budget().threads;
   bool quiet = common.quiet;
   request.on_run = [quiet](const settle::RunReport& r) {
     if (!quiet) std::fprintf(stderr, "ccpack: %s\n", run_line(r).c_str());

@@ -40,7 +40,7 @@ std::string exit_code_help() {
 // Settings that belong to the whole process, taken once here and held for the run.
 class ProcessSettings {
  public:
-  explicit ProcessSettings(ccpack::tools::CommonOptions& common) {
+  explicit ProcessSettings(const ccpack::tools::CommonOptions& common) {
     // A file-size limit (ulimit -f) must be an I/O error (EFBIG) that the run cleans up after, not a kill.
     (void)std::signal(SIGXFSZ, SIG_IGN);
     // A registry or credential helper that closes its end must be an I/O error (EPIPE), not a kill: libcurl
@@ -49,14 +49,7 @@ class ProcessSettings {
     // The thread pool fits the CPUs the process may use (a container's CFS quota, not the host's cores): more
     // threads than that only take turns on them, and oneTBB's idle workers spin (sched_yield) while they wait.
     // -j overrides it.
-    if (common.jobs != 0) {
-      common.threads_from = "-j";
-    } else {
-      ccpack::ThreadBudget budget = ccpack::cpu_budget();
-      common.jobs = budget.threads;
-      common.threads_from = budget.from;
-    }
-    threads_.emplace(oneapi::tbb::global_control::max_allowed_parallelism, common.jobs);
+    threads_.emplace(oneapi::tbb::global_control::max_allowed_parallelism, ccpack::tools::size_thread_budget(common).threads);
   }
 
  private:
