@@ -1,15 +1,13 @@
 // `ccpack pull REF -o FILE`: download the archive under REF that fits this machine, checked before and after.
 //
-//   1-2. Select by annotations, then fetch and check the header frame (registry/remote_archive.hpp: exit 3 or 4 before
-//      any payload byte), which also goes to the output's temporary file; the signed fingerprint must not make
-//      any component stale or refused on the target machine (tools/machine.hpp: probe, --fingerprint, --select).
-//   3. The payload follows frame by frame, each frame checked before it is written, a cut resumed at the end of
-//      the last verified frame (registry/payload_fetch.hpp); the whole layer must match its digest; only then is the
-//      file given its name (AtomicFile). Any failure leaves no file.
+// The flow is registry::pull (registry/pull.hpp: select, header, fit and signature, payload frame by frame, then the
+// file's name; any failure leaves no file); this file parses the flags, finds the target machine (tools/machine.hpp:
+// probe, --fingerprint, --select), checks signatures with the trusted keys, and prints.
 // On a terminal the download shows one progress line, as restore oci:// does (util/progress.hpp).
+#include <optional>
+
 #include "registry/oci.hpp"
-#include "registry/payload_fetch.hpp"
-#include "registry/remote_archive.hpp"
+#include "registry/pull.hpp"
 #include "registry/session.hpp"
 #include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
@@ -41,30 +39,20 @@ int run(const PullOptions& o) {
   say_selected(out, machine);
   registry::Session s(ref, session_options(o.registry, false, ref));
   s.on_fallback = [&out](const std::string& line) { out.warn(line); };
-  registry::RemoteArchive r = registry::select_remote(s, machine.fingerprint, false);
-
-  AtomicFile file(o.output);
-  Sha256 hash;
-  std::uint64_t written = 0;
-  Progress download("download", r.layer.size, out.progress());
-  registry::RemoteHeader h = registry::fetch_header(s, r, [&](const char* data, std::size_t size) {
-    pwrite_all(file.fd(), data, size, static_cast<off_t>(written), quoted_path(o.output));
-    hash.update(data, size);
-    written += size;
-    download.advance(size);
-  });
-  registry::require_signed_fit(r, h, machine.fingerprint);
-  std::string signature = check_archive_signature(h.header, r.what);
-  // Only frames whose hash checked reach the file; the layer's digest is checked before the last one does.
-  registry::FetchLog log;
-  registry::fetch_payload(s, {r.layer.digest, r.layer.size, r.header_size, h.manifest.frames}, hash,
-                [&](const char* data, std::size_t size, std::uint64_t offset) {
-                  pwrite_all(file.fd(), data, size, static_cast<off_t>(offset), quoted_path(o.output));
-                  download.advance(size);
-                },
-                log, [&out](const registry::Resume& resume) { out.warn(registry::describe(resume)); });
-  download.finish();
-  file.commit();
+  std::optional<Progress> download;
+  registry::PullRequest rq;
+  rq.output = o.output;
+  rq.machine = machine.fingerprint;
+  rq.check_signature = check_archive_signature;
+  rq.on_start = [&](std::uint64_t total) { download.emplace("download", total, out.progress()); };
+  rq.on_bytes = [&](std::size_t bytes) { download->advance(bytes); };
+  rq.on_resume = [&out](const registry::Resume& resume) { out.warn(registry::describe(resume)); };
+  registry::PullResult result;
+  registry::pull(s, rq, result);
+  download->finish();
+  const registry::RemoteArchive& r = result.remote;
+  const std::string& signature = result.signature;
+  const registry::FetchLog& log = result.log;
   out.report({{"reference", ref.str()},
               {"manifest_digest", r.manifest_digest},
               {"layer_digest", r.layer.digest},
