@@ -37,6 +37,8 @@ finish() {
 }
 
 # expect CODE PATTERN -- command...: exit code must be CODE and stderr must match PATTERN (grep -E), on one line.
+# With EXPECT_LOG set, each passing command's output and errors are appended to that file (a suite searches it for
+# what must never be printed: key bytes, secrets).
 expect() {
   local code=$1 pattern=$2
   shift 3
@@ -45,6 +47,7 @@ expect() {
   if [ "$rc" -ne "$code" ]; then bad "$* -> exit $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
   if [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$T/err"; then bad "$* -> stderr '$(cat "$T/err")' lacks /$pattern/"; return; fi
   if [ "$code" -ne 0 ] && [ "$(grep -c 'ccpack: error:' "$T/err")" -ne 1 ]; then bad "$* -> not exactly one error line"; return; fi
+  [ -z "${EXPECT_LOG:-}" ] || cat "$T/out" "$T/err" >>"$EXPECT_LOG"
   ok
 }
 

@@ -13,38 +13,14 @@ export CCPACK_ALLOW_UNSIGNED=1
 export CCPACK_ON_MISMATCH=force
 CCPACK=$(realpath "$1")
 DATA=$(realpath "$2")
-# Debian's python3 (with python3-jwt), not a pyenv or venv one that lacks it.
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-HELP="$(dirname "$(realpath "$0")")/registry_helpers.py"
+# The harness's PY is Debian's python3 (with python3-jwt), not a pyenv or venv one that lacks it.
+SUITE=registry
+. "$(dirname "$(realpath "$0")")/harness.sh"
+HELP="$HERE/registry_helpers.py"
 SAMPLE="$DATA/sample-cache"
-T=$(mktemp -d "${TMPDIR:-/tmp}/ccpack-registry.XXXXXX")
-pass=0
-fail=0
-PIDS=""
-cleanup() {
-  for p in $PIDS; do kill "$p" 2>/dev/null; done
-  for p in $PIDS; do wait "$p" 2>/dev/null; done
-  if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "kept $T"; fi
-}
-trap cleanup EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
-
-# expect CODE PATTERN -- command...: exit code must be CODE and stderr must match PATTERN (grep -E).
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "$* -> exit $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
-  if [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$T/err"; then bad "$* -> stderr '$(cat "$T/err")' lacks /$pattern/"; return; fi
-  if [ "$code" -ne 0 ] && [ "$(grep -c 'ccpack: error:' "$T/err")" -ne 1 ]; then bad "$* -> not exactly one error line"; return; fi
-  cat "$T/err" >>"$T/all-stderr"
-  ok
-}
+# What every passing command printed, searched for secrets at the end.
+EXPECT_LOG=$T/all-stderr
 
 for tool in docker-registry skopeo htpasswd openssl python3; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (scripts/setup installs it)"; exit 1; }
@@ -102,7 +78,6 @@ mkdir -p "$T/bigcache/x" && head -c 3000000 /dev/urandom >"$T/bigcache/x/blob.bi
 "$PY" "$HELP" set-fingerprint "$T/big0.ccpack" "$T/big.ccpack" "$T/h100.json"
 "$CCPACK" verify -q "$T/h100.ccpack" && "$CCPACK" verify -q "$T/big.ccpack" && ok || bad "faked archives do not verify"
 
-sha() { sha256sum "$1" | cut -d' ' -f1; }
 json_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 # ================================= plain HTTP ================================================================
@@ -365,5 +340,4 @@ check "pull asked for pull only" grep -q 'TOKEN auth=ok scope=repository:team/ca
 # Secrets never appear in any output.
 check "no secret in any output" [ "$(grep -Ec 's3cret-pw|hunter2-tls|tok-pw|s3cr3t|YWxpY2U6czNjcmV0LXB3' "$T/all-stderr")" -eq 0 ]
 
-echo "registry: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

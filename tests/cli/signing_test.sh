@@ -8,27 +8,10 @@ CCPACK=$(realpath "$1")
 DATA=$(realpath "$2")
 SURGERY="python3 $(dirname "$(realpath "$0")")/surgery.py"
 SAMPLE="$DATA/sample-cache"
-T=$(mktemp -d "${TMPDIR:-/tmp}/ccpack-sign.XXXXXX")
-pass=0
-fail=0
-trap 'if [ "$fail" -eq 0 ]; then rm -rf "$T"; else echo "kept $T"; fi' EXIT
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect CODE PATTERN -- command...: exit code CODE, stderr matching PATTERN (grep -E). Every output is also
-# appended to $T/all.log, which is searched for key bytes at the end.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  cat "$T/out" "$T/err" >>"$T/all.log"
-  if [ "$rc" -ne "$code" ]; then bad "$* -> exit $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
-  if [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$T/err"; then bad "$* -> stderr '$(cat "$T/err")' lacks /$pattern/"; return; fi
-  if [ "$code" -ne 0 ] && [ "$(grep -c 'ccpack: error:' "$T/err")" -ne 1 ]; then bad "$* -> not exactly one error line"; return; fi
-  ok
-}
+SUITE=signing
+. "$(dirname "$(realpath "$0")")/harness.sh"
+# Every command's output is also appended to $T/all.log, which is searched for key bytes at the end.
+EXPECT_LOG=$T/all.log
 check() { if eval "$1"; then ok; else bad "$2"; fi; }
 snap() { (cd "$1" && find . -printf '%p %s %m\n' | sort && find . -type f -exec sha256sum {} + | sort); }
 
@@ -251,5 +234,4 @@ for key in ci.key other.key third.key ci-2027.key; do
 done
 check '[ "$(wc -l <"$T/all.log")" -gt 100 ]' "the output log is suspiciously short"
 
-echo "signing: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
