@@ -10,7 +10,7 @@
 // the limit). What it accepts, the general parser reads to the same entries; whatever it gives up on, the
 // caller parses the whole manifest the general way, which gives the verdict and the message. Every rule about
 // what an entry may hold (safe paths, links, sizes) is checked afterwards on the entry list, whichever reader
-// filled it (Manifest::validate). tests/unit/test_manifest.cpp and tests/fuzz/fuzz_manifest.cpp compare the two
+// filled it (Manifest::validate). tests/unit/manifest/test_manifest.cpp and tests/fuzz/fuzz_manifest.cpp compare the two
 // readers.
 #pragma once
 

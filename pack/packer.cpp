@@ -46,7 +46,7 @@ namespace {
 
 // Batches, pieces of large files and zstd jobs are small because fresh memory is what create pays for most on a
 // VM (page zeroing was 38% of create's CPU on the 2-core dev VM, real fixture): every buffer in flight is memory
-// touched once more. Measured together, alternating runs 3 s apart (scripts/bench.py's settle), real fixture:
+// touched once more. Measured together, alternating runs 3 s apart (scripts/bench/bench.py's settle), real fixture:
 // 4 MiB batches, 4 MiB pieces, 16 MiB jobs: 1.06-1.37 s, peak 254 MiB, 12,576,741 bytes; 1 MiB, 1 MiB, 4 MiB:
 // 0.82-1.11 s, 191 MiB, 12,805,691 bytes (+1.8%); stock 0.83-0.96 s, 149 MiB, 19.7 MB. At 100k files: 4.00 vs
 // 3.76 s, 274 vs 205 MiB, 71.36 vs 71.49 MB.

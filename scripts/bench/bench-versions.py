@@ -13,7 +13,7 @@ run(). It also reports whether both builds wrote the same tar stream (`zstd -dc`
 whether each restore gave back the source (benchkit/treecmp.py).
 A build's command line is probed from its --help: BEFORE may predate --allow-unsigned and --python.
 
-Usage: scripts/bench-versions.py --before OLD/ccpack [--ccpack build/ccpack] [--cache DIR] [--reps 5]
+Usage: scripts/bench/bench-versions.py --before OLD/ccpack [--ccpack build/ccpack] [--cache DIR] [--reps 5]
 Exit status: 0 when it ran, 1 when a command failed or a restore did not match, 2 without root/mkfs.ext4.
 """
 import argparse

@@ -26,7 +26,7 @@ interpreter, so that a pyenv shim's ~0.4 s is not what is measured; create gets 
 shim, whose 260 processes are never memoised, signed create once looked 0.45 s of CPU dearer than unsigned);
 `ccpack fingerprint` alone is timed too.
 Output: a report per case and the targets table (PASS/FAIL per cell, machine, date), or JSON with --json.
---write-baseline stores the ratios in scripts/bench-baseline.json; --check-baseline compares with it.
+--write-baseline stores the ratios in scripts/bench/bench-baseline.json; --check-baseline compares with it.
 Exit status: 0 when it ran (failing targets are reported, not an error), 1 when a command failed, a restore did
 not match, or a ratio regressed more than 10% from the baseline; 2 for a mode this machine cannot run.
 """
@@ -49,7 +49,7 @@ from benchkit import floor, freshfs, report  # noqa: E402
 from benchkit.caches import SYNTHETIC, synthetic_cache  # noqa: E402
 from benchkit.treecmp import Mismatch, verify_in_child  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent.parent
 FIXTURE = REPO.parent / "shared" / "fixtures" / "real-cache-h200.tar.xz"
 GEN = Path(__file__).resolve().parent / "gen_synthetic_cache.py"
 BASELINE = Path(__file__).resolve().parent / "bench-baseline.json"

@@ -2,7 +2,7 @@
 """Restore as an init container does: ccpack restore against `tar -I 'zstd --long=27' -x` under a CPU limit.
 
 Why: a fleet restores in init containers with `resources.limits.cpu: 1` or `2`, a CFS quota on a machine with
-more cores, into an empty volume. What is fast with every core (scripts/bench.py) must not be slower than
+more cores, into an empty volume. What is fast with every core (scripts/bench/bench.py) must not be slower than
 stock there, and only a run under the same limit, in alternation, shows it.
 
 How: the cache ("fixture": the real fixture, else --cache; "100k": gen_synthetic_cache.py --files 100000, as in

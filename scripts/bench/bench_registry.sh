@@ -5,12 +5,12 @@
 # Why: restore oci:// streams the payload into staging while it downloads, so it should cost little more than a
 # local restore (target: at most 1.3x), and a pod that fits no archive must learn it fast (target: under 100 ms).
 # How: the cache is CACHE_DIR (an inductor cache folder), else the real fixture (../shared/fixtures) unpacked into
-# a temporary folder, else a synthetic cache (scripts/gen_synthetic_cache.py --scale 0.25). One registry on a free
+# a temporary folder, else a synthetic cache (scripts/bench/gen_synthetic_cache.py --scale 0.25). One registry on a free
 # 127.0.0.1 port (storage in the temporary folder, stopped by PID), one push, then REPS (default 3) alternating
 # runs of each restore into fresh folders; medians are printed with PASS/FAIL per target.
-# Usage: scripts/bench_registry.sh [path/to/ccpack] [CACHE_DIR]
+# Usage: scripts/bench/bench_registry.sh [path/to/ccpack] [CACHE_DIR]
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CCPACK=$(realpath "${1:-$ROOT/build/ccpack}")
 CACHE=${2:-}
 REPS=${REPS:-3}
@@ -28,7 +28,7 @@ if [ -z "$CACHE" ]; then
     IND=$(find "$W/cache" -maxdepth 3 -type d -name 'inductor*' | head -1)
     TRI=$(find "$W/cache" -maxdepth 3 -type d -name 'triton*' | head -1)
   else
-    "$PY" "$ROOT/scripts/gen_synthetic_cache.py" "$W/cache" --scale 0.25 >/dev/null
+    "$PY" "$ROOT/scripts/bench/gen_synthetic_cache.py" "$W/cache" --scale 0.25 >/dev/null
     IND="$W/cache/inductor_cache" TRI="$W/cache/triton_cache"
   fi
 else

@@ -11,7 +11,7 @@
 #   fingerprint ccpack fingerprint, memo on and off
 #   bounds      what a restore here cannot beat: the largest zstd frame of ccpack's payload decoded alone
 #               (zstd -d -T1; frames decode in parallel, so the largest is the critical path), and the restore
-#               floor (scripts/benchkit/floor.c, built with the host's C compiler when there is one: only creating
+#               floor (scripts/bench/benchkit/floor.c, built with the host's C compiler when there is one: only creating
 #               the same folders and files from the tar stream in memory) with 1 thread and one per core
 # Usage: scale.sh CCPACK_BINARY [--fixture FIXTURE.tar.xz] [--cache INDUCTOR_DIR TRITON_DIR] [--reps N]
 # Prints one "RESULT name key=value ..." line per cache; needs tar, zstd and python3 (for medians and timing).
@@ -66,7 +66,7 @@ PY
   for ((i = 0; i < reps; i++)); do fz+=("$(t zstd -q -d -T1 --long=27 -c "$C/big.zst" -o /dev/null -f)") || return 1; done
   local cc_bin="" floor_line="floor=not-measured(no C compiler)"
   for c in cc gcc clang; do command -v "$c" >/dev/null && { cc_bin=$c; break; }; done
-  if [ -n "$cc_bin" ] && "$cc_bin" -O2 -pthread -o "$W/floor" "$(dirname "$0")/../benchkit/floor.c" 2>/dev/null; then
+  if [ -n "$cc_bin" ] && "$cc_bin" -O2 -pthread -o "$W/floor" "$(dirname "$0")/../bench/benchkit/floor.c" 2>/dev/null; then
     zstd -q -dc "$C/a.ccpack" > "$C/t.tar"
     for ((i = 0; i < reps; i++)); do
       for n in 1 "$(nproc)"; do

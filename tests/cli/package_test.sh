@@ -54,12 +54,12 @@ else
   skip "the man page documents every subcommand" "no man page was built (help2man is missing)"
 fi
 
-"$SRC/scripts/check-glibc-floor" "$CCPACK" >/dev/null && ok || bad "check-glibc-floor refuses $CCPACK"
+"$SRC/scripts/ci/check-glibc-floor" "$CCPACK" >/dev/null && ok || bad "check-glibc-floor refuses $CCPACK"
 # ... and refuses a binary that needs glibc 2.36 (arc4random), naming the symbol.
 T=$(mktemp -d)
 printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { printf("%%u\\n", arc4random()); return 0; }\n' >"$T/new.c"
 if cc "$T/new.c" -o "$T/new" 2>/dev/null; then
-  "$SRC/scripts/check-glibc-floor" "$T/new" >/dev/null 2>"$T/err"
+  "$SRC/scripts/ci/check-glibc-floor" "$T/new" >/dev/null 2>"$T/err"
   [ $? -eq 1 ] && grep -q "arc4random (GLIBC_2.36)" "$T/err" && ok || bad "check-glibc-floor accepts a binary needing glibc 2.36: $(cat "$T/err")"
 else
   skip "check-glibc-floor refuses a binary needing glibc 2.36" "cc cannot build one here"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The wheel, built and installed as a user would: tools/package/make-wheel.py builds it twice from the same
-# package tree (byte-identical), its name carries the glibc floor scripts/check-glibc-floor owns, its RECORD,
+# package tree (byte-identical), its name carries the glibc floor scripts/ci/check-glibc-floor owns, its RECORD,
 # METADATA and WHEEL are right, and the binary inside is the package's, byte for byte. Then `pip install
 # --no-index` into a fresh venv puts `ccpack` on the venv's PATH, `python -m ccpack` runs the same binary, and the
 # Python API suite (api_test.py) runs against the installed package, with nothing else on its path.
 # Usage: wheel_test.sh PACKAGE SOURCE_DIR METADATA_JSON [WHEEL]
 #   PACKAGE: the unpacked package folder (bin/ccpack, lib/ccpack/), or a ccpack binary to stage as one;
-#   METADATA_JSON: wheel-metadata.json of the build; WHEEL: a wheel scripts/package built, checked to be the one
+#   METADATA_JSON: wheel-metadata.json of the build; WHEEL: a wheel scripts/ci/package built, checked to be the one
 #   make-wheel.py builds from PACKAGE.
 set -u
 SRC=$(realpath "$2")
@@ -31,7 +31,7 @@ build() {  # build OUT_DIR: prints the wheel's path
 W1=$(build "$T/one") && W2=$(build "$T/two") || { bad "make-wheel.py failed"; exit 1; }
 cmp "$W1" "$W2" && ok || bad "two builds of the wheel differ"
 [ -z "$WHEEL" ] || { cmp "$W1" "$WHEEL" && ok || bad "$WHEEL is not the wheel make-wheel.py builds from $PKG"; }
-FLOOR=$(sed -n 's/^FLOOR=//p' "$SRC/scripts/check-glibc-floor")
+FLOOR=$(sed -n 's/^FLOOR=//p' "$SRC/scripts/ci/check-glibc-floor")
 VERSION=$("$PKG/bin/ccpack" --version | sed -n '1s/^ccpack //p')
 NAME="ccpack-$VERSION-py3-none-manylinux_${FLOOR//./_}_$(uname -m).whl"
 [ "$(basename "$W1")" = "$NAME" ] && ok || bad "wheel named $(basename "$W1"), expected $NAME (glibc floor $FLOOR)"

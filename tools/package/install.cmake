@@ -63,8 +63,8 @@ set(CPACK_GENERATOR "TGZ;DEB")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
-# The glibc floor is owned by scripts/check-glibc-floor, which checks it; libstdc++ 12 is the compiler's.
-file(STRINGS ${PROJECT_SOURCE_DIR}/scripts/check-glibc-floor floor_line REGEX "^FLOOR=")
+# The glibc floor is owned by scripts/ci/check-glibc-floor, which checks it; libstdc++ 12 is the compiler's.
+file(STRINGS ${PROJECT_SOURCE_DIR}/scripts/ci/check-glibc-floor floor_line REGEX "^FLOOR=")
 string(REPLACE "FLOOR=" "" CCPACK_GLIBC_FLOOR "${floor_line}")
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= ${CCPACK_GLIBC_FLOOR}), libstdc++6 (>= 12), libgcc-s1")
 # What the wheel's METADATA and its platform tag (manylinux_<floor>_<arch>) say, from the same owners.

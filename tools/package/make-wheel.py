@@ -3,7 +3,7 @@
 the Python front end (tools/python/ccpack), with the standard library only, offline.
 
 The wheel holds no C extension, so one wheel serves every Python 3; its platform tag is manylinux_<glibc floor>_<arch>
-(the floor scripts/check-glibc-floor proves, read by CMake into wheel-metadata.json with the name, version,
+(the floor scripts/ci/check-glibc-floor proves, read by CMake into wheel-metadata.json with the name, version,
 summary, homepage and license). Inside it:
   ccpack/*.py, ccpack/py.typed          the API and `python -m ccpack` (tools/python/ccpack)
   ccpack/_bin/bin/ccpack                the binary, byte for byte the package's (RUNPATH $ORIGIN/../lib/ccpack)

@@ -1,7 +1,7 @@
 # Which zstd and libarchive ccpack links, as two targets the libraries use: ccpack::zstd and ccpack::archive.
 #
 # Normal and sanitizer builds link Debian's shared libraries. The portable build (CCPACK_PORTABLE=ON, used by
-# scripts/package) must run in PyTorch images built on other distributions, so it links libcrypto
+# scripts/ci/package) must run in PyTorch images built on other distributions, so it links libcrypto
 # (OPENSSL_USE_STATIC_LIBS, set before find_package(OpenSSL)) and libarchive with the filters it needs (xz, gzip,
 # bzip2 for zip entries, nettle for its hashes) statically. libstdc++ and libgcc stay shared: linking them
 # statically raises the glibc floor to 2.36 (arc4random, _dl_find_object). install.cmake bundles the rest:

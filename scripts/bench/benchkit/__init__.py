@@ -1,2 +1,2 @@
-"""Helpers of scripts/bench.py: fresh filesystems (freshfs), the creation floor (floor), the targets table and
+"""Helpers of scripts/bench/bench.py: fresh filesystems (freshfs), the creation floor (floor), the targets table and
 the regression baseline (report)."""

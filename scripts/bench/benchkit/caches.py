@@ -1,4 +1,4 @@
-"""The synthetic caches of scripts/bench.py: generated once by gen_synthetic_cache.py into the work folder and
+"""The synthetic caches of scripts/bench/bench.py: generated once by gen_synthetic_cache.py into the work folder and
 kept between runs (regenerated when the generator changes). A million files go into their own loop-mounted ext4
 image made with enough inodes (-N), kept as WORKDIR/synthetic-1m.img and mounted only while in use."""
 import contextlib

@@ -1,4 +1,4 @@
-"""A freshly made ext4 filesystem per restore: the reference mode of scripts/bench.py.
+"""A freshly made ext4 filesystem per restore: the reference mode of scripts/bench/bench.py.
 
 Why: on ext4, creating inodes within a minute of deleting thousands of others makes the inode allocator scan
 past the recently freed slots, which slows whichever tool restores second; a new pod restores into an empty

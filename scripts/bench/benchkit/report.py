@@ -1,10 +1,10 @@
-"""The issue-14 targets table and the regression baseline of scripts/bench.py.
+"""The issue-14 targets table and the regression baseline of scripts/bench/bench.py.
 
 Targets (one row per cache; every ratio is ccpack over stock `tar | zstd --long=27`, both measured in the same
 run, alternating): create, restore into a fresh filesystem, no-op restore (fingerprint and signature checked),
 peak RSS of every ccpack command. A limit of None means "reported, no target".
 
-Baseline: scripts/bench-baseline.json holds the ratios of one committed run per case (with its machine and
+Baseline: scripts/bench/bench-baseline.json holds the ratios of one committed run per case (with its machine and
 date). `--check-baseline` fails when a ratio is more than 10% above its baseline value; only ratios are kept,
 never absolute times, since those depend on the machine.
 """

@@ -1,7 +1,7 @@
 // manifest/canonical_entries.cpp on hand-written arrays: create's exact form read field by field (the bounds of
 // its numbers included), and every other form given up (nullopt), never half read: each prefix of a valid array,
 // a byte after it, a trailing comma, a key a type does not have, a digest, mode or number out of form, the limit.
-// tests/unit/test_manifest.cpp checks that the general reader agrees with it on whole manifests.
+// tests/unit/manifest/test_manifest.cpp checks that the general reader agrees with it on whole manifests.
 #include <catch2/catch.hpp>
 #include <string>
 

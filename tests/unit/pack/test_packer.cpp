@@ -11,7 +11,7 @@
 #include "manifest/manifest.hpp"
 #include "manifest/signature.hpp"
 #include "pack/packer.hpp"
-#include "support.hpp"
+#include "unit/support.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"

@@ -7,7 +7,7 @@
 #include "manifest/marker.hpp"
 #include "manifest/reserved_names.hpp"
 #include "manifest/restored_entries.hpp"
-#include "support.hpp"
+#include "unit/support.hpp"
 #include "unpack/status.hpp"
 #include "util/fs.hpp"
 
