@@ -3,6 +3,15 @@
 #include "util/error.hpp"
 
 namespace ccpack::manifest {
+
+const char* folder_variable(ComponentKind kind) {
+  switch (kind) {
+    case ComponentKind::inductor: return "TORCHINDUCTOR_CACHE_DIR";
+    case ComponentKind::triton: return "TRITON_CACHE_DIR";
+    case ComponentKind::extra: break;
+  }
+  return nullptr;
+}
 namespace fs = std::filesystem;
 
 std::vector<CacheDir> build_dirs(const Manifest& manifest) {

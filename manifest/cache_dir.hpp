@@ -18,6 +18,11 @@ struct CacheDir {
   std::string origin;         // how it was chosen, for messages: "--triton-dir", "TRITON_CACHE_DIR", "default"
 };
 
+// The environment variable that points torch or Triton at a component's folder ("TORCHINDUCTOR_CACHE_DIR",
+// "TRITON_CACHE_DIR"; nullptr for an extra component): the one map, read by the front end's folder rules and by
+// settle, which points its runs at scratch folders through it.
+[[nodiscard]] const char* folder_variable(ComponentKind kind);
+
 // The folders each component of `manifest` was packed from (restore --at-build-paths). Throws IntegrityError
 // when a component does not record an absolute build folder.
 [[nodiscard]] std::vector<CacheDir> build_dirs(const Manifest& manifest);

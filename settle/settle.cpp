@@ -18,12 +18,11 @@ namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
-// The variables that point torch and Triton at `dirs` (tools/cache_dirs.hpp resolves them the same way).
+// The variables that point torch and Triton at `dirs` (manifest::folder_variable, the map the front end reads).
 Env cache_env(const std::vector<manifest::CacheDir>& dirs) {
   Env env;
   for (const manifest::CacheDir& d : dirs) {
-    if (d.kind == manifest::ComponentKind::inductor) env.emplace_back("TORCHINDUCTOR_CACHE_DIR", d.dir.string());
-    if (d.kind == manifest::ComponentKind::triton) env.emplace_back("TRITON_CACHE_DIR", d.dir.string());
+    if (const char* var = manifest::folder_variable(d.kind)) env.emplace_back(var, d.dir.string());
   }
   return env;
 }

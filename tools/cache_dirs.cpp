@@ -36,15 +36,6 @@ fs::path absolute_normal(const fs::path& p) { return fs::absolute(p).lexically_n
 
 }  // namespace
 
-const char* folder_variable(manifest::ComponentKind kind) {
-  switch (kind) {
-    case manifest::ComponentKind::inductor: return "TORCHINDUCTOR_CACHE_DIR";
-    case manifest::ComponentKind::triton: return "TRITON_CACHE_DIR";
-    case manifest::ComponentKind::extra: break;
-  }
-  return nullptr;
-}
-
 std::pair<std::string, fs::path> parse_named_dir(const std::string& spec) {
   auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {

@@ -26,9 +26,9 @@ struct CacheDirOptions {
   std::vector<std::pair<std::string, std::filesystem::path>> extras;  // --add NAME=DIR
 };
 
-// The environment variable that names a component kind's folder for torch and Triton, the one table of them:
-// TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR; nullptr for an extra. Resolving reads it, restore --print-env writes it.
-[[nodiscard]] const char* folder_variable(manifest::ComponentKind kind);
+// The environment variable of a component kind's folder is manifest::folder_variable (manifest/cache_dir.hpp):
+// resolving reads it, restore --print-env writes it, settle sets it for its runs.
+using manifest::folder_variable;
 
 // Resolves the folders for inductor, triton and every extra. Throws UsageError on a bad extra name or a repeat.
 [[nodiscard]] std::vector<manifest::CacheDir> resolve_cache_dirs(const CacheDirOptions& options);

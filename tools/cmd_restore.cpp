@@ -76,7 +76,7 @@ std::string shell_quoted(const std::string& s) {
 void print_env(const unpack::InstallReport& r) {
   for (const auto& c : r.components) {
     if (c.dir.empty()) continue;
-    const char* var = folder_variable(manifest::kind_of_component(c.name));  // the one map (cache_dirs.hpp)
+    const char* var = folder_variable(manifest::kind_of_component(c.name));  // the one map (manifest/cache_dir.hpp)
     if (var != nullptr) std::printf("export %s=%s\n", var, shell_quoted(c.dir.string()).c_str());
   }
 }
