@@ -115,8 +115,14 @@ R="127.0.0.1:$(cat "$T/proxy.port")"
 expect 2 "" -- "$CCPACK" push "$T/h100.ccpack"
 expect 2 "invalid repository" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "$R/Bad"
 expect 2 "invalid registry host" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "http://$R/x"
-# Plain HTTP only when asked: without --plain-http ccpack speaks TLS to a plain server and fails.
-expect 1 "reading manifest|SSL|TLS|wrong version" -- "$CCPACK" pull "$R/cache:h100" -o "$T/x.ccpack" --fingerprint "$T/h100.json"
+# Plain HTTP only when asked: without --plain-http ccpack speaks TLS to a plain server and fails, and says what
+# to do (docker-registry itself here, as a user meets it; then through the proxy).
+PLAIN_HINT="; if 127\.0\.0\.1:[0-9]+ serves plain HTTP, pass --plain-http \(or set insecure = true in its registries.conf entry\)$"
+expect 1 "SSL connect error \(after [0-9]+ attempts\); if 127\.0\.0\.1:$PORT_plain serves plain HTTP, pass --plain-http \(or set insecure = true in its registries.conf entry\)$" -- \
+  "$CCPACK" pull "127.0.0.1:$PORT_plain/cache:h100" -o "$T/x.ccpack" --fingerprint "$T/h100.json"
+expect 1 "$PLAIN_HINT" -- "$CCPACK" push "$T/h100.ccpack" "127.0.0.1:$PORT_plain/cache:h100"
+expect 1 "$PLAIN_HINT" -- "$CCPACK" restore "oci://127.0.0.1:$PORT_plain/cache:h100" --inductor-dir "$T/x/ind"
+expect 1 "$PLAIN_HINT" -- "$CCPACK" pull "$R/cache:h100" -o "$T/x.ccpack" --fingerprint "$T/h100.json"
 
 expect 0 "layer .* uploaded" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "oci://$R/cache:h100"
 expect 0 "already present" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "$R/cache:h100"
