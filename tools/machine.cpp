@@ -73,13 +73,26 @@ void add_machine_options(CLI::App* cmd, MachineOptions& options) {
                   "machine's probe (default: $CCPACK_FINGERPRINT_FILE)");
   cmd->add_option("--select", options.select,
                   "FIELD=VALUE: take this fingerprint field as VALUE on the target machine (repeatable; e.g. "
-                  "gpu.arch=sm_90 in a container that sees no GPU)")
+                  "gpu.arch=sm_90 in a container that sees no GPU; default: $CCPACK_SELECT, entries separated by spaces or commas)")
       ->allow_extra_args(false);
+}
+
+std::vector<std::string> selects_of(const MachineOptions& options) {
+  if (!options.select.empty()) return options.select;
+  const char* env = std::getenv(kSelectVar);
+  std::vector<std::string> out;
+  std::string list = env != nullptr ? env : "";
+  for (std::size_t at = 0; at < list.size();) {
+    std::size_t end = std::min(list.find_first_of(" ,\t\n", at), list.size());
+    if (end > at) out.push_back(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
 }
 
 void check_selects(const MachineOptions& options) {
   std::vector<std::string> seen;
-  for (const std::string& s : options.select) {
+  for (const std::string& s : selects_of(options)) {
     auto [field, value] = split_select(s);
     check_field(field);
     check_value(field, value);
@@ -104,7 +117,7 @@ Machine target_machine(const MachineOptions& options, const std::string& python,
     m.fingerprint = fingerprint_from_file(file);
     m.source = "file " + quoted_path(file);
   }
-  for (const std::string& s : options.select) {
+  for (const std::string& s : selects_of(options)) {
     auto [field, value] = split_select(s);
     Selected sel{field, value, std::nullopt, "not probed"};
     if (const manifest::FieldValue* v = m.fingerprint.get(field)) {

@@ -56,6 +56,8 @@ for typo in sm90 SM_90 sm_9O; do
     "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --select "gpu.arch=$typo"
   expect 2 "did you mean 'sm_90'" -- "$CCPACK" check --select "gpu.arch=$typo" "$A"
 done
+# The same from the environment an init container sets (a flag would win).
+CCPACK_SELECT="gpu.vendor=nvidia gpu.arch=sm90" expect 2 "did you mean 'sm_90'" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y
 expect 2 "^ccpack: error: --select: 'gpu.arc' is not a fingerprint field; did you mean 'gpu.arch'\?$" -- \
   "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --select gpu.arc=sm_90
 expect 2 "--add expects NAME=DIR" -- "$CCPACK" create -o "$A" --add nodir

@@ -132,6 +132,9 @@ MDIGEST=$(json_field "$T/out" manifest_digest)
 check "push --json layer digest" [ "$(json_field "$T/out" layer_digest)" = "sha256:$(sha "$T/h100.ccpack")" ]
 expect 0 "pulled .* digest OK" -- "$CCPACK" pull --plain-http "$R/cache:h100" -o "$T/pulled.ccpack" --fingerprint "$T/h100.json"
 check "push then pull is byte-identical" cmp -s "$T/h100.ccpack" "$T/pulled.ccpack"
+# --plain-http from the environment an init container sets.
+CCPACK_PLAIN_HTTP=1 expect 0 "pulled .* digest OK" -- "$CCPACK" pull "$R/cache:h100" -o "$T/pulled-env.ccpack" --fingerprint "$T/h100.json"
+CCPACK_PLAIN_HTTP=true expect 2 "CCPACK_PLAIN_HTTP must be 1 or 0" -- "$CCPACK" pull "$R/cache:h100" -o "$T/pulled-env.ccpack" --fingerprint "$T/h100.json"
 # By digest, and with the fingerprint from the environment.
 CCPACK_FINGERPRINT_FILE="$T/h100.json" expect 0 "" -- "$CCPACK" pull --plain-http "$R/cache@$MDIGEST" -o "$T/pulled2.ccpack"
 check "pull by digest is byte-identical" cmp -s "$T/h100.ccpack" "$T/pulled2.ccpack"

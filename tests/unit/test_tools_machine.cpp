@@ -52,6 +52,19 @@ TEST_CASE("check_selects: a value must have its field's form; near misses are re
         "(no UsageError)");
 }
 
+TEST_CASE("CCPACK_SELECT gives the selections when no --select does; a --select replaces them all") {
+  test::ScopedEnv env("CCPACK_SELECT", "gpu.arch=sm_90, gpu.vendor=nvidia  world_size=8");
+  tools::MachineOptions o;
+  CHECK(tools::selects_of(o) == std::vector<std::string>{"gpu.arch=sm_90", "gpu.vendor=nvidia", "world_size=8"});
+  o.select = {"gpu.arch=gfx942"};
+  CHECK(tools::selects_of(o) == std::vector<std::string>{"gpu.arch=gfx942"});
+  test::ScopedEnv typo("CCPACK_SELECT", "gpu.arch=sm90");
+  CHECK(usage_error({}) == "--select gpu.arch=sm90: not a gpu.arch value (sm_NN for NVIDIA (e.g. sm_90, sm_100a) or gfxNNNN for "
+                           "AMD (e.g. gfx942, gfx90a, gfx1100)); did you mean 'sm_90'?");
+  test::ScopedEnv unset("CCPACK_SELECT", std::nullopt);
+  CHECK(tools::selects_of(tools::MachineOptions{}).empty());
+}
+
 TEST_CASE("the fingerprint file: --fingerprint, else CCPACK_FINGERPRINT_FILE, else none") {
   ::unsetenv("CCPACK_FINGERPRINT_FILE");
   tools::MachineOptions o;
