@@ -23,6 +23,7 @@
 #include "unpack/restore.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/interrupt.hpp"
 #include "util/escape.hpp"
 
 namespace ccpack::tools {
@@ -233,6 +234,7 @@ int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::Rest
 }
 
 int run(RestoreOptions& o) {
+  interrupt::install();  // SIGINT/SIGTERM: staging removed, "interrupted, nothing changed", exit 130/143
   Reporter out(o.common);
   check_ignored(o.ignored);
   check_selects(o.machine);

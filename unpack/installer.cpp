@@ -32,6 +32,7 @@
 #include "unpack/swap_set.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/interrupt.hpp"
 #include "util/version.hpp"
 
 namespace ccpack::unpack {
@@ -169,6 +170,7 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOption
            InstallReport& report) {
   std::vector<StagingTarget> targets;
   std::vector<std::unique_ptr<PathRelocator>> relocators;
+  interrupt::begin_writing();  // a signal from here on is acted on at a check, after which the catch below cleans up
   for (Slot* s : todo) {
     s->staging = s->parent / manifest::staging_name(s->base, std::to_string(::getpid()));
     if (::mkdir(s->staging.c_str(), 0700) != 0) throw_errno("cannot create staging folder " + quoted_path(s->staging));
@@ -207,6 +209,7 @@ void stage_and_swap(const Archive& archive, std::vector<Slot>& slots, const Rest
     for (Slot* s : todo) {
       staged.push_back({s->staging, s->target, s->parent / manifest::staging_name(s->base, "old." + std::to_string(::getpid()))});
     }
+    interrupt::check();  // the last point where an interrupted restore changes nothing
     swap_all(staged, options.fault);
   } catch (...) {
     for (Slot* s : todo) {
