@@ -233,6 +233,7 @@ int finish(const RestoreOptions& o, const Reporter& out, const unpack::RestoreRe
 unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std::optional<Machine>& machine) {
   unpack::RestoreRequest rq;
   rq.source = o.archive;
+  rq.origin = fs::absolute(o.archive).string();  // restore oci:// names its reference instead (run_from_registry)
   rq.at_build_paths = o.at_build_paths;
   if (!o.at_build_paths) rq.dirs = resolve_cache_dirs(o.dirs);
   rq.machine = [&o, &machine](const std::vector<manifest::CacheDir>& dirs) {
@@ -258,6 +259,7 @@ unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std
 int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::RestoreRequest& rq, std::optional<Machine>& machine) {
   if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
   registry::oci::Reference ref = registry::oci::parse_reference(o.archive.string());
+  rq.origin = "oci://" + ref.str();
   registry::ArchiveStream stream(ref, session_options(o.registry, false, ref), [&out](const std::string& line) { out.warn(line); },
                                  out.progress());
   // force and purge judge a tag's single archive as they judge a file; an index offers only an archive that fits.

@@ -74,13 +74,15 @@ grep 'warning:' "$T/err" | grep -v -- '--allow-unsigned' >"$T/oci-warnings"
 check_same() { if cmp -s "$1" "$2"; then ok; else bad "$3: $(diff "$1" "$2" | head -20)"; fi; }
 check_same "$T/file-warnings" "$T/oci-warnings" "the registry restore warns as the file restore does"
 [ "$(grep -c 'cannot compare' "$T/file-warnings")" -ge 5 ] && ok || bad "file restore: fewer than 5 'cannot compare' warnings: $(cat "$T/file-warnings")"
-# The markers differ only in their restore time (restored_at); every other byte of the folders is the same.
+# The markers differ only in their restore time (restored_at) and where the archive came from (origin: the file,
+# or the reference); every other byte of the folders is the same.
 if diff -r --exclude=.ccpack-marker.json "$T/cache-file" "$T/cache" >"$T/tree.diff"; then ok; else bad "restored folders differ: $(head -5 "$T/tree.diff")"; fi
 for m in "$T"/cache/*/.ccpack-marker.json; do
-  python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); [d.pop("restored_at",None) for d in (a,b)]; sys.exit(a!=b)' \
+  python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); [d.pop(k,None) for d in (a,b) for k in ("restored_at","origin")]; sys.exit(a!=b)' \
     "$m" "$T/cache-file/${m#"$T"/cache/}" && ok || bad "markers differ beyond restored_at: $m"
 done
-diff <(cd "$T/cache-file" && find . -printf '%p %y %m %s\n' | sort) <(cd "$T/cache" && find . -printf '%p %y %m %s\n' | sort) >/dev/null \
+diff <(cd "$T/cache-file" && find . ! -name .ccpack-marker.json -printf '%p %y %m %s\n' | sort) \
+     <(cd "$T/cache" && find . ! -name .ccpack-marker.json -printf '%p %y %m %s\n' | sort) >/dev/null \
   && ok || bad "restored trees differ in names, types, modes or sizes"
 # Again: already there, after the header only.
 expect 0 "inductor: already restored" -- nogpu "$CCPACK" restore --plain-http "oci://$R/model:v1" "${TGT[@]}"
@@ -154,6 +156,9 @@ quiet_restore() {  # quiet_restore WHAT SOURCE: restore SOURCE into fresh folder
 }
 quiet_restore "file" "$T/h200-signed.ccpack"
 quiet_restore "registry" "oci://$R/model:signed"
+# status names where the folders came from, as the restore recorded it.
+expect 0 "" -- nogpu "$CCPACK" status --json --inductor-dir "$T/quiet/ind" --triton-dir "$T/quiet/tri"
+json_is "$T/out" "[f['archive']['origin'] for f in j['folders']]==['oci://$R/model:signed']*2"
 rm -rf "$T/quiet"
 CCPACK_ALLOW_UNSIGNED=0 CCPACK_TRUSTED_KEYS="$T/ci.key.pub" expect 0 "" -- \
   nogpu "$CCPACK" restore -v --select gpu.arch=sm_90 "$T/h200-signed.ccpack" --inductor-dir "$T/quiet/ind" --triton-dir "$T/quiet/tri"

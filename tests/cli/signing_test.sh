@@ -207,6 +207,11 @@ expect 0 "triton: restored" -- "$CCPACK" restore "$T/two.ccpack" --trust other.k
 expect 0 "" -- "$CCPACK" inspect "$T/two.ccpack" --trust other.key.pub
 check 'grep -Eq "^  $CI_ID .* untrusted key " "$T/out" && grep -Eq "^  $OTHER_ID .* verified +note: QA approved$" "$T/out"' \
   "inspect of two signers: $(cat "$T/out")"
+# The card names each signer with its time and note, as recorded.
+expect 0 "" -- "$CCPACK" inspect --card "$T/two.ccpack"
+check 'grep -Eqx -- "- signed: by key $CI_ID \(ed25519\) at 20[0-9-]+T[0-9:]+Z, note: pipeline 42, commit 1a2b3c" "$T/out" &&
+       grep -Eqx -- "- signed: by key $OTHER_ID \(ed25519\) at 20[0-9-]+T[0-9:]+Z, note: QA approved" "$T/out"' \
+  "card of two signers: $(head -12 "$T/out")"
 # The payload is copied, not repacked: everything after the header is the same bytes.
 check 'cmp -s <($SURGERY payload "$A") <($SURGERY payload "$T/two.ccpack")' "sign changed the payload"
 # Signing again with the same key replaces its signature.
