@@ -28,7 +28,7 @@ TEST_CASE("normalized_value repairs case, separators and letters for digits, and
   CHECK(manifest::normalized_value("gpu.name", "whatever") == std::nullopt);  // no fixed form
 }
 
-TEST_CASE("fields without a fixed form take any value; listed fields list theirs") {
+TEST_CASE("fields without a fixed form take any value, listed fields list theirs") {
   CHECK(manifest::form_of("gpu.name") == nullptr);
   CHECK(manifest::fits_form("gpu.name", "NVIDIA H200"));
   CHECK(manifest::listed_values("gpu.vendor") == std::vector<std::string>{"nvidia", "amd"});

@@ -68,7 +68,7 @@ TEST_CASE("card: the head, each field's value, absent and unrecorded fields, set
   CHECK(card_of(m) == card);  // deterministic
 }
 
-TEST_CASE("card: each signer with its signing time and note, as recorded; hostile notes inert", "[card]") {
+TEST_CASE("card: each signer with its signing time and note, as recorded, hostile notes inert", "[card]") {
   manifest::Manifest m = sample();
   std::vector<manifest::Signature> sigs(2);
   sigs[0].key_id = "0c3f51e2a9d84b17";

@@ -35,7 +35,7 @@ TEST_CASE("check_selects: a field name close to one gets a suggestion instead of
   CHECK(usage_error({"trition.version=3.6.0"}) == "--select: 'trition.version' is not a fingerprint field; did you mean 'triton.version'?");
 }
 
-TEST_CASE("check_selects: a value must have its field's form; near misses are refused with the value meant") {
+TEST_CASE("check_selects: a value must have its field's form, near misses are refused with the value meant") {
   const std::string arch_form = " (sm_NN for NVIDIA (e.g. sm_90, sm_100a) or gfxNNNN for AMD (e.g. gfx942, gfx90a, gfx1100))";
   for (const char* typo : {"sm90", "SM_90", "sm_9O", "sm-90", "Sm_90", "90", "compute_90"}) {
     CHECK(usage_error({std::string("gpu.arch=") + typo}) ==
@@ -52,7 +52,7 @@ TEST_CASE("check_selects: a value must have its field's form; near misses are re
         "(no UsageError)");
 }
 
-TEST_CASE("CCPACK_SELECT gives the selections when no --select does; a --select replaces them all") {
+TEST_CASE("CCPACK_SELECT gives the selections when no --select does, a --select replaces them all") {
   test::ScopedEnv env("CCPACK_SELECT", "gpu.arch=sm_90, gpu.vendor=nvidia  world_size=8");
   tools::MachineOptions o;
   CHECK(tools::selects_of(o) == std::vector<std::string>{"gpu.arch=sm_90", "gpu.vendor=nvidia", "world_size=8"});

@@ -162,7 +162,7 @@ std::string failure_of(http::Client& client, const std::string& url) {
 
 }  // namespace
 
-TEST_CASE("a TLS handshake with a plain-HTTP server fails with the caller's hint; other failures without it") {
+TEST_CASE("a TLS handshake with a plain-HTTP server fails with the caller's hint, other failures without it") {
   http::Options o = plain(1);
   o.plain_http = false;
   o.tls_failure_hint = "if 127.0.0.1 serves plain HTTP, pass --plain-http";
