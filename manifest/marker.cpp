@@ -30,6 +30,7 @@ std::string Marker::to_json() const {
   j["restored_by"] = restored_by;
   j["restored_at"] = restored_at;
   j["signed_by"] = signed_by.empty() ? ojson(nullptr) : ojson(signed_by);
+  j["origin"] = origin.empty() ? ojson(nullptr) : ojson(origin.substr(0, kMaxMarkerOrigin));
   // Keys sorted, as every marker so far has them: the tree goes through nlohmann::json, whose objects sort.
   j["fingerprint"] = ojson::parse(nlohmann::json::parse(fingerprint.to_json()).dump());
   return j.dump() + "\n";
@@ -50,6 +51,7 @@ std::optional<Marker> Marker::parse(std::string_view text) {
     m.restored_by = j.value("restored_by", std::string());
     m.restored_at = j.value("restored_at", std::string());
     if (auto it = j.find("signed_by"); it != j.end() && !it->is_null()) m.signed_by = it->get<std::string>();
+    if (auto it = j.find("origin"); it != j.end() && !it->is_null()) m.origin = it->get<std::string>().substr(0, kMaxMarkerOrigin);
     const ojson& fp = j.at("fingerprint");
     if (!fp.is_object()) return std::nullopt;
     try {

@@ -5,12 +5,13 @@
 //
 //   {"marker": 1, "archive_manifest_sha256": "<64 hex>", "component": "inductor",
 //    "restored_by": "ccpack 0.1.0", "restored_at": "2026-12-01T09:30:00Z", "signed_by": "<key id>" | null,
-//    "fingerprint": {...}}
+//    "origin": "/abs/model.ccpack" | "oci://host/repo:tag" | null, "fingerprint": {...}}
 //
 // Markers written before the "marker" version key existed have the same other keys and read as version 1.
 // "restored_at" and "signed_by" (the trusted key whose signature the restore verified; null when restored with
 // --allow-unsigned and no trusted signature) came later in version 1: a marker without them reads with both empty,
-// and an older ccpack ignores them. Beside the marker, restore keeps the folder's entry list
+// and an older ccpack ignores them; so did "origin" (where the archive came from, for `status`: at most
+// kMaxMarkerOrigin bytes, longer is cut). Beside the marker, restore keeps the folder's entry list
 // (manifest/restored_entries.hpp).
 // A marker that cannot be read or parsed is treated as absent: the folder is restored again, never trusted.
 // The fingerprint is written with its keys sorted (as markers always had it) and parsed once, by parse().
@@ -28,6 +29,7 @@ namespace ccpack::manifest {
 
 inline constexpr int kMarkerVersion = 1;
 inline constexpr std::size_t kMaxMarkerBytes = 1u << 20;
+inline constexpr std::size_t kMaxMarkerOrigin = 4096;
 
 struct Marker {
   int version = kMarkerVersion;
@@ -36,6 +38,7 @@ struct Marker {
   std::string restored_by;
   std::string restored_at;  // UTC, RFC 3339; empty in older markers
   std::string signed_by;    // key id; empty: no trusted signature, or an older marker
+  std::string origin;       // the archive file's absolute path or oci://REFERENCE; empty: not recorded
   Fingerprint fingerprint;  // as recorded in the archive
   // Why the recorded fingerprint could not be read (empty: it was). The marker still names its archive, so a
   // restore of that archive stays a no-op; purge and status report the folder as unjudged.

@@ -57,6 +57,8 @@ Session::Session(oci::Reference reference, SessionOptions options) : ref_(std::m
     site.origin = *origin;
     http::Options http = options_.http;
     http.plain_http = e.insecure;
+    http.tls_failure_hint = e.mirror ? "if mirror " + e.host + " serves plain HTTP, set insecure = true in its registries.conf entry"
+                                     : "if " + e.host + " serves plain HTTP, pass --plain-http (or set insecure = true in its registries.conf entry)";
     site.client = std::make_unique<http::Client>(http);
     sites_.push_back(std::move(site));
   }

@@ -151,12 +151,24 @@ std::string settle_text(const manifest::Manifest& m) {
                    : "NOT settled: stopped at the run limit after " + runs + " (" + last + ")";
 }
 
+// "- signed: by key K at T, note: N" per signature, or "- signed: no (unsigned)".
+std::string signers(const CardInput& in) {
+  if (in.signatures == nullptr || in.signatures->empty()) return "- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n";
+  std::string out;
+  for (const manifest::Signature& s : *in.signatures) {
+    out += "- signed: by key " + md(s.key_id) + " (" + md(s.algorithm) + ") at " + md(s.signed_at) +
+           (s.note.empty() ? std::string(", no note") : ", note: " + md(s.note)) + "\n";
+  }
+  return out + "- signatures: as recorded; `ccpack verify` checks them against the trusted keys\n";
+}
+
 std::string model_card(const CardInput& in) {
   const Fingerprint& fp = in.manifest->fingerprint;
   std::string out = "# Model card: " + md(in.archive_name) + "\n\n";
   out += "Built by `ccpack inspect --card` from the archive's manifest and recorded fingerprint only.\n\n";
   out += "- manifest: sha256:" + in.manifest_sha256 + "\n- created by: " + md(in.manifest->created_by) + "\n";
   if (!fp.recorded()) out += "- fingerprint: not recorded (made before fingerprints): nothing below describes a machine\n";
+  out += signers(in);
   out += "- settled: " + settle_text(*in.manifest) + "\n";
   fields(out, fp, "Hardware");
   fields(out, fp, "Software");

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "manifest/manifest.hpp"
+#include "manifest/signature.hpp"
 
 namespace ccpack::tools {
 
@@ -16,6 +17,9 @@ struct CardInput {
   std::string manifest_sha256;
   std::uint64_t archive_bytes = 0;
   const manifest::Manifest* manifest = nullptr;  // its fingerprint is what the card describes
+  // The header's signature block as recorded (signer, signing time, note); the card says who signed, not whether
+  // this machine trusts the signer (`ccpack verify` decides that). nullptr or empty: unsigned.
+  const std::vector<manifest::Signature>* signatures = nullptr;
 };
 
 // Whether the archive was settled (`create --settle`, manifest/settle_record.hpp), in one line for `inspect` and

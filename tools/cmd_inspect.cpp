@@ -69,7 +69,7 @@ int run(const InspectOptions& o) {
   unpack::TrustReport trust = unpack::assess_signatures(a, load_trust(o.trust));
   std::uint64_t archive_bytes = a.header.header_size + a.header.payload_size;
   if (o.card) {
-    std::string card = model_card({o.archive.filename().string(), to_hex(a.manifest_digest()), archive_bytes, &m});
+    std::string card = model_card({o.archive.filename().string(), to_hex(a.manifest_digest()), archive_bytes, &m, &a.signatures});
     if (out.json()) {
       out.report({{"archive", o.archive.string()}, {"card", card}});
     } else {

@@ -7,6 +7,10 @@
 // registry already has them (HEAD). --as-image also publishes a plain one-layer image (uncompressed tar holding
 // the .ccpack file, a linux config for the archive's CPU) under <tag>-image, for kubelet and image volumes. The index is written compact, without artifactType, so mirrors and
 // `skopeo copy --all` keep its digest.
+//
+// An unsigned archive is refused (exit 4) before anything is sent: every pod that restores it would refuse it,
+// so the mistake is caught in the pipeline, not in production. --allow-unsigned (or CCPACK_ALLOW_UNSIGNED=1)
+// pushes it anyway, with a warning on every use.
 #include <sys/stat.h>
 
 #include "registry/oci.hpp"
@@ -14,6 +18,7 @@
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
 #include "tools/registry_options.hpp"
+#include "tools/trust_options.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -32,7 +37,21 @@ struct PushOptions {
   bool index = false;
   bool as_image = false;
   std::string image_tag;  // default: <tag>-image
+  TrustOptions trust;     // only allow_unsigned: push checks that a signature is there, not whom it is from
 };
+
+// Refuses an archive without any signature, unless the opt-out says to push it anyway (loudly).
+void require_signed(const unpack::Archive& a, const PushOptions& o, const Reporter& out) {
+  // defence: push-unsigned
+  if (!a.signatures.empty()) return;
+  std::string what = quoted_path(o.archive);
+  if (allow_unsigned(o.trust)) {
+    out.alarm("--allow-unsigned: pushing " + what + " with no signature; pods refuse it unless they pass --allow-unsigned too");
+    return;
+  }
+  throw IntegrityError(what + " is unsigned and every pod would refuse it; sign it first (`ccpack sign " + what +
+                       " --sign-key KEY`, or `ccpack create --sign-key KEY`), or pass --allow-unsigned to push it anyway");
+}
 
 std::string body_digest(const http::FileRange& body, const std::string& name) {
   Sha256 h;
@@ -106,6 +125,7 @@ int run(const PushOptions& o) {
   std::string image_tag = o.image_tag.empty() ? ref.tag + "-image" : o.image_tag;
   (void)oci::parse_reference(ref.registry + "/" + ref.repository + ":" + image_tag);  // a valid tag, or exit 2
   unpack::Archive a = unpack::Archive::open(o.archive);
+  require_signed(a, o, out);
   std::uint64_t size = a.header.header_size + a.header.payload_size;
   oci::Selection sel = oci::selection_of(a.manifest.fingerprint);
   oci::Annotations annotations = oci::archive_annotations(a.manifest.fingerprint, a.manifest_digest(), a.header.header_size, "",
@@ -166,6 +186,9 @@ void add_push(CLI::App& app, Commands& commands) {
               "Also publish the archive as a one-layer image (the .ccpack file in an uncompressed tar) for kubelet and "
               "image volumes");
   p->add_option("--image-tag", o->image_tag, "Tag of the --as-image image (default: <tag>-image)");
+  p->add_flag("--allow-unsigned", o->trust.allow_unsigned,
+              "Push an archive that has no signature (also $CCPACK_ALLOW_UNSIGNED=1); pods refuse it unless they allow "
+              "unsigned archives too");
   add_registry_options(p, o->registry, false);
   add_common(p, o->common);
   commands.push_back({p, &o->common, [o] { return run(*o); }});

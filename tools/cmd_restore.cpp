@@ -6,6 +6,8 @@
 // written, exit 3, the table of `check` on stderr), force (restore anyway, one warning per differing field) or
 // purge (restore the components that fit; for the stale ones restore nothing and remove the local artifacts that
 // are stale here with the rules of `ccpack purge`; a refused component still refuses the whole restore).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -23,6 +25,7 @@
 #include "unpack/restore.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/interrupt.hpp"
 #include "util/escape.hpp"
 
 namespace ccpack::tools {
@@ -45,6 +48,8 @@ struct RestoreOptions {
   std::string on_mismatch;  // empty: $CCPACK_ON_MISMATCH, else refuse
   MachineOptions machine;
   RegistryOptions registry;
+  bool verbose = false;  // -v: also what needs no action (each component, relocation, --select, unseen GPU fields)
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 // What a restore into other folders than the build machine's rewrote, and what that implies, from this run's
@@ -93,8 +98,20 @@ manifest::OnMismatch mismatch_policy(const std::string& flag) {
   return p;
 }
 
-// One warning per field that differs (all of them still restored: only warnings, or --on-mismatch=force).
-void warn_differences(const Reporter& out, const manifest::Comparison& c, bool forced) {
+// Differences that need no action (said with -v, and shown by check and --json): a GPU field this machine does
+// not show while --select named the GPU (the restore was told what to expect), and the folders' relocation,
+// which the restore rewrites (unless --no-relocate).
+bool needs_no_action(const manifest::ComparisonRow& row, const Machine& machine, bool relocates) {
+  bool named = std::any_of(machine.selected.begin(), machine.selected.end(),
+                           [](const Selected& s) { return s.field == manifest::field::gpu_arch; });
+  if (named && !row.local && row.field.starts_with("gpu.")) return true;
+  return relocates && (row.field == manifest::field::paths_inductor || row.field == manifest::field::paths_triton);
+}
+
+// One warning per field that differs (all of them still restored: only warnings, or --on-mismatch=force); what
+// needs no action only with -v.
+void warn_differences(const Reporter& out, const manifest::Comparison& c, bool forced, const Machine& machine,
+                      const RestoreOptions& o) {
   if (!c.archive_recorded) {
     out.warn("the archive records no fingerprint (made before fingerprints): restored without a check");
     return;
@@ -106,6 +123,10 @@ void warn_differences(const Reporter& out, const manifest::Comparison& c, bool f
       verdicts += (verdicts.empty() ? "" : ", ") + c.components[i].name + " " + std::string(manifest::to_string(row.verdicts[i]));
     }
     if (verdicts.empty()) continue;
+    if (needs_no_action(row, machine, !o.no_relocate)) {
+      if (o.verbose) out.say("fingerprint field " + row.field + " differs (" + difference_text(row) + "): " + verdicts + ": " + row.why + " (no action needed)");
+      continue;
+    }
     out.warn("fingerprint field " + row.field + " differs (" + difference_text(row) + "): " + verdicts + (forced ? ", restored anyway (--on-mismatch=force)" : "") +
              ": " + row.why);
   }
@@ -117,6 +138,21 @@ struct Judged {
   const manifest::Comparison& fit;
   const std::function<ojson()>& registry;  // empty for a local archive; read after the restore (its resumes)
 };
+
+// The default report, one line: what was restored, where, from where, in how long.
+std::string summary_line(const RestoreOptions& o, const unpack::InstallReport& r) {
+  std::string line;
+  for (const auto& c : r.components) {
+    line += (line.empty() ? "" : "; ") + c.name + ": " + unpack::to_string(c.action);
+    if (!c.dir.empty()) line += " " + quoted_path(c.dir);
+    if (c.action == unpack::Action::restore) line += " (" + std::to_string(c.files) + " files, " + mb(c.bytes) + ")";
+    if (c.action != unpack::Action::restore && c.action != unpack::Action::already && !c.reason.empty()) line += ": " + c.reason;
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - o.started).count();
+  char took[32];
+  std::snprintf(took, sizeof took, "%.1f s", seconds);
+  return line + " (from " + quoted_path(o.archive) + ", " + took + ")";
+}
 
 void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallReport& r, const unpack::TrustReport& trust,
             const Judged& judged, const unpack::PurgeReport* purged, unpack::ManifestDepth depth) {
@@ -151,6 +187,15 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
                 {"threads_from", thread_budget().from}});
     return;
   }
+  if (!o.verbose) {
+    out.say(summary_line(o, r));
+    for (const auto& c : r.components) {  // a relocation that left files as packed: some kernels may miss
+      if (c.action == unpack::Action::restore && c.relocation.files_unparsed + c.relocation.pickle_files_unparsed != 0)
+        out.warn(c.name + ": " + relocation_line(c));
+    }
+    if (purged) say_purge(out, *purged, false);
+    return;
+  }
   for (const auto& c : r.components) {
     std::string line = c.name + ": " + unpack::to_string(c.action);
     if (!c.dir.empty()) line += " " + quoted_path(c.dir);
@@ -177,7 +222,7 @@ int finish(const RestoreOptions& o, const Reporter& out, const unpack::RestoreRe
   }
   // After the restore: a manifest that fails validation (read by the restore unless it is a no-op) is refused
   // with its one error line and no warning before it.
-  warn_differences(out, r.fit, r.fit.blocks() && !r.purging);
+  warn_differences(out, r.fit, r.fit.blocks() && !r.purging, machine, o);
   if (o.print_env) print_env(r.report);
   report(o, out, r.report, trust, {machine, r.fit, registry}, r.purging ? &r.report.purged : nullptr, r.depth);
   return 0;
@@ -188,13 +233,16 @@ int finish(const RestoreOptions& o, const Reporter& out, const unpack::RestoreRe
 unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std::optional<Machine>& machine) {
   unpack::RestoreRequest rq;
   rq.source = o.archive;
+  rq.origin = fs::absolute(o.archive).string();  // restore oci:// names its reference instead (run_from_registry)
   rq.at_build_paths = o.at_build_paths;
   if (!o.at_build_paths) rq.dirs = resolve_cache_dirs(o.dirs);
   rq.machine = [&o, &machine](const std::vector<manifest::CacheDir>& dirs) {
     machine = target_machine(o.machine, o.python, dirs);
     return machine->fingerprint;
   };
-  rq.on_machine = [&out, &machine] { say_selected(out, *machine); };
+  rq.on_machine = [&o, &out, &machine] {
+    if (o.verbose) say_selected(out, *machine);  // the user's own choice: no action needed
+  };
   rq.policy = mismatch_policy(o.on_mismatch);
   rq.ignored = o.ignored;
   rq.install.jobs = thread_budget().threads;
@@ -211,6 +259,7 @@ unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std
 int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::RestoreRequest& rq, std::optional<Machine>& machine) {
   if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
   registry::oci::Reference ref = registry::oci::parse_reference(o.archive.string());
+  rq.origin = "oci://" + ref.str();
   registry::ArchiveStream stream(ref, session_options(o.registry, false, ref), [&out](const std::string& line) { out.warn(line); },
                                  out.progress());
   // force and purge judge a tag's single archive as they judge a file; an index offers only an archive that fits.
@@ -233,6 +282,7 @@ int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::Rest
 }
 
 int run(RestoreOptions& o) {
+  interrupt::install();  // SIGINT/SIGTERM: staging removed, "interrupted, nothing changed", exit 130/143
   Reporter out(o.common);
   check_ignored(o.ignored);
   check_selects(o.machine);
@@ -275,6 +325,9 @@ void add_restore(CLI::App& app, Commands& commands) {
                 "default $CCPACK_ON_MISMATCH, else refuse");
   add_machine_options(r, o->machine);
   add_registry_options(r, o->registry);
+  r->add_flag("-v,--verbose", o->verbose,
+              "Also print what needs no action: each component on its line, relocation, each --select, and the GPU fields "
+              "this machine does not show when --select named gpu.arch (the default is one line)");
   add_common(r, o->common);
   r->footer(
       "The archive's fingerprint is checked against this machine's first, on every run (see `ccpack check`). Each "

@@ -79,6 +79,7 @@ ojson folder_json(const Folder& f) {
     archive = {{"manifest_sha256", m.archive_manifest_sha256},
                {"component", m.component},
                {"signed_by", m.signed_by.empty() ? ojson(nullptr) : ojson(m.signed_by)},
+               {"origin", m.origin.empty() ? ojson(nullptr) : ojson(m.origin)},
                {"restored_at", m.restored_at.empty() ? ojson(nullptr) : ojson(m.restored_at)},
                {"restored_by", m.restored_by}};
   }
@@ -136,7 +137,8 @@ std::string folder_text(const Folder& f, bool autotuned) {
   }
   if (s.state == unpack::FolderState::not_restored) return out + "  not restored by ccpack: it holds no ccpack restore marker\n";
   const manifest::Marker& m = *s.marker;
-  out += "  restored from archive manifest sha256:" + m.archive_manifest_sha256 + ", " +
+  out += "  restored from " + (m.origin.empty() ? std::string() : quoted_name(m.origin) + ", ") + "archive manifest sha256:" +
+         m.archive_manifest_sha256 + ", " +
          (m.signed_by.empty() ? std::string("no trusted signer recorded") : "signed by " + escaped(m.signed_by, 64)) + ", " +
          (m.restored_at.empty() ? std::string("time not recorded") : "at " + escaped(m.restored_at, 64)) + " (" + escaped(m.restored_by, 64) + ")\n";
   if (f.fit) {

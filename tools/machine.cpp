@@ -3,7 +3,9 @@
 
 #include <cstdlib>
 
+#include "manifest/field_form.hpp"
 #include "manifest/policy.hpp"
+#include "tools/command_name.hpp"
 #include "tools/comparison.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -21,6 +23,48 @@ std::pair<std::string, std::string> split_select(const std::string& text) {
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
+// " (did you mean 'A'?)" for the closest of `names`, "" when none is close.
+std::string did_you_mean(std::string_view typed, const std::vector<std::string>& names) {
+  std::vector<std::string> closest = closest_names(typed, names);
+  if (closest.empty()) return "";
+  std::string s;
+  for (const std::string& c : closest) s += (s.empty() ? "'" : "' or '") + c;
+  return "; did you mean " + s + "'?";
+}
+
+void check_field(const std::string& field) {
+  if (manifest::find_rule(field) != nullptr && field != manifest::kTargetsField) return;
+  std::vector<std::string> known;
+  std::string list;
+  for (const manifest::FieldRule& r : manifest::field_rules()) {
+    if (r.field == manifest::kTargetsField) continue;
+    known.emplace_back(r.field);
+    list += (list.empty() ? "" : ", ") + std::string(r.field);
+  }
+  std::string hint = did_you_mean(field, known);
+  throw UsageError("--select: '" + escaped(field, 64) + "' is not a fingerprint field" +
+                   (hint.empty() ? " (fields: " + list + ")" : hint));
+}
+
+// The value must have the field's form (manifest/field_form.hpp): a typo would make every comparison stale.
+void check_value(const std::string& field, const std::string& value) {
+  bool printable = !value.empty() && value.size() <= kMaxSelectValue &&
+                   std::all_of(value.begin(), value.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+  if (!printable) {
+    throw UsageError("--select " + field + ": the value must be 1 to " + std::to_string(kMaxSelectValue) +
+                     " printable characters without spaces, got '" + escaped(value, 64) + "'");
+  }
+  if (manifest::fits_form(field, value)) return;
+  std::string hint;
+  if (std::optional<std::string> repaired = manifest::normalized_value(field, value)) {
+    hint = "; did you mean '" + *repaired + "'?";
+  } else {
+    hint = did_you_mean(value, manifest::listed_values(field));
+  }
+  throw UsageError("--select " + field + "=" + escaped(value, 64) + ": not a " + field + " value (" +
+                   std::string(manifest::form_of(field)->description) + ")" + hint);
+}
+
 }  // namespace
 
 void add_machine_options(CLI::App* cmd, MachineOptions& options) {
@@ -29,27 +73,29 @@ void add_machine_options(CLI::App* cmd, MachineOptions& options) {
                   "machine's probe (default: $CCPACK_FINGERPRINT_FILE)");
   cmd->add_option("--select", options.select,
                   "FIELD=VALUE: take this fingerprint field as VALUE on the target machine (repeatable; e.g. "
-                  "gpu.arch=sm_90 in a container that sees no GPU)")
+                  "gpu.arch=sm_90 in a container that sees no GPU; default: $CCPACK_SELECT, entries separated by spaces or commas)")
       ->allow_extra_args(false);
+}
+
+std::vector<std::string> selects_of(const MachineOptions& options) {
+  if (!options.select.empty()) return options.select;
+  const char* env = std::getenv(kSelectVar);
+  std::vector<std::string> out;
+  std::string list = env != nullptr ? env : "";
+  for (std::size_t at = 0; at < list.size();) {
+    std::size_t end = std::min(list.find_first_of(" ,\t\n", at), list.size());
+    if (end > at) out.push_back(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
 }
 
 void check_selects(const MachineOptions& options) {
   std::vector<std::string> seen;
-  for (const std::string& s : options.select) {
+  for (const std::string& s : selects_of(options)) {
     auto [field, value] = split_select(s);
-    if (manifest::find_rule(field) == nullptr || field == manifest::kTargetsField) {
-      std::string known;
-      for (const manifest::FieldRule& r : manifest::field_rules()) {
-        if (r.field != manifest::kTargetsField) known += (known.empty() ? "" : ", ") + std::string(r.field);
-      }
-      throw UsageError("--select: '" + escaped(field, 64) + "' is not a fingerprint field (fields: " + known + ")");
-    }
-    bool printable = !value.empty() && value.size() <= kMaxSelectValue &&
-                     std::all_of(value.begin(), value.end(), [](char c) { return c > 0x20 && c < 0x7f; });
-    if (!printable) {
-      throw UsageError("--select " + field + ": the value must be 1 to " + std::to_string(kMaxSelectValue) +
-                       " printable characters without spaces, got '" + escaped(value, 64) + "'");
-    }
+    check_field(field);
+    check_value(field, value);
     if (std::find(seen.begin(), seen.end(), field) != seen.end()) throw UsageError("--select " + field + " is given twice");
     seen.push_back(field);
   }
@@ -71,7 +117,7 @@ Machine target_machine(const MachineOptions& options, const std::string& python,
     m.fingerprint = fingerprint_from_file(file);
     m.source = "file " + quoted_path(file);
   }
-  for (const std::string& s : options.select) {
+  for (const std::string& s : selects_of(options)) {
     auto [field, value] = split_select(s);
     Selected sel{field, value, std::nullopt, "not probed"};
     if (const manifest::FieldValue* v = m.fingerprint.get(field)) {

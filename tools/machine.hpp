@@ -5,7 +5,9 @@
 // its probe says "gpu.arch absent". Two options name the target instead:
 //   --fingerprint FILE   the fingerprint `ccpack fingerprint --json` wrote on the target machine (default
 //                        $CCPACK_FINGERPRINT_FILE); it replaces the probe;
-//   --select FIELD=VALUE fills in or overrides one field (repeatable), on top of the probe or the file.
+//   --select FIELD=VALUE fills in or overrides one field (repeatable), on top of the probe or the file; with no
+//                        --select, $CCPACK_SELECT gives them (FIELD=VALUE entries separated by spaces or commas),
+//                        so an init container's image or Helm chart sets them once.
 // Each --select is said (a warning line, as an override of what the machine shows) and recorded in --json, with
 // what the probe had found.
 #pragma once
@@ -19,6 +21,8 @@
 #include "tools/cli.hpp"
 
 namespace ccpack::tools {
+
+inline constexpr const char* kSelectVar = "CCPACK_SELECT";
 
 struct MachineOptions {
   std::string fingerprint_file;     // --fingerprint ("" : $CCPACK_FINGERPRINT_FILE, else the probe)
@@ -40,6 +44,9 @@ struct Machine {
   std::string source;  // "probe" or "file 'PATH'"
   std::vector<Selected> selected;
 };
+
+// The FIELD=VALUE selections in effect: the --select flags, else the entries of $CCPACK_SELECT.
+[[nodiscard]] std::vector<std::string> selects_of(const MachineOptions& options);
 
 // Checks every --select (a known fingerprint field, a value of printable ASCII, each field once); throws
 // UsageError naming the one that is wrong. Run it before anything is probed or fetched.

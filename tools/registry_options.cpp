@@ -11,8 +11,9 @@
 namespace ccpack::tools {
 
 void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls) {
-  cmd->add_flag("--plain-http", options.plain_http, "Talk to the registry over plain HTTP (never the default)");
-  cmd->add_option("--ca-file", options.ca_file, "PEM file of CA certificates to verify the registry's TLS with")
+  cmd->add_flag("--plain-http", options.plain_http,
+                "Talk to the registry over plain HTTP (never the default; also $CCPACK_PLAIN_HTTP=1)");
+  cmd->add_option("--ca-file", options.ca_file, "PEM file of CA certificates to verify the registry's TLS with (default: $CCPACK_CA_FILE)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--authfile", options.authfile,
                   "Registry credentials file (default: $REGISTRY_AUTH_FILE, $DOCKER_CONFIG/config.json, "
@@ -39,17 +40,27 @@ long env_number(const char* name, long fallback, long low, long high) {
   return n;
 }
 
+// $NAME as a switch: 1 on, 0 or unset or empty off; anything else is a usage error.
+bool env_switch(const char* name) {
+  const char* v = std::getenv(name);
+  std::string value = v != nullptr ? v : "";
+  if (value != "" && value != "0" && value != "1") throw UsageError(std::string("$") + name + " must be 1 or 0, got '" + escaped(value, 40) + "'");
+  return value == "1";
+}
+
 }  // namespace
 
 registry::SessionOptions session_options(const RegistryOptions& options, bool push, const registry::oci::Reference& ref) {
   registry::SessionOptions s;
-  s.http.plain_http = options.plain_http;
-  s.http.ca_file = options.ca_file;
+  const bool plain_http = options.plain_http || env_switch(kPlainHttpVar);
+  const char* ca_env = std::getenv(kCaFileVar);
+  s.http.plain_http = plain_http;
+  s.http.ca_file = !options.ca_file.empty() ? options.ca_file : ca_env != nullptr ? ca_env : "";
   s.authfile = options.authfile;
   s.push = push;
   s.http.low_speed_time_s = env_number("CCPACK_LOW_SPEED_TIME", s.http.low_speed_time_s, 1, 3600);
   s.http.low_speed_limit = env_number("CCPACK_LOW_SPEED_LIMIT", s.http.low_speed_limit, 1, 1L << 30);
-  if (!push) s.endpoints = registry::pull_endpoints(registry::load_registries_conf(options.registries_conf), ref, options.plain_http);
+  if (!push) s.endpoints = registry::pull_endpoints(registry::load_registries_conf(options.registries_conf), ref, plain_http);
   return s;
 }
 

@@ -16,6 +16,10 @@
 
 namespace ccpack::tools {
 
+// What an init container sets once in its environment instead of on every command line; a flag wins.
+inline constexpr const char* kPlainHttpVar = "CCPACK_PLAIN_HTTP";  // 1: as --plain-http; 0 or empty: not
+inline constexpr const char* kCaFileVar = "CCPACK_CA_FILE";        // as --ca-file FILE
+
 struct RegistryOptions {
   bool plain_http = false;
   std::string ca_file;
@@ -25,7 +29,7 @@ struct RegistryOptions {
 
 // `pulls`: the command reads from registries, so it takes --registries-conf (push writes to the origin only).
 void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls = true);
-// The session's settings: the options, and the low-speed limit from $CCPACK_LOW_SPEED_TIME (seconds a transfer
+// The session's settings: the options (--plain-http or $CCPACK_PLAIN_HTTP=1, --ca-file or $CCPACK_CA_FILE), and the low-speed limit from $CCPACK_LOW_SPEED_TIME (seconds a transfer
 // may stay under $CCPACK_LOW_SPEED_LIMIT bytes per second before it is abandoned; defaults util/http.hpp's).
 // Throws UsageError naming the variable when one is not a number in range.
 // A pull also gets the mirrors registries.conf names for `ref` (registry/mirrors.hpp).

@@ -12,6 +12,7 @@
 #include "manifest/tar.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
+#include "util/interrupt.hpp"
 
 namespace ccpack::unpack {
 
@@ -65,6 +66,7 @@ std::uint64_t FrameStream::memory(const manifest::Frame& f, int window_log, std:
 
 bool FrameStream::next(Chunk& chunk) {
   if (frame_done_) return false;
+  interrupt::check();  // SIGINT/SIGTERM: the installer removes the staging folders (util/interrupt.hpp)
   chunk.size = 0;
   chunk.pieces.clear();
   if (whole_.size() != 0) {

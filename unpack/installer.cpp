@@ -32,6 +32,7 @@
 #include "unpack/swap_set.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/interrupt.hpp"
 #include "util/version.hpp"
 
 namespace ccpack::unpack {
@@ -62,7 +63,7 @@ void remove_debris(const fs::path& parent, const std::string& base) {
 
 // The marker and the entry list (manifest/restored_entries.hpp) of a staged folder, written before the swap so
 // they appear with its content.
-void write_marker(int dir_fd, const Archive& a, const std::string& component, const TrustReport* trust,
+void write_marker(int dir_fd, const Archive& a, const std::string& component, const InstallRun& run,
                   const PathRelocator* relocator) {
   manifest::write_restored_entries(dir_fd, a.manifest, component, to_hex(a.manifest_digest()),
                                    [relocator](std::size_t i) { return relocator && relocator->handles(i); });
@@ -71,7 +72,8 @@ void write_marker(int dir_fd, const Archive& a, const std::string& component, co
   marker.component = component;
   marker.restored_by = std::string("ccpack ") + kVersion;
   marker.restored_at = manifest::utc_now();
-  if (trust) marker.signed_by = trust->verified_by;
+  if (run.trust) marker.signed_by = run.trust->verified_by;
+  marker.origin = run.origin;
   marker.fingerprint = a.manifest.fingerprint;
   std::string text = marker.to_json();
   UniqueFd fd(::openat(dir_fd, std::string(manifest::kMarkerName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
@@ -165,10 +167,11 @@ std::vector<ComponentFacts> read_facts(const manifest::Manifest& m, const std::v
 
 // Phase: extract every component to restore into its staging folder, check it, relocate Triton's group files
 // for the final folder, write its marker.
-void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOptions& options, const TrustReport* trust,
+void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOptions& options, const InstallRun& run,
            InstallReport& report) {
   std::vector<StagingTarget> targets;
   std::vector<std::unique_ptr<PathRelocator>> relocators;
+  interrupt::begin_writing();  // a signal from here on is acted on at a check, after which the catch below cleans up
   for (Slot* s : todo) {
     s->staging = s->parent / manifest::staging_name(s->base, std::to_string(::getpid()));
     if (::mkdir(s->staging.c_str(), 0700) != 0) throw_errno("cannot create staging folder " + quoted_path(s->staging));
@@ -183,7 +186,7 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOption
     if (relocators[i]) report.components[todo[i]->component].relocation = relocators[i]->stats();
   }
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    write_marker(todo[i]->staging_fd.get(), archive, archive.manifest.components[todo[i]->component].name, trust, relocators[i].get());
+    write_marker(todo[i]->staging_fd.get(), archive, archive.manifest.components[todo[i]->component].name, run, relocators[i].get());
   }
   if (options.durable) {
     for (Slot* s : todo) {
@@ -194,19 +197,20 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOption
 
 // Phases: stage the components to restore, then swap them in as one set; on failure nothing has changed.
 void stage_and_swap(const Archive& archive, std::vector<Slot>& slots, const RestorePlan& plan, const InstallOptions& options,
-                    const TrustReport* trust,
+                    const InstallRun& run,
              InstallReport& report) {
   std::vector<Slot*> todo;
   for (Slot& s : slots) {
     if (plan.components[s.component].action == Action::restore) todo.push_back(&s);
   }
   try {
-    stage(archive, todo, options, trust, report);
+    stage(archive, todo, options, run, report);
     std::vector<StagedFolder> staged;
     staged.reserve(todo.size());
     for (Slot* s : todo) {
       staged.push_back({s->staging, s->target, s->parent / manifest::staging_name(s->base, "old." + std::to_string(::getpid()))});
     }
+    interrupt::check();  // the last point where an interrupted restore changes nothing
     swap_all(staged, options.fault);
   } catch (...) {
     for (Slot* s : todo) {
@@ -286,7 +290,7 @@ InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& d
   }
   load_unless_noop(archive, plan);
   if (plan.refused()) return report;  // all or nothing: no component written, no folder purged
-  if (plan.writes()) stage_and_swap(archive, slots, plan, options, run.trust, report);
+  if (plan.writes()) stage_and_swap(archive, slots, plan, options, run, report);
   purge_planned(m, plan, dirs, options, run, report);  // still under the locks: no other restore or purge runs here
   return report;
 }

@@ -46,6 +46,8 @@ struct InstallRun {
   // The locks of the folders, when the caller already holds them (lock_install_folders, taken before the archive
   // was opened): the install then takes none, as a process must not take its own flock twice (folder_lock.hpp).
   const std::vector<UniqueFd>* held = nullptr;
+  // Where the archive came from, for the markers (manifest::Marker::origin); empty: not recorded.
+  std::string origin;
 };
 
 struct ComponentOutcome {

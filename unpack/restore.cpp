@@ -82,7 +82,7 @@ bool policy_refuses(manifest::OnMismatch policy, const manifest::Comparison& fit
 // restore took them before it opened the archive.
 RestoreResult judge_and_install(const RestoreRequest& rq, Archive& a, RestoreResult result, const manifest::Fingerprint& local,
                                 const std::vector<UniqueFd>* held = nullptr) {
-  InstallRun run{{}, std::nullopt, rq.trust, held};
+  InstallRun run{{}, std::nullopt, rq.trust, held, rq.origin};
   if (rq.on_machine) rq.on_machine();
   result.fit = compare_for_restore(a, result.dirs, local, rq.ignored);
   // defence: fingerprint-refusal

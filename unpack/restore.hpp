@@ -49,6 +49,9 @@ struct RestoreRequest {
   // The gate's report for this archive, filled by `gate` before the manifest is read and read when the markers are
   // written (their signed_by); nullptr: no trusted signer recorded.
   const TrustReport* trust = nullptr;
+  // Where the archive came from, as the markers record it for `status`: the archive file's absolute path, or
+  // oci://REFERENCE; empty: not recorded.
+  std::string origin;
 };
 
 struct RestoreResult {

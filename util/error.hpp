@@ -21,8 +21,8 @@ enum class ExitCode : int {
   not_restored = 5,  // `ccpack status`: a cache folder was not restored by ccpack (no marker, or named and missing)
   command_failed = 6,  // `create --settle`: the command failed or ran past --settle-timeout (nothing written)
   over_compiled = 7,   // `status --max-compiled N`: the pod compiled more than N Triton kernels since its restore
-  interrupted_int = 130,   // `create --settle`: SIGINT (128 + 2), passed on to the command (nothing written)
-  interrupted_term = 143,  // `create --settle`: SIGTERM (128 + 15), passed on to the command (nothing written)
+  interrupted_int = 130,   // SIGINT (128 + 2) during `restore` or `create --settle` (nothing changed or written)
+  interrupted_term = 143,  // SIGTERM (128 + 15) during `restore` or `create --settle` (nothing changed or written)
 };
 
 // The exit-code table: `ccpack --help` prints it and a test checks the README's table against that output.
@@ -42,8 +42,10 @@ inline constexpr std::array<ExitCodeInfo, 10> kExitCodes{{
     {ExitCode::command_failed,
      "command failed: the command `create --settle` runs exited non-zero, was killed or ran past --settle-timeout (nothing written)"},
     {ExitCode::over_compiled, "over the gate: `ccpack status --max-compiled N` found more than N Triton kernels compiled since the restore"},
-    {ExitCode::interrupted_int, "interrupted: SIGINT during `create --settle`, passed on to the command (nothing written)"},
-    {ExitCode::interrupted_term, "interrupted: SIGTERM during `create --settle`, passed on to the command (nothing written)"},
+    {ExitCode::interrupted_int,
+     "interrupted: SIGINT during `restore` (nothing changed) or `create --settle` (passed on to the command, nothing written)"},
+    {ExitCode::interrupted_term,
+     "interrupted: SIGTERM during `restore` (nothing changed) or `create --settle` (passed on to the command, nothing written)"},
 }};
 
 class Error : public std::runtime_error {

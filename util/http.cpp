@@ -135,6 +135,7 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
   if (a.fatal) std::rethrow_exception(a.fatal);
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && a.finished)) {
     std::string why = !a.failure.empty() ? a.failure : curl().easy_strerror(rc);
+    a.tls_handshake_failed = rc == CURLE_SSL_CONNECT_ERROR && url.starts_with("https:");
     // Without an overall timeout, a timeout once the answer has begun is the low-speed limit's.
     if (rc == CURLE_OPERATION_TIMEDOUT && a.response.status != 0) {
       why = "slower than " + std::to_string(options_.low_speed_limit) + " bytes/s for " + std::to_string(options_.low_speed_time_s) +
@@ -192,6 +193,7 @@ Response Client::send(const Request& request, const Sink& sink, std::size_t max_
       // A retry resumes with Range after the bytes the sink already has (send_once asks from there).
       if (attempt >= options_.max_attempts) {
         std::string why = std::string(e.what()) + " (after " + std::to_string(attempt) + " attempts)";
+        if (a.tls_handshake_failed && !options_.tls_failure_hint.empty()) why += "; " + options_.tls_failure_hint;
         if (a.delivered > 0) throw Interrupted(why, a.delivered);
         throw Error(why);
       }

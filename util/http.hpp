@@ -50,6 +50,9 @@ struct Options {
   int max_attempts = 5;
   std::chrono::milliseconds backoff_base{200};
   std::chrono::milliseconds backoff_cap{10'000};
+  // Appended to the error when the TLS handshake of an https URL failed (the caller's advice: a plain-HTTP server
+  // answers a TLS hello with bytes that are no TLS record, which libcurl reports only as "SSL connect error").
+  std::string tls_failure_hint;
 };
 
 // A request body read with pread from `fd`, `size` bytes from `offset` (never loaded whole), between two small

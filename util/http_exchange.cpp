@@ -26,6 +26,7 @@ void Client::Attempt::start(const std::string& url, const Sink& with_sink, std::
   body_sent = 0;
   range_checked = false;
   length_checked = false;
+  tls_handshake_failed = false;
   skip = 0;
   want.reset();
   finished = false;

@@ -34,6 +34,7 @@ struct Client::Attempt {
   bool range_checked = false;
   bool length_checked = false;
   bool finished = false;  // every wanted byte arrived; the rest of a 200 answer is not downloaded
+  bool tls_handshake_failed = false;  // the last attempt's TLS handshake failed (Options::tls_failure_hint applies)
   const std::atomic<bool>* cancelled = nullptr;
 
   // Resets the per-exchange state (not `delivered`, which spans the attempts of one request).

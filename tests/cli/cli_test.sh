@@ -50,6 +50,16 @@ expect 2 "--level" -- "$CCPACK" create -o "$A" --level fastest --inductor-dir "$
 expect 2 "--on-mismatch must be refuse, force or purge" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --on-mismatch purged
 CCPACK_ON_MISMATCH=never expect 2 "CCPACK_ON_MISMATCH must be refuse" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y
 expect 2 "--select: 'x' is not a fingerprint field" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --select x=1
+# A typo in a --select value would make every pod cold (the archive judged stale): refused, with the value meant.
+for typo in sm90 SM_90 sm_9O; do
+  expect 2 "^ccpack: error: --select gpu.arch=$typo: not a gpu.arch value \(sm_NN for NVIDIA .*\); did you mean 'sm_90'\?$" -- \
+    "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --select "gpu.arch=$typo"
+  expect 2 "did you mean 'sm_90'" -- "$CCPACK" check --select "gpu.arch=$typo" "$A"
+done
+# The same from the environment an init container sets (a flag would win).
+CCPACK_SELECT="gpu.vendor=nvidia gpu.arch=sm90" expect 2 "did you mean 'sm_90'" -- "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y
+expect 2 "^ccpack: error: --select: 'gpu.arc' is not a fingerprint field; did you mean 'gpu.arch'\?$" -- \
+  "$CCPACK" restore oci://127.0.0.1:1/ccpack/x:y --select gpu.arc=sm_90
 expect 2 "--add expects NAME=DIR" -- "$CCPACK" create -o "$A" --add nodir
 expect 0 "" -- "$CCPACK" --help
 grep -q "Exit codes" "$T/out" && ok || bad "--help does not list exit codes"

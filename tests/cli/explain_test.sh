@@ -108,12 +108,13 @@ expect 0 "" -- "$CCPACK" restore -q "$A" "${S[@]}"
 DIGEST=$("$CCPACK" inspect --json "$A" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["manifest_sha256"])')
 expect 0 "" -- "$CCPACK" status "${S[@]}"
 has "$T/out" "^inductor '$T/s/ind' \(--inductor-dir\)$"
-has "$T/out" "^  restored from archive manifest sha256:$DIGEST, no trusted signer recorded, at 20[0-9-]+T[0-9:]+Z \(ccpack "
+has "$T/out" "^  restored from '$A', archive manifest sha256:$DIGEST, no trusted signer recorded, at 20[0-9-]+T[0-9:]+Z \(ccpack "
 has "$T/out" '^  the archive still fits this machine, with warnings: inductor warn \(paths.inductor\)$'
 [ "$(grep -c '^  nothing compiled here since the restore' "$T/out")" = 2 ] && ok || bad "status after a restore: $(cat "$T/out")"
 expect 0 "" -- "$CCPACK" status --json "${S[@]}"
 json_is "$T/out" "j['ok'] and j['compiled_since_restore']==0 and j['not_restored']==[] and [f['state'] for f in j['folders']]==['restored','restored']"
 json_is "$T/out" "[f['archive']['manifest_sha256'] for f in j['folders']]==['$DIGEST']*2 and j['folders'][0]['fit']['verdict']=='warn'"
+json_is "$T/out" "[f['archive']['origin'] for f in j['folders']]==['$A']*2"
 json_is "$T/out" "j['folders'][1]['archive_files']==$(find "$SAMPLE/triton_cache" -type f | wc -l) and j['folders'][1]['missing']==[] and j['folders'][1]['modified'] is None"
 
 # --- three kernel folders and one FX-graph entry made by hand: exactly those, grouped -------------------------------

@@ -74,13 +74,15 @@ grep 'warning:' "$T/err" | grep -v -- '--allow-unsigned' >"$T/oci-warnings"
 check_same() { if cmp -s "$1" "$2"; then ok; else bad "$3: $(diff "$1" "$2" | head -20)"; fi; }
 check_same "$T/file-warnings" "$T/oci-warnings" "the registry restore warns as the file restore does"
 [ "$(grep -c 'cannot compare' "$T/file-warnings")" -ge 5 ] && ok || bad "file restore: fewer than 5 'cannot compare' warnings: $(cat "$T/file-warnings")"
-# The markers differ only in their restore time (restored_at); every other byte of the folders is the same.
+# The markers differ only in their restore time (restored_at) and where the archive came from (origin: the file,
+# or the reference); every other byte of the folders is the same.
 if diff -r --exclude=.ccpack-marker.json "$T/cache-file" "$T/cache" >"$T/tree.diff"; then ok; else bad "restored folders differ: $(head -5 "$T/tree.diff")"; fi
 for m in "$T"/cache/*/.ccpack-marker.json; do
-  python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); [d.pop("restored_at",None) for d in (a,b)]; sys.exit(a!=b)' \
+  python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); [d.pop(k,None) for d in (a,b) for k in ("restored_at","origin")]; sys.exit(a!=b)' \
     "$m" "$T/cache-file/${m#"$T"/cache/}" && ok || bad "markers differ beyond restored_at: $m"
 done
-diff <(cd "$T/cache-file" && find . -printf '%p %y %m %s\n' | sort) <(cd "$T/cache" && find . -printf '%p %y %m %s\n' | sort) >/dev/null \
+diff <(cd "$T/cache-file" && find . ! -name .ccpack-marker.json -printf '%p %y %m %s\n' | sort) \
+     <(cd "$T/cache" && find . ! -name .ccpack-marker.json -printf '%p %y %m %s\n' | sort) >/dev/null \
   && ok || bad "restored trees differ in names, types, modes or sizes"
 # Again: already there, after the header only.
 expect 0 "inductor: already restored" -- nogpu "$CCPACK" restore --plain-http "oci://$R/model:v1" "${TGT[@]}"
@@ -92,9 +94,9 @@ expect 3 "the archives in $R/model:fleet differ only in gpu.arch, which this mac
 [ ! -e "$T/cache" ] && ok || bad "an undecided restore wrote something"  # refused when chosen, before the folder lock
 expect 3 "differ only in gpu.arch" -- nogpu "$CCPACK" pull --plain-http "$R/model:fleet" -o "$T/p.ccpack"
 [ ! -e "$T/p.ccpack" ] && ok || bad "an undecided pull wrote a file"
-# --select names the target: the sm_90 archive, said on stderr and recorded in --json.
+# --select names the target: the sm_90 archive, said on stderr with -v and recorded in --json.
 expect 0 "--select gpu.arch=sm_90: the target machine's gpu.arch is taken as 'sm_90'; the probe had absent \(nvml:" -- \
-  nogpu "$CCPACK" restore --plain-http --select gpu.arch=sm_90 "oci://$R/model:fleet" "${TGT[@]}"
+  nogpu "$CCPACK" restore -v --plain-http --select gpu.arch=sm_90 "oci://$R/model:fleet" "${TGT[@]}"
 expect 0 "" -- nogpu "$CCPACK" restore --plain-http --json --select gpu.arch=sm_90 "oci://$R/model:fleet" "${TGT[@]}"
 json_is "$T/out" "j['registry']['layer_digest']=='sha256:$(sha "$T/h200.ccpack")' and j['noop']"
 json_is "$T/out" "j['machine']['source']=='probe' and j['machine']['select']==[{'field':'gpu.arch','value':'sm_90','before':None,'before_source':j['machine']['select'][0]['before_source']}]"
@@ -132,6 +134,37 @@ done
 check_same "$T/purge-file" "$T/purge-oci" "--on-mismatch=purge: the registry restore decides as the file restore"
 check_same "$T/purge-file.tree" "$T/purge-oci.tree" "--on-mismatch=purge: the same folders"
 grep -q '\["inductor", "purged", 18\], \["triton", "restored", 89\]\] inductor stale (torch.version)' "$T/purge-oci" && ok || bad "purge from the registry: inductor not stale: $(cat "$T/purge-oci")"
+
+# --- a normal restore is quiet: a GPU-less pod that names its GPU, a signed archive relocated into its volume ---
+# At most two lines and no warning, from a file and from the registry, the first time and on every restart;
+# -v shows what needs no action (each --select, relocation, the GPU fields this machine does not show).
+"$CCPACK" keygen -q --out "$T/ci.key" >/dev/null
+cp "$T/h200.ccpack" "$T/h200-signed.ccpack"
+"$CCPACK" sign -q "$T/h200-signed.ccpack" --sign-key "$T/ci.key" 2>/dev/null
+"$CCPACK" push -q --plain-http "$T/h200-signed.ccpack" "$R/model:signed"
+quiet_restore() {  # quiet_restore WHAT SOURCE: restore SOURCE into fresh folders, then again; each at most 2 lines
+  local what=$1 src=$2 n
+  rm -rf "$T/quiet"
+  for run in first again; do
+    CCPACK_ALLOW_UNSIGNED=0 CCPACK_TRUSTED_KEYS="$T/ci.key.pub" expect 0 "" -- \
+      nogpu "$CCPACK" restore --plain-http --select gpu.arch=sm_90 "$src" --inductor-dir "$T/quiet/ind" --triton-dir "$T/quiet/tri"
+    n=$(cat "$T/out" "$T/err" | wc -l)
+    [ "$n" -le 2 ] && ! grep -q "warning" "$T/err" && ok || bad "$what, $run restore: $n lines: $(cat "$T/out" "$T/err")"
+  done
+  grep -Eqx "ccpack: inductor: already restored '$T/quiet/ind'; triton: already restored '$T/quiet/tri' \(from '$src', [0-9]+\.[0-9] s\)" "$T/err" &&
+    ok || bad "$what: the no-op line: $(cat "$T/err")"
+}
+quiet_restore "file" "$T/h200-signed.ccpack"
+quiet_restore "registry" "oci://$R/model:signed"
+# status names where the folders came from, as the restore recorded it.
+expect 0 "" -- nogpu "$CCPACK" status --json --inductor-dir "$T/quiet/ind" --triton-dir "$T/quiet/tri"
+json_is "$T/out" "[f['archive']['origin'] for f in j['folders']]==['oci://$R/model:signed']*2"
+rm -rf "$T/quiet"
+CCPACK_ALLOW_UNSIGNED=0 CCPACK_TRUSTED_KEYS="$T/ci.key.pub" expect 0 "" -- \
+  nogpu "$CCPACK" restore -v --select gpu.arch=sm_90 "$T/h200-signed.ccpack" --inductor-dir "$T/quiet/ind" --triton-dir "$T/quiet/tri"
+grep -q "warning: --select gpu.arch=sm_90: the target machine's gpu.arch is taken as 'sm_90'" "$T/err" && ok || bad "-v: no --select line"
+grep -q "^ccpack: triton: built in '$SAMPLE/triton_cache', restored into '$T/quiet/tri'" "$T/err" && ok || bad "-v: no relocation line"
+grep -q "^ccpack: fingerprint field gpu.name differs (archive 'NVIDIA H200', here absent .*(no action needed)$" "$T/err" && ok || bad "-v: no line for the unseen gpu.name: $(cat "$T/err")"
 
 # --- bad --select / --fingerprint: usage errors before anything is read -------------------------------------
 expect 2 "--select: 'gpu.foo' is not a fingerprint field" -- "$CCPACK" restore --select gpu.foo=1 "oci://$R/model:v1" "${TGT[@]}"

@@ -90,8 +90,14 @@ R="127.0.0.1:$(cat "$T/proxy.port")"
 expect 2 "" -- "$CCPACK" push "$T/h100.ccpack"
 expect 2 "invalid repository" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "$R/Bad"
 expect 2 "invalid registry host" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "http://$R/x"
-# Plain HTTP only when asked: without --plain-http ccpack speaks TLS to a plain server and fails.
-expect 1 "reading manifest|SSL|TLS|wrong version" -- "$CCPACK" pull "$R/cache:h100" -o "$T/x.ccpack" --fingerprint "$T/h100.json"
+# Plain HTTP only when asked: without --plain-http ccpack speaks TLS to a plain server and fails, and says what
+# to do (docker-registry itself here, as a user meets it; then through the proxy).
+PLAIN_HINT="; if 127\.0\.0\.1:[0-9]+ serves plain HTTP, pass --plain-http \(or set insecure = true in its registries.conf entry\)$"
+expect 1 "SSL connect error \(after [0-9]+ attempts\); if 127\.0\.0\.1:$PORT_plain serves plain HTTP, pass --plain-http \(or set insecure = true in its registries.conf entry\)$" -- \
+  "$CCPACK" pull "127.0.0.1:$PORT_plain/cache:h100" -o "$T/x.ccpack" --fingerprint "$T/h100.json"
+expect 1 "$PLAIN_HINT" -- "$CCPACK" push "$T/h100.ccpack" "127.0.0.1:$PORT_plain/cache:h100"
+expect 1 "$PLAIN_HINT" -- "$CCPACK" restore "oci://127.0.0.1:$PORT_plain/cache:h100" --inductor-dir "$T/x/ind"
+expect 1 "$PLAIN_HINT" -- "$CCPACK" pull "$R/cache:h100" -o "$T/x.ccpack" --fingerprint "$T/h100.json"
 
 expect 0 "layer .* uploaded" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "oci://$R/cache:h100"
 expect 0 "already present" -- "$CCPACK" push --plain-http "$T/h100.ccpack" "$R/cache:h100"
@@ -101,6 +107,9 @@ MDIGEST=$(json_field "$T/out" manifest_digest)
 check "push --json layer digest" [ "$(json_field "$T/out" layer_digest)" = "sha256:$(sha "$T/h100.ccpack")" ]
 expect 0 "pulled .* digest OK" -- "$CCPACK" pull --plain-http "$R/cache:h100" -o "$T/pulled.ccpack" --fingerprint "$T/h100.json"
 check "push then pull is byte-identical" cmp -s "$T/h100.ccpack" "$T/pulled.ccpack"
+# --plain-http from the environment an init container sets.
+CCPACK_PLAIN_HTTP=1 expect 0 "pulled .* digest OK" -- "$CCPACK" pull "$R/cache:h100" -o "$T/pulled-env.ccpack" --fingerprint "$T/h100.json"
+CCPACK_PLAIN_HTTP=true expect 2 "CCPACK_PLAIN_HTTP must be 1 or 0" -- "$CCPACK" pull "$R/cache:h100" -o "$T/pulled-env.ccpack" --fingerprint "$T/h100.json"
 # By digest, and with the fingerprint from the environment.
 CCPACK_FINGERPRINT_FILE="$T/h100.json" expect 0 "" -- "$CCPACK" pull --plain-http "$R/cache@$MDIGEST" -o "$T/pulled2.ccpack"
 check "pull by digest is byte-identical" cmp -s "$T/h100.ccpack" "$T/pulled2.ccpack"

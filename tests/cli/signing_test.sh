@@ -155,6 +155,17 @@ CCPACK_ALLOW_UNSIGNED=yes expect 2 "CCPACK_ALLOW_UNSIGNED must be 1" -- "$CCPACK
 # ... but never for damage: the opt-out is about signatures, not integrity.
 expect 4 "frame 0" -- "$CCPACK" verify "$T/p.ccpack" --allow-unsigned
 
+# --- push: an unsigned archive never reaches the registry (every pod would refuse it) -------------------------
+# Port 9 has no registry: the refusal comes before any connection, and a signed archive gets past it to that.
+expect 4 "^ccpack: error: '$T/u.ccpack' is unsigned and every pod would refuse it; sign it first \(\`ccpack sign '$T/u.ccpack' --sign-key KEY\`, or \`ccpack create --sign-key KEY\`\), or pass --allow-unsigned to push it anyway$" -- \
+  "$CCPACK" push "$T/u.ccpack" 127.0.0.1:9/ccpack/cache:v1 --plain-http
+check '[ "$(wc -l <"$T/err")" -eq 1 ]' "push of an unsigned archive: more than one line: $(cat "$T/err")"
+expect 1 "127.0.0.1:9" -- "$CCPACK" push "$A" 127.0.0.1:9/ccpack/cache:v1 --plain-http
+check '! grep -q unsigned "$T/err"' "push of a signed archive spoke of signatures: $(cat "$T/err")"
+expect 1 "warning: --allow-unsigned: pushing '$T/u.ccpack' with no signature" -- \
+  "$CCPACK" push -q "$T/u.ccpack" 127.0.0.1:9/ccpack/cache:v1 --plain-http --allow-unsigned
+CCPACK_ALLOW_UNSIGNED=1 expect 1 "warning: --allow-unsigned: pushing" -- "$CCPACK" push -q "$T/u.ccpack" 127.0.0.1:9/ccpack/cache:v1 --plain-http
+
 # --- where trusted keys come from ---------------------------------------------------------------------------
 mkdir -p "$HOME/.config/ccpack/trusted.d" && cp ci.key.pub "$HOME/.config/ccpack/trusted.d/ci.pub"
 echo "not a key, and not *.pub" >"$HOME/.config/ccpack/trusted.d/README"
@@ -179,6 +190,11 @@ expect 0 "triton: restored" -- "$CCPACK" restore "$T/two.ccpack" --trust other.k
 expect 0 "" -- "$CCPACK" inspect "$T/two.ccpack" --trust other.key.pub
 check 'grep -Eq "^  $CI_ID .* untrusted key " "$T/out" && grep -Eq "^  $OTHER_ID .* verified +note: QA approved$" "$T/out"' \
   "inspect of two signers: $(cat "$T/out")"
+# The card names each signer with its time and note, as recorded.
+expect 0 "" -- "$CCPACK" inspect --card "$T/two.ccpack"
+check 'grep -Eqx -- "- signed: by key $CI_ID \(ed25519\) at 20[0-9-]+T[0-9:]+Z, note: pipeline 42, commit 1a2b3c" "$T/out" &&
+       grep -Eqx -- "- signed: by key $OTHER_ID \(ed25519\) at 20[0-9-]+T[0-9:]+Z, note: QA approved" "$T/out"' \
+  "card of two signers: $(head -12 "$T/out")"
 # The payload is copied, not repacked: everything after the header is the same bytes.
 check 'cmp -s <($SURGERY payload "$A") <($SURGERY payload "$T/two.ccpack")' "sign changed the payload"
 # Signing again with the same key replaces its signature.

@@ -44,7 +44,7 @@ TEST_CASE("marker: exact bytes, keys in their order, fingerprint keys sorted, si
   CHECK(m.to_json() ==
         R"({"marker":1,"archive_manifest_sha256":")" + kDigest +
             R"(","component":"inductor","restored_by":"ccpack 0.1.0","restored_at":"2026-12-01T09:30:00Z","signed_by":null,)"
-            R"("fingerprint":{"fields":{"gpu.arch":{"source":"nvml","value":"sm_90"},)"
+            R"("origin":null,"fingerprint":{"fields":{"gpu.arch":{"source":"nvml","value":"sm_90"},)"
             R"J("triton.version":{"source":"python:dist-info (triton)","value":"3.6.0"}},"schema":1,"triton_targets":[]}})J"
             "\n");
   m.signed_by = "21fe31dfa154a261";
@@ -60,6 +60,20 @@ TEST_CASE("marker: exact bytes, keys in their order, fingerprint keys sorted, si
   CHECK(back->fingerprint == m.fingerprint);
   CHECK(back->fingerprint_error.empty());
   CHECK(back->to_json() == m.to_json());
+  CHECK(back->origin.empty());
+}
+
+TEST_CASE("marker: the archive's origin is recorded, read back, and bounded", "[marker]") {
+  Marker m = sample();
+  m.origin = "oci://registry.example:5000/ml/cache:v42";
+  CHECK_THAT(m.to_json(), Catch::Contains(R"("signed_by":null,"origin":"oci://registry.example:5000/ml/cache:v42","fingerprint")"));
+  auto back = Marker::parse(m.to_json());
+  REQUIRE(back);
+  CHECK(back->origin == "oci://registry.example:5000/ml/cache:v42");
+  auto long_one = Marker::parse(marker_with(R"(, "origin": ")" + std::string(10000, 'a') + R"(", "fingerprint": {})"));
+  REQUIRE(long_one);
+  CHECK(long_one->origin == std::string(manifest::kMaxMarkerOrigin, 'a'));
+  CHECK_FALSE(Marker::parse(marker_with(R"(, "origin": 7, "fingerprint": {})")));
 }
 
 TEST_CASE("marker: older markers (no version key, no restored_at, no signed_by) still read", "[marker]") {
@@ -70,6 +84,7 @@ TEST_CASE("marker: older markers (no version key, no restored_at, no signed_by) 
   CHECK(old->restored_by == "ccpack 0.0.9");
   CHECK(old->restored_at.empty());
   CHECK(old->signed_by.empty());
+  CHECK(old->origin.empty());
   CHECK_FALSE(old->fingerprint.recorded());
   auto bare = Marker::parse(marker_with(R"(, "signed_by": null, "fingerprint": {})"));
   REQUIRE(bare);

@@ -47,6 +47,7 @@ TEST_CASE("card: the head, each field's value, absent and unrecorded fields, set
   std::string card = card_of(m);
   CHECK(card.starts_with("# Model card: model.ccpack\n\nBuilt by `ccpack inspect --card` from the archive's manifest and recorded "
                          "fingerprint only.\n\n- manifest: sha256:" + std::string(64, 'e') + "\n- created by: ccpack 0.1.0\n"
+                         "- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n"
                          "- settled: not settled (not tried: made without `create --settle`)\n\n## Hardware\n\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.arch: sm_90\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.name: NVIDIA H200\n"));
@@ -65,6 +66,26 @@ TEST_CASE("card: the head, each field's value, absent and unrecorded fields, set
   CHECK(card.find("- triton.version:") < cs);
   CHECK(card.find("- env.inductor:") > cs);
   CHECK(card_of(m) == card);  // deterministic
+}
+
+TEST_CASE("card: each signer with its signing time and note, as recorded, hostile notes inert", "[card]") {
+  manifest::Manifest m = sample();
+  std::vector<manifest::Signature> sigs(2);
+  sigs[0].key_id = "0c3f51e2a9d84b17";
+  sigs[0].signed_at = "2026-12-01T09:30:00Z";
+  sigs[0].note = "pipeline 42, commit 1a2b3c";
+  sigs[1].key_id = "7877f96ce95b4fe7";
+  sigs[1].signed_at = "2026-12-02T10:00:00Z";
+  sigs[1].note = "QA\n# approved *";
+  std::string card = tools::model_card({"model.ccpack", std::string(64, 'e'), 3'600'000, &m, &sigs});
+  CHECK_THAT(card, Catch::Contains("\n- created by: ccpack 0.1.0\n"
+                                   "- signed: by key 0c3f51e2a9d84b17 (ed25519) at 2026-12-01T09:30:00Z, note: pipeline 42, commit 1a2b3c\n"
+                                   "- signed: by key 7877f96ce95b4fe7 (ed25519) at 2026-12-02T10:00:00Z, note: QA\\n# approved \\*\n"
+                                   "- signatures: as recorded; `ccpack verify` checks them against the trusted keys\n- settled: "));
+  sigs.resize(1);
+  sigs[0].note.clear();
+  CHECK_THAT(tools::model_card({"model.ccpack", std::string(64, 'e'), 3'600'000, &m, &sigs}),
+             Catch::Contains("- signed: by key 0c3f51e2a9d84b17 (ed25519) at 2026-12-01T09:30:00Z, no note\n"));
 }
 
 TEST_CASE("card: statistics from the manifest: components, totals, binaries, libraries and kernel targets", "[card]") {
@@ -127,7 +148,8 @@ TEST_CASE("card: an archive made before fingerprints says nothing describes a ma
   m.fingerprint = manifest::Fingerprint{};
   std::string card = card_of(m);
   CHECK_THAT(card, Catch::Contains("\n- created by: ccpack 0.1.0\n- fingerprint: not recorded (made before fingerprints): nothing "
-                                   "below describes a machine\n- settled: not settled (not tried: made without `create --settle`)\n\n"
+                                   "below describes a machine\n- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n"
+                                   "- settled: not settled (not tried: made without `create --settle`)\n\n"
                                    "## Hardware\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.arch: not recorded\n"));
 }

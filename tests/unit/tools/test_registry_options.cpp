@@ -49,6 +49,23 @@ TEST_CASE("registry options: the flags a pull has, --registries-conf only where 
   CHECK_FALSE(p.plain_http);
 }
 
+TEST_CASE("session options: --plain-http and --ca-file from the environment, the flags winning", "[fleet]") {
+  test::ScopedEnv plain("CCPACK_PLAIN_HTTP", "1");
+  test::ScopedEnv ca("CCPACK_CA_FILE", "/env-ca.pem");
+  registry::SessionOptions from_env = tools::session_options({}, true, ref());
+  CHECK(from_env.http.plain_http);
+  CHECK(from_env.http.ca_file == "/env-ca.pem");
+  tools::RegistryOptions flags;
+  flags.ca_file = "/flag-ca.pem";
+  CHECK(tools::session_options(flags, true, ref()).http.ca_file == "/flag-ca.pem");
+  test::ScopedEnv off("CCPACK_PLAIN_HTTP", "0");
+  CHECK_FALSE(tools::session_options({}, true, ref()).http.plain_http);
+  flags.plain_http = true;
+  CHECK(tools::session_options(flags, true, ref()).http.plain_http);
+  test::ScopedEnv bad("CCPACK_PLAIN_HTTP", "yes");
+  CHECK(usage_error([] { (void)tools::session_options({}, true, ref()); }) == "$CCPACK_PLAIN_HTTP must be 1 or 0, got 'yes'");
+}
+
 TEST_CASE("session options: the options carried over, the low-speed limits from the environment", "[fleet]") {
   test::ScopedEnv time("CCPACK_LOW_SPEED_TIME", "7");
   test::ScopedEnv limit("CCPACK_LOW_SPEED_LIMIT", "2048");

@@ -147,7 +147,7 @@ TEST_CASE("the marker round-trips through its struct, and reads markers of the p
   m.fingerprint.triton_targets.push_back({"cuda", "90", 32, "3.6.0", 2});
   // The fingerprint's keys sorted, as markers have always been written.
   CHECK(m.to_json() == "{\"marker\":1,\"archive_manifest_sha256\":\"" + std::string(64, 'c') +
-                           "\",\"component\":\"triton\",\"restored_by\":\"ccpack 0.1.0\",\"restored_at\":\"\",\"signed_by\":null,"
+                           "\",\"component\":\"triton\",\"restored_by\":\"ccpack 0.1.0\",\"restored_at\":\"\",\"signed_by\":null,\"origin\":null,"
                            "\"fingerprint\":{\"fields\":{\"gpu.arch\":{\"source\":\"nvml\",\"value\":\"sm_90\"}},\"schema\":1,"
                            "\"triton_targets\":[{\"arch\":\"90\",\"backend\":\"cuda\",\"kernels\":2,\"triton_version\":\"3.6.0\","
                            "\"warp_size\":32}]}}\n");

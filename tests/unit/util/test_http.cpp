@@ -1,8 +1,14 @@
 // util/http.cpp's Client against scripted loopback servers: Authorization kept to its origin across a redirect,
 // a redirect to another scheme refused (libcurl before 7.85 ignores CURLOPT_PROTOCOLS_STR), a transient status
 // retried, and a cut transfer resumed with Range from the last byte delivered (or given back as Interrupted).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <string>
+#include <thread>
 
 #include "unit/loopback_http.hpp"
 #include "util/error.hpp"
@@ -100,4 +106,71 @@ TEST_CASE("a cut transfer resumes with Range from the last byte delivered, or is
   REQUIRE(q.size() == 3);
   CHECK(q[0].find("Range:") == std::string::npos);
   CHECK(has_header(q[1], "Range: bytes=4-"));
+}
+
+namespace {
+
+// A plain-HTTP server as it meets a TLS client: it reads whatever arrives first (the TLS hello), answers 400 as
+// docker-registry does, and closes. One connection.
+class PlainAnswerer {
+ public:
+  PlainAnswerer() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+    REQUIRE(::listen(listener_, 1) == 0);
+    REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      int c = ::accept(listener_, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[4096];
+      (void)::recv(c, buf, sizeof buf, 0);
+      const std::string answer = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      (void)::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+      ::close(c);
+    });
+  }
+  ~PlainAnswerer() {
+    ::shutdown(listener_, SHUT_RDWR);
+    thread_.join();
+    ::close(listener_);
+  }
+  PlainAnswerer(const PlainAnswerer&) = delete;
+  PlainAnswerer& operator=(const PlainAnswerer&) = delete;
+  [[nodiscard]] int port() const { return port_; }
+
+ private:
+  int listener_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+std::string failure_of(http::Client& client, const std::string& url) {
+  http::Request r;
+  r.url = url;
+  try {
+    (void)client.send(r);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("a TLS handshake with a plain-HTTP server fails with the caller's hint, other failures without it") {
+  http::Options o = plain(1);
+  o.plain_http = false;
+  o.tls_failure_hint = "if 127.0.0.1 serves plain HTTP, pass --plain-http";
+  http::Client client(o);
+  PlainAnswerer server;
+  std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + "/v2/";
+  CHECK_THAT(failure_of(client, url), Catch::StartsWith("GET " + url + ": ") &&
+                                          Catch::EndsWith(" (after 1 attempts); if 127.0.0.1 serves plain HTTP, pass --plain-http"));
+  // A refused connection is no TLS failure: no hint.
+  CHECK_THAT(failure_of(client, "https://127.0.0.1:1/v2/"), !Catch::Contains("plain HTTP") && Catch::EndsWith("(after 1 attempts)"));
 }
