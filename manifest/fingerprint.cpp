@@ -24,7 +24,7 @@ constexpr std::size_t kMaxSourceLength = 512;
 constexpr std::size_t kMaxTargets = 64;
 constexpr std::size_t kMaxTargetText = 64;
 
-[[noreturn]] void bad(const std::string& field, const std::string& why) {
+[[noreturn]] void bad_field(const std::string& field, const std::string& why) {
   throw IntegrityError("fingerprint field '" + escaped(field, 80) + "' " + why);
 }
 
@@ -39,11 +39,11 @@ bool valid_name(std::string_view name) {
 
 // Parses with bounded depth and refuses a key repeated in one object (nlohmann keeps the last one silently).
 json parse_bounded(std::string_view text) {
-  if (text.size() > kMaxBytes) bad("(root)", "is larger than " + std::to_string(kMaxBytes) + " bytes");
+  if (text.size() > kMaxBytes) bad_field("(root)", "is larger than " + std::to_string(kMaxBytes) + " bytes");
   std::vector<std::set<std::string>> keys;
   std::vector<std::string> path;
   auto cb = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth > kMaxDepth) bad(path.empty() ? "(root)" : path.back(), "is nested deeper than " + std::to_string(kMaxDepth));
+    if (depth > kMaxDepth) bad_field(path.empty() ? "(root)" : path.back(), "is nested deeper than " + std::to_string(kMaxDepth));
     switch (event) {
       case json::parse_event_t::object_start:
         keys.emplace_back();
@@ -53,7 +53,7 @@ json parse_bounded(std::string_view text) {
         break;
       case json::parse_event_t::key: {
         std::string key = parsed.get<std::string>();
-        if (!keys.empty() && !keys.back().insert(key).second) bad(key, "appears twice in one object");
+        if (!keys.empty() && !keys.back().insert(key).second) bad_field(key, "appears twice in one object");
         path.assign(1, key);
         break;
       }
@@ -69,16 +69,16 @@ json parse_bounded(std::string_view text) {
   }
 }
 
-const json& need(const json& obj, const char* key, const std::string& where) {
+const json& need_member(const json& obj, const char* key, const std::string& where) {
   auto it = obj.find(key);
-  if (it == obj.end()) bad(where + key, "is missing");
+  if (it == obj.end()) bad_field(where + key, "is missing");
   return *it;
 }
 
 std::string bounded_string(const json& v, const std::string& where, std::size_t max) {
-  if (!v.is_string()) bad(where, "is not a string");
+  if (!v.is_string()) bad_field(where, "is not a string");
   std::string s = v.get<std::string>();
-  if (s.size() > max) bad(where, "is longer than " + std::to_string(max) + " bytes");
+  if (s.size() > max) bad_field(where, "is longer than " + std::to_string(max) + " bytes");
   return s;
 }
 
@@ -86,43 +86,43 @@ void only_keys(const json& obj, std::initializer_list<std::string_view> allowed,
   for (const auto& [key, unused] : obj.items()) {
     bool known = false;
     for (std::string_view a : allowed) known = known || key == a;
-    if (!known) bad(where + key, "is not a fingerprint key this ccpack knows");
+    if (!known) bad_field(where + key, "is not a fingerprint key this ccpack knows");
   }
 }
 
 void parse_fields(const json& fields, Fingerprint& fp) {
-  if (!fields.is_object()) bad("fields", "is not an object");
-  if (fields.size() > kMaxFields) bad("fields", "has more than " + std::to_string(kMaxFields) + " fields");
+  if (!fields.is_object()) bad_field("fields", "is not an object");
+  if (fields.size() > kMaxFields) bad_field("fields", "has more than " + std::to_string(kMaxFields) + " fields");
   for (const auto& [name, entry] : fields.items()) {
     std::string where = "fields." + name;
-    if (!valid_name(name)) bad(where, "is not a field name (1-64 of a-z 0-9 _ .)");
-    if (!entry.is_object()) bad(where, "is not an object");
+    if (!valid_name(name)) bad_field(where, "is not a field name (1-64 of a-z 0-9 _ .)");
+    if (!entry.is_object()) bad_field(where, "is not an object");
     only_keys(entry, {"value", "source"}, where + ".");
     FieldValue v;
-    const json& value = need(entry, "value", where + ".");
+    const json& value = need_member(entry, "value", where + ".");
     if (!value.is_null()) v.value = bounded_string(value, where + ".value", kMaxValueLength);
-    v.source = bounded_string(need(entry, "source", where + "."), where + ".source", kMaxSourceLength);
+    v.source = bounded_string(need_member(entry, "source", where + "."), where + ".source", kMaxSourceLength);
     fp.fields.emplace(name, std::move(v));
   }
 }
 
 void parse_targets(const json& targets, Fingerprint& fp) {
-  if (!targets.is_array()) bad("triton_targets", "is not an array");
-  if (targets.size() > kMaxTargets) bad("triton_targets", "has more than " + std::to_string(kMaxTargets) + " targets");
+  if (!targets.is_array()) bad_field("triton_targets", "is not an array");
+  if (targets.size() > kMaxTargets) bad_field("triton_targets", "has more than " + std::to_string(kMaxTargets) + " targets");
   for (std::size_t i = 0; i < targets.size(); ++i) {
     std::string where = "triton_targets[" + std::to_string(i) + "].";
     const json& t = targets[i];
-    if (!t.is_object()) bad(where, "is not an object");
+    if (!t.is_object()) bad_field(where, "is not an object");
     only_keys(t, {"backend", "arch", "warp_size", "triton_version", "kernels"}, where);
     TritonTarget target;
-    target.backend = bounded_string(need(t, "backend", where), where + "backend", kMaxTargetText);
-    target.arch = bounded_string(need(t, "arch", where), where + "arch", kMaxTargetText);
-    target.triton_version = bounded_string(need(t, "triton_version", where), where + "triton_version", kMaxTargetText);
-    const json& warp = need(t, "warp_size", where);
-    if (!warp.is_number_unsigned() || warp.get<std::uint64_t>() > 1024) bad(where + "warp_size", "is not an integer 0-1024");
+    target.backend = bounded_string(need_member(t, "backend", where), where + "backend", kMaxTargetText);
+    target.arch = bounded_string(need_member(t, "arch", where), where + "arch", kMaxTargetText);
+    target.triton_version = bounded_string(need_member(t, "triton_version", where), where + "triton_version", kMaxTargetText);
+    const json& warp = need_member(t, "warp_size", where);
+    if (!warp.is_number_unsigned() || warp.get<std::uint64_t>() > 1024) bad_field(where + "warp_size", "is not an integer 0-1024");
     target.warp_size = warp.get<int>();
-    const json& kernels = need(t, "kernels", where);
-    if (!kernels.is_number_unsigned()) bad(where + "kernels", "is not a non-negative integer");
+    const json& kernels = need_member(t, "kernels", where);
+    if (!kernels.is_number_unsigned()) bad_field(where + "kernels", "is not a non-negative integer");
     target.kernels = kernels.get<std::uint64_t>();
     fp.triton_targets.push_back(std::move(target));
   }
@@ -179,17 +179,17 @@ nlohmann::ordered_json Fingerprint::to_tree() const {
 
 Fingerprint Fingerprint::from_json(std::string_view text) {
   json root = parse_bounded(text);
-  if (!root.is_object()) bad("(root)", "is not an object");
+  if (!root.is_object()) bad_field("(root)", "is not an object");
   Fingerprint fp;
   if (root.empty()) return fp;  // archives made before fingerprints
   only_keys(root, {"schema", "fields", "triton_targets"}, "");
-  const json& schema = need(root, "schema", "");
-  if (!schema.is_number_integer()) bad("schema", "is not an integer");
+  const json& schema = need_member(root, "schema", "");
+  if (!schema.is_number_integer()) bad_field("schema", "is not an integer");
   if (schema.get<std::int64_t>() != kFingerprintSchema) {
-    bad("schema", "is " + std::to_string(schema.get<std::int64_t>()) + ", this ccpack reads schema " +
+    bad_field("schema", "is " + std::to_string(schema.get<std::int64_t>()) + ", this ccpack reads schema " +
                       std::to_string(kFingerprintSchema));
   }
-  parse_fields(need(root, "fields", ""), fp);
+  parse_fields(need_member(root, "fields", ""), fp);
   if (root.contains("triton_targets")) parse_targets(root["triton_targets"], fp);
   return fp;
 }

@@ -17,7 +17,7 @@ namespace {
 constexpr std::size_t kFlushBytes = 1 << 20;
 // The most a list may hold on disk: far above a real one (~130 MB at a million files).
 constexpr std::uint64_t kMaxListBytes = 1ULL << 30;
-constexpr std::string_view kMagic = "ccpack-entries ";
+constexpr std::string_view kEntriesMagic = "ccpack-entries ";
 
 void append_escaped(std::string& out, std::string_view path) {
   for (char c : path) {
@@ -90,8 +90,8 @@ bool parse_entry(std::string_view line, const Limits& limits, RestoredEntries& l
 std::optional<RestoredEntries> parse(std::string_view text, std::string_view manifest_sha256, const Limits& limits) {
   std::size_t eol = text.find('\n');
   std::string_view header = text.substr(0, eol);
-  if (eol == std::string_view::npos || !header.starts_with(kMagic)) return std::nullopt;
-  header.remove_prefix(kMagic.size());
+  if (eol == std::string_view::npos || !header.starts_with(kEntriesMagic)) return std::nullopt;
+  header.remove_prefix(kEntriesMagic.size());
   if (word(header) != std::to_string(kEntriesVersion) || word(header) != manifest_sha256) return std::nullopt;
   std::optional<std::uint64_t> count = number(header);
   if (!count || *count > limits.max_entries) return std::nullopt;
@@ -133,7 +133,7 @@ void write_restored_entries(int dir_fd, const Manifest& m, std::string_view comp
   const std::string what = "the restored entry list " + std::string(kEntriesName);
   UniqueFd fd(::openat(dir_fd, std::string(kEntriesName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) throw_errno("cannot write " + what);
-  std::string out = std::string(kMagic) + std::to_string(kEntriesVersion) + " " + std::string(manifest_sha256) + " " +
+  std::string out = std::string(kEntriesMagic) + std::to_string(kEntriesVersion) + " " + std::string(manifest_sha256) + " " +
                     std::to_string(count) + "\n";
   std::string path;
   for (std::size_t i = 0; i < entries.size(); ++i) {

@@ -25,7 +25,7 @@ using ojson = nlohmann::ordered_json;
 constexpr std::size_t kKeyIdDigits = 16;
 constexpr std::size_t kSignatureBase64 = 88;
 
-[[noreturn]] void bad(const std::string& field, const std::string& why) {
+[[noreturn]] void bad_block(const std::string& field, const std::string& why) {
   throw IntegrityError("signature block: " + (field.empty() ? std::string() : field + " ") + why);
 }
 
@@ -65,36 +65,36 @@ std::optional<SignatureBytes> from_base64(std::string_view text) {
 
 const std::string& string_field(const ojson& obj, const char* key, const std::string& where) {
   const ojson& v = obj.at(key);
-  if (!v.is_string()) bad(where + "." + key, "is not a string");
+  if (!v.is_string()) bad_block(where + "." + key, "is not a string");
   return v.get_ref<const std::string&>();
 }
 
 Signature parse_one(const ojson& obj, const std::string& where) {
-  if (!obj.is_object()) bad(where, "is not an object");
+  if (!obj.is_object()) bad_block(where, "is not an object");
   static constexpr const char* kRequired[] = {"key_id", "algorithm", "signed_at", "signature"};
   for (const char* key : kRequired) {
-    if (!obj.contains(key)) bad(where + "." + key, "is missing");
+    if (!obj.contains(key)) bad_block(where + "." + key, "is missing");
   }
   for (const auto& item : obj.items()) {
     const std::string& k = item.key();
     if (k != "key_id" && k != "algorithm" && k != "signed_at" && k != "note" && k != "signature")
-      bad(where, "has a field '" + escaped(k) + "' that version 1 does not define");
+      bad_block(where, "has a field '" + escaped(k) + "' that version 1 does not define");
   }
   Signature s;
   s.key_id = string_field(obj, "key_id", where);
   if (s.key_id.size() != kKeyIdDigits || !is_lower_hex(s.key_id))
-    bad(where + ".key_id", "is not 16 lowercase hex digits");
+    bad_block(where + ".key_id", "is not 16 lowercase hex digits");
   s.algorithm = string_field(obj, "algorithm", where);
-  if (s.algorithm != kAlgorithmEd25519) bad(where + ".algorithm", "is '" + escaped(s.algorithm) + "', not ed25519");
+  if (s.algorithm != kAlgorithmEd25519) bad_block(where + ".algorithm", "is '" + escaped(s.algorithm) + "', not ed25519");
   s.signed_at = string_field(obj, "signed_at", where);
-  if (!is_utc_time(s.signed_at)) bad(where + ".signed_at", "is not a UTC time YYYY-MM-DDTHH:MM:SSZ");
+  if (!is_utc_time(s.signed_at)) bad_block(where + ".signed_at", "is not a UTC time YYYY-MM-DDTHH:MM:SSZ");
   if (obj.contains("note")) {
     s.note = string_field(obj, "note", where);
-    if (s.note.empty()) bad(where + ".note", "is empty (leave it out instead)");
-    if (auto why = note_problem(s.note)) bad(where + ".note", *why);
+    if (s.note.empty()) bad_block(where + ".note", "is empty (leave it out instead)");
+    if (auto why = note_problem(s.note)) bad_block(where + ".note", *why);
   }
   auto sig = from_base64(string_field(obj, "signature", where));
-  if (!sig) bad(where + ".signature", "is not the base64 of 64 bytes");
+  if (!sig) bad_block(where + ".signature", "is not the base64 of 64 bytes");
   s.signature = *sig;
   return s;
 }
@@ -105,14 +105,14 @@ ojson parse_tree(std::string_view block) {
   std::vector<std::string> keys_seen;  // of the signature object being read
   auto gate = [&](int depth, ojson::parse_event_t event, ojson& parsed) {
     if (event == ojson::parse_event_t::object_start || event == ojson::parse_event_t::array_start) {
-      if (depth >= 2) bad("signatures[" + std::to_string(count - 1) + "]", "holds a nested array or object");
+      if (depth >= 2) bad_block("signatures[" + std::to_string(count - 1) + "]", "holds a nested array or object");
       if (depth == 1 && ++count > kMaxSignatures)
-        bad("", "holds more than " + std::to_string(kMaxSignatures) + " signatures");
+        bad_block("", "holds more than " + std::to_string(kMaxSignatures) + " signatures");
       keys_seen.clear();
     } else if (event == ojson::parse_event_t::key) {
       const std::string& key = parsed.get_ref<const std::string&>();
       for (const std::string& k : keys_seen) {
-        if (k == key) bad("signatures[" + std::to_string(count - 1) + "]." + escaped(key), "appears twice");
+        if (k == key) bad_block("signatures[" + std::to_string(count - 1) + "]." + escaped(key), "appears twice");
       }
       keys_seen.push_back(key);
     }
@@ -121,9 +121,9 @@ ojson parse_tree(std::string_view block) {
   try {
     return ojson::parse(block, gate);
   } catch (const ojson::parse_error& e) {
-    bad("", "is not valid JSON (byte " + std::to_string(e.byte) + ")");
+    bad_block("", "is not valid JSON (byte " + std::to_string(e.byte) + ")");
   } catch (const ojson::exception&) {  // a number out of range, for one
-    bad("", "is not valid JSON");
+    bad_block("", "is not valid JSON");
   }
 }
 
@@ -131,19 +131,19 @@ ojson parse_tree(std::string_view block) {
 
 std::vector<Signature> parse_signature_block(std::string_view block) {
   if (block.size() > kMaxSignatureBlockBytes) {
-    bad("", "is " + std::to_string(block.size()) + " bytes, more than " + std::to_string(kMaxSignatureBlockBytes));
+    bad_block("", "is " + std::to_string(block.size()) + " bytes, more than " + std::to_string(kMaxSignatureBlockBytes));
   }
   ojson root = parse_tree(block);
-  if (!root.is_array()) bad("", "is not a JSON array");
+  if (!root.is_array()) bad_block("", "is not a JSON array");
   std::vector<Signature> out;
   for (std::size_t i = 0; i < root.size(); ++i) {
     std::string where = "signatures[" + std::to_string(i) + "]";
     out.push_back(parse_one(root[i], where));
     for (std::size_t j = 0; j < i; ++j) {
-      if (out[j].key_id == out[i].key_id) bad(where + ".key_id", "repeats signatures[" + std::to_string(j) + "]");
+      if (out[j].key_id == out[i].key_id) bad_block(where + ".key_id", "repeats signatures[" + std::to_string(j) + "]");
     }
   }
-  if (encode_signature_block(out) != block) bad("", "is not in canonical form (compact JSON, fields in order)");
+  if (encode_signature_block(out) != block) bad_block("", "is not in canonical form (compact JSON, fields in order)");
   return out;
 }
 

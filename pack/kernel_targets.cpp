@@ -160,7 +160,9 @@ std::vector<TritonTarget> read_triton_targets(const std::vector<manifest::CacheD
     if (manifest::folders_inside(d.kind, "") == TritonLevel::kernels) find_kernel_jsons(d.dir, files);
     if (manifest::folders_inside(d.kind, devices_at) != TritonLevel::devices) continue;
     for (const auto& [device, is_dir] : list(d.dir / devices_at)) {
-      if (is_dir && manifest::folders_inside(d.kind, devices_at + "/" + device) == TritonLevel::kernels) {
+      std::string device_folder = devices_at;
+      device_folder.append("/").append(device);
+      if (is_dir && manifest::folders_inside(d.kind, device_folder) == TritonLevel::kernels) {
         find_kernel_jsons(d.dir / devices_at / device, files);
       }
     }

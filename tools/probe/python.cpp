@@ -25,9 +25,9 @@
 #include "util/escape.hpp"
 
 namespace ccpack::tools::probe {
+using json = nlohmann::json;
 namespace {
 
-using json = nlohmann::json;
 
 constexpr const char* kScript = R"PY(import sys, _imp
 X = _imp.extension_suffixes()
