@@ -37,7 +37,7 @@ bool reads_back(std::string_view unit, std::uint64_t strings) {
 
 }  // namespace
 
-PickleStream::PickleStream(std::vector<std::string> roots, std::string to, IsFile is_file, Write write)
+PickleStream::PickleStream(const std::vector<std::string>& roots, std::string to, IsFile is_file, Write write)
     : to_(std::move(to)), is_file_(std::move(is_file)), write_(std::move(write)) {
   for (const std::string& root : roots) {
     if (root != to_) roots_.insert(root);

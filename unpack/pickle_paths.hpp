@@ -53,7 +53,7 @@ class PickleStream {
   using IsFile = std::function<bool(std::string_view)>;         // whether a path relative to the root is a file
   // `roots`: build folders known from the start (the folder the component was packed from); `to`: the folder
   // the component is restored into (no trailing '/').
-  PickleStream(std::vector<std::string> roots, std::string to, IsFile is_file, Write write);
+  PickleStream(const std::vector<std::string>& roots, std::string to, IsFile is_file, Write write);
 
   // Takes the next packed bytes. False once the stream is found not to be a pickle this reader takes (then, and
   // in every later call, nothing more is written; the bytes are kept in pending()).
