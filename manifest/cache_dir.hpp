@@ -23,6 +23,12 @@ struct CacheDir {
 // settle, which points its runs at scratch folders through it.
 [[nodiscard]] const char* folder_variable(ComponentKind kind);
 
+// The one rule for a folder path as a user or a manifest writes it, applied where a path enters (flags,
+// TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR, --add, the manifest's recorded build folders): `.` and `..` are
+// resolved lexically (no symlink is followed) and a trailing slash is dropped, so "/p/ind/", "/p/./ind" and
+// "/p/x/../ind" are all "/p/ind". The root stays "/". The path is made absolute against the current folder first.
+[[nodiscard]] std::filesystem::path normal_folder(const std::filesystem::path& path);
+
 // The folders each component of `manifest` was packed from (restore --at-build-paths). Throws IntegrityError
 // when a component does not record an absolute build folder.
 [[nodiscard]] std::vector<CacheDir> build_dirs(const Manifest& manifest);

@@ -1,10 +1,14 @@
 // The restored entry list (see restored_entries.hpp): written in 1 MiB pieces as the manifest's entries are
-// walked, read back whole (bounded) and parsed line by line.
+// walked, read back in 1 MiB pieces (its size bounded before the first byte is read) and parsed line by line.
 #include "manifest/restored_entries.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 
 #include "manifest/reserved_names.hpp"
@@ -15,8 +19,7 @@ namespace ccpack::manifest {
 namespace {
 
 constexpr std::size_t kFlushBytes = 1 << 20;
-// The most a list may hold on disk: far above a real one (~130 MB at a million files).
-constexpr std::uint64_t kMaxListBytes = 1ULL << 30;
+constexpr std::size_t kReadBytes = 1 << 20;
 constexpr std::string_view kEntriesMagic = "ccpack-entries ";
 
 void append_escaped(std::string& out, std::string_view path) {
@@ -87,42 +90,77 @@ bool parse_entry(std::string_view line, const Limits& limits, RestoredEntries& l
   return list.entries.emplace(std::move(*path), e).second;
 }
 
-std::optional<RestoredEntries> parse(std::string_view text, std::string_view manifest_sha256, const Limits& limits) {
-  std::size_t eol = text.find('\n');
-  std::string_view header = text.substr(0, eol);
-  if (eol == std::string_view::npos || !header.starts_with(kEntriesMagic)) return std::nullopt;
-  header.remove_prefix(kEntriesMagic.size());
-  if (word(header) != std::to_string(kEntriesVersion) || word(header) != manifest_sha256) return std::nullopt;
-  std::optional<std::uint64_t> count = number(header);
+// The list's lines, read from a file in pieces of kReadBytes: memory holds one piece and one line.
+class Lines {
+ public:
+  explicit Lines(int fd) : fd_(fd) {}
+  // The next line without its LF; nullopt at the end of the file, on a read error, or for a line over `max` bytes.
+  std::optional<std::string_view> next(std::size_t max) {
+    for (;;) {
+      std::size_t eol = buf_.find('\n', at_);
+      if (eol != std::string::npos) {
+        std::string_view line(buf_.data() + at_, eol - at_);
+        at_ = eol + 1;
+        return line.size() > max ? std::nullopt : std::optional<std::string_view>(line);
+      }
+      if (buf_.size() - at_ > max || !more()) return std::nullopt;
+    }
+  }
+  // Whether the file ends here.
+  bool at_end() { return at_ == buf_.size() && !more(); }
+
+ private:
+  bool more() {
+    buf_.erase(0, at_);
+    at_ = 0;
+    std::size_t had = buf_.size();
+    buf_.resize(had + kReadBytes);
+    ssize_t n = -1;
+    do {
+      n = ::read(fd_, buf_.data() + had, kReadBytes);
+    } while (n < 0 && errno == EINTR);
+    buf_.resize(had + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    return n > 0;
+  }
+
+  int fd_;
+  std::string buf_;
+  std::size_t at_ = 0;
+};
+
+std::optional<RestoredEntries> parse(Lines& lines, std::string_view manifest_sha256, const Limits& limits) {
+  const std::size_t max_line = 2 * limits.max_path_length + 128;  // "f SIZE SHA256 " and the path, escaped
+  std::optional<std::string_view> header = lines.next(max_line);
+  if (!header || !header->starts_with(kEntriesMagic)) return std::nullopt;
+  header->remove_prefix(kEntriesMagic.size());
+  if (word(*header) != std::to_string(kEntriesVersion) || word(*header) != manifest_sha256) return std::nullopt;
+  std::optional<std::uint64_t> count = number(*header);
   if (!count || *count > limits.max_entries) return std::nullopt;
   RestoredEntries list;
   list.manifest_sha256 = std::string(manifest_sha256);
   list.entries.reserve(*count);
-  text.remove_prefix(eol + 1);
   for (std::uint64_t i = 0; i < *count; ++i) {
-    eol = text.find('\n');
-    if (eol == std::string_view::npos || !parse_entry(text.substr(0, eol), limits, list)) return std::nullopt;
-    text.remove_prefix(eol + 1);
+    std::optional<std::string_view> line = lines.next(max_line);
+    if (!line || !parse_entry(*line, limits, list)) return std::nullopt;
   }
-  if (text != "end\n") return std::nullopt;
+  std::optional<std::string_view> end = lines.next(max_line);
+  if (!end || *end != "end" || !lines.at_end()) return std::nullopt;
   return list;
 }
 
 }  // namespace
 
 std::optional<RestoredEntries> RestoredEntries::read(const std::filesystem::path& dir, std::string_view manifest_sha256,
-                                                     const Limits& limits) {
-  UniqueFd fd(::open((dir / kEntriesName).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+                                                     const Limits& limits, std::uint64_t max_bytes) {
+  // Non-blocking and not through a link: a FIFO or a device in the list's place reads as no list, never a hang.
+  // defence: entries-nonblocking-open
+  UniqueFd fd(::open((dir / kEntriesName).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   struct stat st {};
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxListBytes) return std::nullopt;
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
-  try {
-    text.resize(pread_full(fd.get(), text.data(), text.size(), 0, quoted_path(dir / kEntriesName)));
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-  return parse(text, manifest_sha256, limits);
+  // defence: entries-size-first
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return std::nullopt;
+  Lines lines(fd.get());
+  return parse(lines, manifest_sha256, limits);
 }
 
 void write_restored_entries(int dir_fd, const Manifest& m, std::string_view component, std::string_view manifest_sha256,

@@ -17,7 +17,9 @@
 //   path    = the relative path with "\" written "\\" and LF written "\n" (nothing else escaped)
 //
 // Bounded as the manifest is (Limits: at most max_entries entries, paths of at most max_path_length bytes): about
-// 80 bytes plus the path per entry. A list that is malformed, over the bounds, truncated (count or "end" wrong)
+// 80 bytes plus the path per entry. A list over kMaxEntriesBytes on disk is not read at all (its size is checked
+// before the first byte), and one that is read goes through a 1 MiB buffer, a line at a time: what status holds
+// is the entries, never a copy of the file. A list that is malformed, over the bounds, truncated (count or "end" wrong)
 // or for another manifest than the marker names reads as absent: status then says the folder's entry list is
 // missing, never guesses.
 #pragma once
@@ -35,6 +37,9 @@
 namespace ccpack::manifest {
 
 inline constexpr int kEntriesVersion = 1;
+// The most a list may hold on disk: about 2 million files (the manifest's bound) of 60-byte paths; a real one is
+// ~130 MB at a million files.
+inline constexpr std::uint64_t kMaxEntriesBytes = 256ULL << 20;
 
 struct RestoredEntry {
   EntryType type = EntryType::file;
@@ -47,10 +52,10 @@ struct RestoredEntries {
   std::string manifest_sha256;  // lower-case hex, as the marker names it
   std::unordered_map<std::string, RestoredEntry> entries;  // by path relative to the folder
 
-  // Reads `<dir>/<kEntriesName>`; nullopt when absent, unreadable, malformed, over the bounds, or not for
-  // `manifest_sha256`.
+  // Reads `<dir>/<kEntriesName>`; nullopt when absent, not a regular file, unreadable, malformed, over the bounds
+  // (over `max_bytes` on disk: not read at all), or not for `manifest_sha256`.
   [[nodiscard]] static std::optional<RestoredEntries> read(const std::filesystem::path& dir, std::string_view manifest_sha256,
-                                                           const Limits& limits = {});
+                                                           const Limits& limits = {}, std::uint64_t max_bytes = kMaxEntriesBytes);
 };
 
 // Writes the list of component `component` of `m` into the folder open as `dir_fd` (a staging folder), created

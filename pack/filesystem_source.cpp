@@ -17,6 +17,7 @@
 #include <cstring>
 #include <optional>
 
+#include "manifest/cache_dir.hpp"
 #include "pack/layout.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -100,7 +101,8 @@ std::size_t read_with_extra(int fd, char* data, std::uint64_t size, const fs::pa
 
 std::vector<manifest::Component> FilesystemSource::components() const {
   std::vector<manifest::Component> out;
-  for (const manifest::CacheDir& d : dirs_) out.push_back({d.name, d.kind, d.dir.string(), 0, 0});
+  // The folder as the manifest records it: the one rule of manifest::normal_folder (no trailing slash).
+  for (const manifest::CacheDir& d : dirs_) out.push_back({d.name, d.kind, manifest::normal_folder(d.dir).string(), 0, 0});
   return out;
 }
 

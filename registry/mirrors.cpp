@@ -1,11 +1,16 @@
 // registries.conf: the TOML subset, the files' order, and the endpoints of a pull; see mirrors.hpp.
 #include "registry/mirrors.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -16,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kMaxConfBytes = 1u << 20;
+constexpr std::size_t kMaxConfBytes = 1u << 20;  // 1 MiB; checked before the text is kept
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -97,13 +102,51 @@ Endpoint endpoint_of(const std::string& location, std::string_view rest, bool in
   return e;
 }
 
-void read_file(const fs::path& file, RegistriesConf& conf) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > kMaxConfBytes) throw Error(quoted_path(file) + " is larger than 1 MiB");
-  for (RegistryEntry& e : parse_registries_conf(text.str(), file.string())) {
+// The file's text, at most kMaxConfBytes: a regular file's size is checked before reading, and anything else
+// (a device such as /dev/zero, a pipe) is read only up to one byte past the limit. A folder is refused. A file
+// that does not exist is nullopt when `missing_ok` (the default places), else an error.
+std::optional<std::string> read_text(const fs::path& file, bool missing_ok) {
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ENOENT && missing_ok) return std::nullopt;
+    throw Error(errno_message("cannot read registries configuration " + quoted_path(file), errno));
+  }
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat registries configuration " + quoted_path(file));
+  // defence: conf-not-folder
+  if (S_ISDIR(st.st_mode)) throw Error("registries configuration " + quoted_path(file) + " is a folder, not a file");
+  auto too_large = [&] { return Error("registries configuration " + quoted_path(file) + " is larger than 1 MiB"); };
+  if (S_ISREG(st.st_mode) && static_cast<std::uintmax_t>(st.st_size) > kMaxConfBytes) throw too_large();
+  std::string text(kMaxConfBytes + 1, '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("cannot read registries configuration " + quoted_path(file));
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  // defence: conf-size-bound
+  if (got > kMaxConfBytes) throw too_large();
+  text.resize(got);
+  return text;
+}
+
+// A prefix or location is host[:port][/path]: "http://h" would be read as a host named "http:" and retried, so a
+// scheme is a configuration error (exit 2) naming the entry; plain HTTP is `insecure = true`.
+void check_no_scheme(const RegistryEntry& e, std::string_view value, std::string_view field, std::string_view what) {
+  // defence: conf-no-scheme
+  if (value.starts_with("http://") || value.starts_with("https://")) {
+    throw UsageError(std::string(what) + ": the [[registry]] '" + escaped(e.prefix.empty() ? e.location : e.prefix, 120) + "' has " +
+                     std::string(field) + " '" + escaped(value, 120) +
+                     "': write host[:port][/path] without http:// or https:// (insecure = true for plain HTTP)");
+  }
+}
+
+void read_file(const fs::path& file, RegistriesConf& conf, bool missing_ok) {
+  std::optional<std::string> text = read_text(file, missing_ok);
+  if (!text) return;
+  for (RegistryEntry& e : parse_registries_conf(*text, escaped(file.string()))) {
     std::string key = e.prefix.empty() ? e.location : e.prefix;
     auto same = std::find_if(conf.registries.begin(), conf.registries.end(),
                              [&](const RegistryEntry& r) { return (r.prefix.empty() ? r.location : r.prefix) == key; });
@@ -156,6 +199,9 @@ std::vector<RegistryEntry> parse_registries_conf(std::string_view text, std::str
     set_field(out.empty() ? nullptr : &out.back(), in_mirror ? &out.back().mirrors.back() : nullptr, key, value, at);
   }
   for (const RegistryEntry& e : out) {
+    check_no_scheme(e, e.prefix, "prefix", what);
+    check_no_scheme(e, e.location, "location", what);
+    for (const MirrorEntry& m : e.mirrors) check_no_scheme(e, m.location, "[[registry.mirror]] location", what);
     if (e.prefix.empty() && e.location.empty()) throw Error(std::string(what) + ": a [[registry]] has neither prefix nor location");
     for (const MirrorEntry& m : e.mirrors) {
       if (m.location.empty()) throw Error(std::string(what) + ": a [[registry.mirror]] of '" + escaped(e.prefix + e.location, 80) + "' has no location");
@@ -172,17 +218,17 @@ RegistriesConf load_registries_conf(const std::string& explicit_file) {
   }
   if (!file.empty()) {
     if (!fs::exists(file)) throw Error("registries configuration " + quoted_path(file) + " does not exist");
-    read_file(file, conf);
+    read_file(file, conf, false);
     return conf;
   }
-  read_file("/etc/containers/registries.conf", conf);
+  read_file("/etc/containers/registries.conf", conf, true);
   std::error_code ec;
   std::vector<fs::path> drop_ins;
   for (const auto& d : fs::directory_iterator("/etc/containers/registries.conf.d", ec)) {
     if (d.path().extension() == ".conf") drop_ins.push_back(d.path());
   }
   std::sort(drop_ins.begin(), drop_ins.end());
-  for (const fs::path& p : drop_ins) read_file(p, conf);
+  for (const fs::path& p : drop_ins) read_file(p, conf, true);
   return conf;
 }
 

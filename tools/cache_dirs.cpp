@@ -32,7 +32,7 @@ fs::path home_dir() {
   return "/";
 }
 
-fs::path absolute_normal(const fs::path& p) { return fs::absolute(p).lexically_normal(); }
+fs::path absolute_normal(const fs::path& p) { return manifest::normal_folder(p); }
 
 }  // namespace
 

@@ -6,7 +6,8 @@
 // Inductor: TORCHINDUCTOR_CACHE_DIR, else <tempdir>/torchinductor_<user> (tempfile.gettempdir(): TMPDIR, then
 // /tmp; getpass.getuser(): LOGNAME, USER, LNAME, USERNAME, then the password database).
 // Triton: TRITON_CACHE_DIR, else <TRITON_HOME or home>/.triton/cache.
-// Flags (--inductor-dir, --triton-dir, --add NAME=DIR) override both.
+// Flags (--inductor-dir, --triton-dir, --add NAME=DIR) override both. Whatever gives a folder, it is made absolute
+// and normal by the one rule, manifest::normal_folder ("/p/ind/" and "/p/x/../ind" are "/p/ind").
 #pragma once
 
 #include <CLI/CLI.hpp>

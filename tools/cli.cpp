@@ -2,7 +2,32 @@
 
 #include <cstdio>
 
+#include "util/escape.hpp"
+
 namespace ccpack::tools {
+
+namespace {
+
+// Names on disk need not be UTF-8, and JSON strings must be: a string or key that is not UTF-8 is written as
+// escaped() writes it in messages (bad bytes as \xNN), so every --json report is valid UTF-8.
+ojson utf8_only(ojson value) {
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    // defence: json-utf8
+    if (!is_valid_utf8(text)) return escaped(text);
+    return value;
+  }
+  if (value.is_array()) {
+    for (ojson& item : value) item = utf8_only(std::move(item));
+    return value;
+  }
+  if (!value.is_object()) return value;
+  ojson out = ojson::object();
+  for (auto& [key, item] : value.items()) out[is_valid_utf8(key) ? key : escaped(key)] = utf8_only(std::move(item));
+  return out;
+}
+
+}  // namespace
 
 void Reporter::say(const std::string& line) const {
   if (!quiet_ && !json_) std::fprintf(stderr, "ccpack: %s\n", line.c_str());
@@ -18,6 +43,7 @@ void Reporter::report(ojson body) const {
   if (!json_) return;
   ojson out{{"ok", true}};
   for (auto& [key, value] : body.items()) out[key] = std::move(value);
+  out = utf8_only(std::move(out));
   std::printf("%s\n", out.dump(2).c_str());
 }
 

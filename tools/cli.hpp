@@ -47,7 +47,8 @@ class Reporter {
   void warn(const std::string& line) const;
   // A warning that -q does not silence (a security check turned off): "ccpack: warning: <line>".
   void alarm(const std::string& line) const;
-  // The --json report on standard output; adds "ok": true first.
+  // The --json report on standard output; adds "ok": true first. A string or key that is not UTF-8 (a name on
+  // disk) is written escaped as in messages (\xNN), so the report is valid UTF-8.
   void report(ojson body) const;
 
  private:

@@ -315,7 +315,8 @@ void add_restore(CLI::App& app, Commands& commands) {
   r->add_flag("--print-env", o->print_env,
               "Print `export TORCHINDUCTOR_CACHE_DIR=... TRITON_CACHE_DIR=...` lines for the folders restored, for eval");
   r->add_flag("--no-relocate", o->no_relocate,
-              "Keep Triton's __grp__*.json files as packed (they then name the build machine's folders)");
+              "Restore every file as packed: Triton's __grp__*.json files and Inductor's pickled FX-graph and AOTAutograd "
+              "entries then name the build machine's folders");
   add_trust_options(r, o->trust);
   add_python_option(r, o->python);
   add_ignore_option(r, o->ignored);

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <thread>
 
+#include "manifest/cache_dir.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::unpack {
@@ -54,7 +55,8 @@ UniqueFd take_lock(const fs::path& folder, const LockWait& wait) {
 
 }  // namespace
 
-fs::path resolve_cache_folder(const fs::path& dir) {
+fs::path resolve_cache_folder(const fs::path& given) {
+  fs::path dir = manifest::normal_folder(given);  // "/p/ind/" is "/p/ind", whoever made the CacheDir
   struct stat st {};
   if (::lstat(dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return fs::canonical(dir);

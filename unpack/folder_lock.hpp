@@ -26,7 +26,7 @@ struct LockWait {
 };
 
 // The folder a cache folder really is: a cache folder that is a symlink to a folder (say onto a persistent
-// volume) is restored and locked where it points.
+// volume) is restored and locked where it points. The path is first made manifest::normal_folder.
 [[nodiscard]] std::filesystem::path resolve_cache_folder(const std::filesystem::path& dir);
 
 // Locks each of `folders` (duplicates dropped, in path order) and returns the descriptors that hold the locks.

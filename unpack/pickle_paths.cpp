@@ -37,12 +37,11 @@ bool reads_back(std::string_view unit, std::uint64_t strings) {
 
 }  // namespace
 
-PickleStream::PickleStream(std::vector<std::string> roots, std::string to, IsFile is_file, Write write)
-    : roots_(std::move(roots)), to_(std::move(to)), is_file_(std::move(is_file)), write_(std::move(write)) {
-  std::erase(roots_, to_);
-  std::sort(roots_.begin(), roots_.end(), [](const std::string& a, const std::string& b) {
-    return a.size() > b.size();  // longest first, so a nested folder wins over its parent
-  });
+PickleStream::PickleStream(const std::vector<std::string>& roots, std::string to, IsFile is_file, Write write)
+    : to_(std::move(to)), is_file_(std::move(is_file)), write_(std::move(write)) {
+  for (const std::string& root : roots) {
+    if (root != to_) roots_.insert(root);
+  }
 }
 
 // One wanted() a step, its answer kept: a unit is complete exactly when it wants the bytes it holds (a need that
@@ -105,7 +104,7 @@ std::int64_t PickleStream::wanted() const {
       std::uint64_t len = little_endian(buf_, 1, k);
       if (len <= kWholeOp) return static_cast<std::int64_t>(1 + k + len);
       // Enough to match any build folder, and to see a str that begins with the target already.
-      std::uint64_t prefix = std::max<std::uint64_t>(roots_.empty() ? 0 : roots_.front().size(), to_.size()) + 1;
+      std::uint64_t prefix = std::max<std::uint64_t>(roots_.longest_folder(), to_.size()) + 1;
       return static_cast<std::int64_t>(1 + k + (is_str(code) ? std::min(len, prefix) : 0));
     }
     case Arg::line: case Arg::two_lines: {  // scanned once: the bytes come one at a time
@@ -211,12 +210,9 @@ bool PickleStream::take_op(std::size_t size) {
 std::string PickleStream::moved(std::string_view value, bool whole) {
   if (whole) learn(value);
   if (value.size() > to_.size() && value.starts_with(to_) && value[to_.size()] == '/') return {};  // already here
-  for (const std::string& root : roots_) {
-    if (value.size() > root.size() && value.starts_with(root) && value[root.size()] == '/') {
-      return to_ + std::string(value.substr(root.size()));
-    }
-  }
-  return {};
+  // defence: pickle-roots-linear
+  std::size_t root = roots_.longest(value);  // one walk of the str's elements, whatever the number of folders
+  return root == 0 ? std::string() : to_ + std::string(value.substr(root));
 }
 
 void PickleStream::learn(std::string_view value) {
@@ -226,11 +222,8 @@ void PickleStream::learn(std::string_view value) {
     slash = value.rfind('/', slash - 1);
     if (slash == 0 || slash == std::string_view::npos) return;
     if (elements >= kMinElements && is_file_(value.substr(slash + 1))) {
-      std::string root(value.substr(0, slash));
-      if (root == to_ || std::find(roots_.begin(), roots_.end(), root) != roots_.end()) return;
-      auto at = std::find_if(roots_.begin(), roots_.end(),
-                             [&](const std::string& r) { return r.size() < root.size(); });
-      roots_.insert(at, std::move(root));
+      std::string_view root = value.substr(0, slash);
+      if (root != to_) (void)roots_.insert(root);
       return;
     }
   }
@@ -269,13 +262,28 @@ bool PickleStream::fail() {
 std::string PickleStream::packed_prefix(std::string_view output) const {
   std::string packed;
   packed.reserve(static_cast<std::size_t>(consumed_));
+  packed_prefix([&](std::uint64_t at, char* into, std::size_t n) { output.copy(into, n, static_cast<std::size_t>(at)); },
+                [&](std::string_view piece) { packed.append(piece); });
+  return packed;
+}
+
+void PickleStream::packed_prefix(const ReadAt& read, const Write& write) const {
+  std::string piece(kOutBatch, '\0');
+  auto copy = [&](std::uint64_t from, std::uint64_t to) {  // output bytes [from, to), unchanged: packed as they are
+    while (from < to) {
+      std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(to - from, piece.size()));
+      read(from, piece.data(), n);
+      write(std::string_view(piece.data(), n));
+      from += n;
+    }
+  };
   std::uint64_t at = 0;
   for (const Edit& e : edits_) {
-    packed.append(output.substr(at, e.at - at)).append(e.packed);
+    copy(at, e.at);
+    write(e.packed);
     at = e.at + e.size;
   }
-  packed.append(output.substr(at, written_ - at));
-  return packed;
+  copy(at, written_);
 }
 
 }  // namespace ccpack::unpack

@@ -18,7 +18,8 @@
 // the component was packed from and those the pickle names: a str value P + "/" + R, where R (two to six path
 // elements) is a file of the same component in the archive, makes P a build folder from that str on (one pass,
 // in order: torch writes a kernel's `.py` path before its `.best_config` path, and both name files of the
-// archive).
+// archive). The folders are a trie of path elements (unpack/folder_prefixes.hpp): each str costs one walk of its
+// own elements, whatever the number of folders learned, so a pickle is read in time linear in its size.
 //
 // How: the rewrite is done as the bytes arrive. The extractor feeds each checked piece in order and the rewritten
 // stream is written as soon as it is known, so a restore never holds an entry whole. Holding them cost the most
@@ -42,6 +43,8 @@
 #include <string_view>
 #include <vector>
 
+#include "unpack/folder_prefixes.hpp"
+
 namespace ccpack::unpack {
 
 class PickleStream {
@@ -50,7 +53,7 @@ class PickleStream {
   using IsFile = std::function<bool(std::string_view)>;         // whether a path relative to the root is a file
   // `roots`: build folders known from the start (the folder the component was packed from); `to`: the folder
   // the component is restored into (no trailing '/').
-  PickleStream(std::vector<std::string> roots, std::string to, IsFile is_file, Write write);
+  PickleStream(const std::vector<std::string>& roots, std::string to, IsFile is_file, Write write);
 
   // Takes the next packed bytes. False once the stream is found not to be a pickle this reader takes (then, and
   // in every later call, nothing more is written; the bytes are kept in pending()).
@@ -65,6 +68,10 @@ class PickleStream {
   [[nodiscard]] std::string_view pending() const { return buf_; }
   // The packed bytes [0, consumed()), rebuilt from `output`, the first written() bytes written.
   [[nodiscard]] std::string packed_prefix(std::string_view output) const;
+  // The same, streamed: the output is read through `read` (`n` bytes at output offset `at` into `into`) and the
+  // packed bytes handed to `write` in pieces of at most 1 MiB, so memory does not grow with the file.
+  using ReadAt = std::function<void(std::uint64_t at, char* into, std::size_t n)>;
+  void packed_prefix(const ReadAt& read, const Write& write) const;
 
  private:
   // A unit written changed: its place in the output and its packed bytes.
@@ -87,7 +94,7 @@ class PickleStream {
   void flush();
   bool fail();
 
-  std::vector<std::string> roots_;  // longest first
+  FolderPrefixes roots_;  // the build folders, known and learned (never `to_`)
   std::string to_;
   IsFile is_file_;
   Write write_;

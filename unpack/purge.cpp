@@ -31,12 +31,20 @@ struct Item {
   std::uint64_t size = 0;
 };
 
-// The entries of `dir`, without following links (a link is neither a folder nor judged: it is kept).
+// The entries of `dir`, without following links (a link is neither a folder nor judged: it is kept). A folder
+// that does not exist has none; one that cannot be read is an error naming it, never a walk cut short in silence
+// (what it holds would be neither judged nor counted).
 std::vector<Item> list(const fs::path& dir) {
   std::vector<Item> out;
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  // defence: purge-unreadable-folder
+  if (!d && errno != ENOENT) throw_errno("cannot read folder " + quoted_path(dir));
   if (!d) return out;
-  while (dirent* e = ::readdir(d.get())) {
+  for (;;) {
+    errno = 0;
+    dirent* e = ::readdir(d.get());
+    if (e == nullptr && errno != 0) throw_errno("cannot read folder " + quoted_path(dir));
+    if (e == nullptr) break;
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
     struct stat st {};

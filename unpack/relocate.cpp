@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "manifest/cache_dir.hpp"
 #include "manifest/json_guard.hpp"
 #include "unpack/pickle_paths.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
+#include "util/fs.hpp"
 
 namespace ccpack::unpack {
 namespace fs = std::filesystem;
@@ -45,10 +48,17 @@ std::size_t PathRelocator::ChildHash::operator()(const ChildKey& k) const noexce
 PathRelocator::PathRelocator(const manifest::Manifest& manifest, std::size_t component, const fs::path& target)
     : entries_(&manifest.entries.compact(scratch_)),
       component_(manifest.components[component].name),
-      to_(target.lexically_normal().string() + "/"),
-      source_(fs::path(manifest.components[component].source).lexically_normal().string()) {
+      to_(manifest::normal_folder(target).string() + "/"),
+      source_(manifest::normal_folder(manifest.components[component].source).string()) {
+  // The rewritten group files are JSON and the pickles' strs are read by Python as UTF-8: a folder whose path is
+  // not UTF-8 cannot be written into them (the build folder is UTF-8: create refuses any other).
+  // defence: relocate-utf8
+  if (!is_valid_utf8(to_) && to_ != source_ + "/") {
+    throw Error("cannot restore " + component_ + " into " + quoted_path(target) +
+                ": its path is not valid UTF-8, and the restored pickles and group files would have to name it; restore into "
+                "a UTF-8 path, or with --no-relocate");
+  }
   if (manifest.components[component].kind == manifest::ComponentKind::inductor) pickled_ = pickled_entries(*entries_, component_);
-  while (source_.size() > 1 && source_.back() == '/') source_.pop_back();
   // Only the files of folders that hold a group file of this component can be named (a million-file cache
   // builds the set in a fraction of the time it takes for every file).
   const manifest::EntryList& entries = *entries_;

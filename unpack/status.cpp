@@ -49,8 +49,12 @@ std::vector<std::string> walk(const fs::path& root) {
   std::error_code ec;
   fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
   if (ec) throw Error("cannot read cache folder " + quoted_path(root) + ": " + ec.message());
+  // An increment that fails (a subfolder that cannot be read) leaves the iterator at its end: the error is checked
+  // after the loop too, or the walk would end in silence, reporting the files below as gone.
+  fs::path at = root;
   for (; it != end; it.increment(ec)) {
-    if (ec) throw Error("cannot read cache folder " + quoted_path(root) + ": " + ec.message());
+    if (ec) break;
+    at = it->path();
     std::string name = it->path().filename().string();
     bool is_dir = it->is_directory(ec) && !it->is_symlink(ec);
     if (transient(name, is_dir, it.depth() == 0)) {
@@ -59,6 +63,8 @@ std::vector<std::string> walk(const fs::path& root) {
     }
     if (!is_dir) found.push_back(it->path().lexically_relative(root).string());
   }
+  // defence: status-unreadable-folder
+  if (ec) throw Error("cannot read cache folder " + quoted_path(root) + " (at " + quoted_path(at) + "): " + ec.message());
   std::sort(found.begin(), found.end());
   return found;
 }
@@ -86,7 +92,9 @@ void classify(FolderStatus& s, const std::vector<std::string>& added) {
 
 // Whether the file at `path` has the list's size and SHA-256.
 bool same_bytes(const fs::path& path, const manifest::RestoredEntry& e) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  // Non-blocking: a FIFO or a device put in a restored file's place is a modified file, not a hang in open().
+  // defence: status-nonblocking-open
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   struct stat st {};
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   if (static_cast<std::uint64_t>(st.st_size) != e.size) return false;

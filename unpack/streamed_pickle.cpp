@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "util/error.hpp"
@@ -31,16 +32,31 @@ bool StreamedPickle::finish(std::uint64_t size) {
   return !as_packed_;
 }
 
-// What the rewrite wrote, turned back into the packed bytes, and the bytes it held after them.
+// What the rewrite wrote, turned back into the packed bytes, and the bytes it held after them. Streamed through a
+// scratch file in 1 MiB pieces (a changed unit may be longer or shorter than its packed bytes, so the file cannot
+// be rewritten in place front to back): memory does not grow with the file. Without a changed unit the file
+// already holds the packed bytes up to consumed().
 void StreamedPickle::back_to_packed() {
   const PickleStream& s = *stream_;
-  UniqueFd reader(::openat(root_, relative_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  std::string out(static_cast<std::size_t>(s.written()), '\0');
-  if (!reader.valid() || pread_full(reader.get(), out.data(), out.size(), 0, what_) != out.size()) {
-    throw_errno("cannot read back " + what_);
+  if (s.strings_rewritten() != 0) {
+    UniqueFd reader(::openat(root_, relative_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!reader.valid()) throw_errno("cannot read back " + what_);
+    UniqueFd scratch(::openat(root_, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    if (!scratch.valid()) scratch = open_scratch_file("", "a scratch file for " + what_);
+    auto read_exactly = [this](int fd, std::uint64_t at, char* into, std::size_t n) {
+      if (pread_full(fd, into, n, static_cast<off_t>(at), what_) != n) throw Error("cannot read back " + what_ + ": it shrank");
+    };
+    // defence: pickle-back-streamed
+    s.packed_prefix([&](std::uint64_t at, char* into, std::size_t n) { read_exactly(reader.get(), at, into, n); },
+                    [&](std::string_view piece) { write_all(scratch.get(), piece.data(), piece.size(), "a scratch file"); });
+    std::string piece(1 << 20, '\0');
+    for (std::uint64_t at = 0; at < s.consumed();) {
+      std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(s.consumed() - at, piece.size()));
+      read_exactly(scratch.get(), at, piece.data(), n);
+      pwrite_all(fd_, piece.data(), n, static_cast<off_t>(at), what_);
+      at += n;
+    }
   }
-  std::string packed = s.packed_prefix(out);
-  pwrite_all(fd_, packed.data(), packed.size(), 0, what_);
   pwrite_all(fd_, s.pending().data(), s.pending().size(), static_cast<off_t>(s.consumed()), what_);
   as_packed_ = true;
 }

@@ -140,6 +140,18 @@ class Api(unittest.TestCase):
         self.assertEqual(type(missing.exception), ccpack.Error)
         self.assertEqual(missing.exception.exit_code, 1)
 
+    def test_only_ccpack_exceptions(self) -> None:
+        # What stops the binary from starting is a ccpack exception too: a path past the system's limit on one
+        # argument, a NUL in a path.
+        with self.assertRaises(ccpack.UsageError) as too_long:
+            ccpack.verify(WORK / ("x" * 300_000), allow_unsigned=True)
+        self.assertEqual(too_long.exception.exit_code, 2)
+        self.assertIn("too long for one command line", too_long.exception.message)
+        with self.assertRaises(ccpack.UsageError) as nul:
+            ccpack.restore(self.signed, inductor_dir=str(WORK / "a\0b"))
+        self.assertEqual(nul.exception.exit_code, 2)
+        self.assertIn("NUL byte", nul.exception.message)
+
     def test_python_m_ccpack(self) -> None:
         # python -m ccpack is the binary itself (exit code and error line), and a missing binary is one line too.
         m = subprocess.run([sys.executable, "-m", "ccpack", "creat"], capture_output=True, text=True)

@@ -1,7 +1,9 @@
 #include "unit/support.hpp"
 #include "util/error.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -43,6 +45,63 @@ ScratchDir::~ScratchDir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
+}
+
+long peak_rss_growth_kib(const std::function<void()>& work) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork");
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_SELF, &before);
+    long growth = -1;
+    try {
+      work();
+      ::getrusage(RUSAGE_SELF, &after);
+      growth = after.ru_maxrss - before.ru_maxrss;
+    } catch (...) {
+    }
+    (void)!::write(pipe_fds[1], &growth, sizeof growth);
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  long growth = -2;
+  (void)!::read(pipe_fds[0], &growth, sizeof growth);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return growth;
+}
+
+std::string error_as_other_user(const std::function<void()>& work) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork");
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    std::string message = "(no Error)";
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) message = "(other: cannot drop privileges)";
+    try {
+      if (message == "(no Error)") work();
+    } catch (const Error& e) {
+      message = e.what();
+    } catch (const std::exception& e) {
+      message = std::string("(other: ") + e.what() + ")";
+    }
+    (void)!::write(pipe_fds[1], message.data(), message.size());
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string message;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) message.append(buf, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return message;
 }
 
 void write_file(const fs::path& path, const std::string& content, unsigned mode) {

@@ -67,6 +67,15 @@ template <class E>
   return message_of<std::exception>(run, "(no error)");
 }
 
+// How much this process's peak RSS grows, in KiB, while `work` runs in a child (fork, then ru_maxrss before and
+// after, in the child): memory bounds measured apart from what the test process already holds. -1 when `work`
+// throws.
+[[nodiscard]] long peak_rss_growth_kib(const std::function<void()>& work);
+
+// Runs `work` in a child as a user without privileges (as root: uid and gid 65534, so that a folder's mode bits
+// hold), and returns the message of the ccpack Error it throws, "(no Error)", or "(other: WHAT)".
+[[nodiscard]] std::string error_as_other_user(const std::function<void()>& work);
+
 void write_file(const std::filesystem::path& path, const std::string& content, unsigned mode = 0644);
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);
 

@@ -31,7 +31,7 @@ TEST_CASE("build_dirs: each component's build folder, in manifest order, normali
   REQUIRE(dirs.size() == 3);
   CHECK(dirs[0].name == "inductor");
   CHECK(dirs[0].kind == manifest::ComponentKind::inductor);
-  CHECK(dirs[0].dir == "/b/ind/");
+  CHECK(dirs[0].dir == "/b/ind");  // the one rule (manifest::normal_folder): no trailing slash
   CHECK(dirs[1].dir == "/b/tri");
   CHECK(dirs[2].kind == manifest::ComponentKind::extra);
   CHECK(dirs[2].origin == "--at-build-paths");

@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "registry/mirrors.hpp"
+#include "support.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
+#include "util/fs.hpp"
 
 using namespace ccpack;
 
@@ -72,4 +75,36 @@ TEST_CASE("registries.conf: errors name the file and line") {
                     Catch::Contains("b.conf:1: [[registry.mirror]] before any [[registry]]"));
   CHECK_THROWS_WITH(registry::parse_registries_conf("[[registry]]\nprefix = \"x\"\ninsecure = yes\n", "c.conf"),
                     Catch::Contains("c.conf:3: expected a quoted string, true or false"));
+}
+
+TEST_CASE("registries.conf: a device is read only to its size limit, and a folder is refused") {
+  std::string zero = test::ccpack_error([] { (void)registry::load_registries_conf("/dev/zero"); });
+  CHECK(zero == "registries configuration '/dev/zero' is larger than 1 MiB");
+  test::ScratchDir dir;
+  CHECK(test::ccpack_error([&] { (void)registry::load_registries_conf(dir.path().string()); }) ==
+        "registries configuration " + quoted_path(dir.path()) + " is a folder, not a file");
+  test::ScopedEnv env("CONTAINERS_REGISTRIES_CONF", dir.path().string());
+  CHECK(test::ccpack_error([&] { (void)registry::load_registries_conf(""); }) ==
+        "registries configuration " + quoted_path(dir.path()) + " is a folder, not a file");
+}
+
+TEST_CASE("registries.conf: a parse error escapes the file's name onto one line") {
+  test::ScratchDir dir;
+  std::filesystem::path file = dir / "a\nccpack: error: \x1b[2Jforged.conf";
+  test::write_file(file, "[[registry]]\nprefix = \"x\n");
+  std::string message = test::ccpack_error([&] { (void)registry::load_registries_conf(file.string()); });
+  CHECK(message.find('\n') == std::string::npos);
+  CHECK(message.find('\x1b') == std::string::npos);
+  CHECK(message == escaped(file.string()) + ":2: unterminated string (containers-registries.conf(5))");
+}
+
+TEST_CASE("registries.conf: a location with a scheme is a configuration error naming the entry") {
+  auto usage = [](const char* text) { return test::usage_error([&] { (void)registry::parse_registries_conf(text, "s.conf"); }); };
+  CHECK(usage("[[registry]]\nprefix = \"r.example\"\nlocation = \"http://r.example\"\n") ==
+        "s.conf: the [[registry]] 'r.example' has location 'http://r.example': write host[:port][/path] without http:// or "
+        "https:// (insecure = true for plain HTTP)");
+  CHECK(usage("[[registry]]\nprefix = \"r.example\"\n[[registry.mirror]]\nlocation = \"https://m.local/c\"\n") ==
+        "s.conf: the [[registry]] 'r.example' has [[registry.mirror]] location 'https://m.local/c': write host[:port][/path] "
+        "without http:// or https:// (insecure = true for plain HTTP)");
+  CHECK(usage("[[registry]]\nlocation = \"httpd.example/x\"\n") == "(no UsageError)");
 }

@@ -31,7 +31,7 @@ TEST_CASE("locations: defaults follow tempfile.gettempdir, getpass.getuser and T
 TEST_CASE("locations: variables beat defaults, flags beat variables, paths are made absolute and normal") {
   ScopedEnv a("TORCHINDUCTOR_CACHE_DIR", "/v/ind/"), b("TRITON_CACHE_DIR", "/v/x/../tri");
   auto dirs = tools::resolve_cache_dirs({});
-  CHECK(dirs[0].dir == "/v/ind/");
+  CHECK(dirs[0].dir == "/v/ind");  // no trailing slash: the one rule, manifest::normal_folder
   CHECK(dirs[0].origin == "TORCHINDUCTOR_CACHE_DIR");
   CHECK(dirs[1].dir == "/v/tri");
   tools::CacheDirOptions o;
@@ -43,6 +43,20 @@ TEST_CASE("locations: variables beat defaults, flags beat variables, paths are m
   REQUIRE(dirs.size() == 3);
   CHECK(dirs[2].kind == manifest::ComponentKind::extra);
   CHECK(dirs[2].dir == fs::current_path() / "rel/ext");
+  o.inductor_dir = "/f/./ind/";
+  o.extras = {{"ext", "/e/x/..//ext//"}};
+  dirs = tools::resolve_cache_dirs(o);
+  CHECK(dirs[0].dir.string() == "/f/ind");
+  CHECK(dirs[2].dir.string() == "/e/ext");
+}
+
+TEST_CASE("locations: one rule for a folder path: . and .. lexically, no trailing slash, the root kept") {
+  CHECK(manifest::normal_folder("/p/ind/").string() == "/p/ind");
+  CHECK(manifest::normal_folder("/p/ind//").string() == "/p/ind");
+  CHECK(manifest::normal_folder("/p/./x/../ind/.").string() == "/p/ind");
+  CHECK(manifest::normal_folder("/").string() == "/");
+  CHECK(manifest::normal_folder("//").string() == "/");
+  CHECK(manifest::normal_folder("rel/").string() == (fs::current_path() / "rel").string());
 }
 
 TEST_CASE("locations: --add values are checked") {

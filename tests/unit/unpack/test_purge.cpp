@@ -17,6 +17,7 @@
 #include "manifest/reserved_names.hpp"
 #include "unit/support.hpp"
 #include "unpack/purge.hpp"
+#include "util/fs.hpp"
 
 using namespace ccpack;
 using unpack::PurgeRule;
@@ -319,4 +320,14 @@ TEST_CASE("library_search_dirs: LD_LIBRARY_PATH, then the override, then torch/l
   CHECK(std::vector<std::string>(standard.begin(), standard.begin() + 11) ==
         std::vector<std::string>{"/ld/a", "/ld/b", "/lib", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
                                  "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/usr/local/lib"});
+}
+
+TEST_CASE("purge: a folder it cannot read is named, never skipped in silence", "[purge]") {
+  test::ScratchDir t;
+  test::write_file(t / "tri/K1/x.lock", "");
+  fs::permissions(t.path(), fs::perms(0755));
+  fs::permissions(t / "tri/K1", fs::perms(0));
+  std::string message = test::error_as_other_user([&] { (void)run(one("triton", manifest::ComponentKind::triton, t / "tri"), true); });
+  fs::permissions(t / "tri/K1", fs::perms(0755));
+  CHECK(message == "cannot read folder " + quoted_path(t / "tri/K1") + ": Permission denied");
 }

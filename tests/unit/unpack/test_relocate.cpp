@@ -7,6 +7,8 @@
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/installer.hpp"
+#include "unpack/relocate.hpp"
+#include "util/fs.hpp"
 
 using namespace ccpack;
 namespace fs = std::filesystem;
@@ -213,4 +215,24 @@ TEST_CASE("an FX-graph entry that stops being a pickle after a moved path is res
   CHECK(r.components[0].relocation.pickle_files_unparsed == 2);
   CHECK(test::slurp(t / "pod/ind/fxgraph/f1/entry") == bad);
   CHECK(test::slurp(t / "pod/ind/fxgraph/f2/entry") == small);
+}
+
+TEST_CASE("a build folder recorded with a trailing slash is the same folder, and a target that is not UTF-8 is named") {
+  test::ScratchDir t;
+  (void)kernel_and_group(t);
+  (void)pack::create_archive(dirs_of(t / "build/ind/", t / "build/tri/"), t / "a.ccpack", {});
+  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
+  CHECK(a.manifest.components[0].source == (t / "build/ind").string());  // recorded without the slash
+  CHECK(a.manifest.components[1].source == (t / "build/tri").string());
+  for (const manifest::CacheDir& d : manifest::build_dirs(a.manifest)) CHECK(d.dir.string().back() != '/');
+  // A manifest made before the rule, with the slash: the same folder.
+  a.manifest.components[1].source += "/";
+  CHECK(manifest::build_dirs(a.manifest)[1].dir == t / "build/tri");
+  fs::path bad = t / "pod\xff\n/tri";
+  std::string message = test::ccpack_error([&] { unpack::PathRelocator r(a.manifest, 1, bad); });
+  CHECK(message == "cannot restore triton into " + quoted_path(bad) +
+                       ": its path is not valid UTF-8, and the restored pickles and group files would have to name it; restore "
+                       "into a UTF-8 path, or with --no-relocate");
+  CHECK(message.find("\\xff\\n") != std::string::npos);
+  CHECK(test::ccpack_error([&] { unpack::PathRelocator r(a.manifest, 1, t / "pod/tri/"); }) == "(no Error)");
 }

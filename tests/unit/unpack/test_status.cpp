@@ -1,6 +1,7 @@
 // The restored entry list (write, read, every way it reads as absent) and a folder's status since its restore:
 // nothing added, then kernels, an FX graph, an autotune result and other files added by hand, grouped exactly.
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 
@@ -136,4 +137,55 @@ TEST_CASE("status --verify names a file of the archive whose bytes changed, the 
   CHECK(unpack::folder_status(ind).state == unpack::FolderState::not_restored);
   fs::remove_all(t / "ind");
   CHECK(unpack::folder_status(ind).state == unpack::FolderState::absent);
+}
+
+TEST_CASE("status reads no FIFO: one in the entry list's place is no list, one in a restored file's place is modified") {
+  test::ScratchDir t;
+  restored(t / "ind", sample(), "inductor");
+  CacheDir ind{"inductor", ComponentKind::inductor, t / "ind", "test"};
+  fs::remove(t / "ind/ab/c.py");
+  REQUIRE(::mkfifo((t / "ind/ab/c.py").c_str(), 0644) == 0);  // opened for reading without O_NONBLOCK: a hang
+  unpack::FolderStatus v = unpack::folder_status(ind, {true});
+  CHECK(v.state == unpack::FolderState::restored);
+  CHECK(v.modified == std::vector<std::string>{"ab/c.py"});
+  fs::remove(t / "ind" / std::string(kEntriesName));
+  REQUIRE(::mkfifo((t / "ind" / std::string(kEntriesName)).c_str(), 0644) == 0);
+  CHECK(unpack::folder_status(ind).state == unpack::FolderState::no_entry_list);
+}
+
+TEST_CASE("an entry list over its bound on disk is not read: no list, and memory does not grow with it") {
+  test::ScratchDir t;
+  restored(t / "ind", sample(), "inductor");
+  fs::path list = t / "ind" / std::string(kEntriesName);
+  std::string text = test::slurp(list);
+  // A list whose header is sound, made as long as the bound allows, then one byte longer (sparse: no disk used).
+  fs::resize_file(list, kMaxEntriesBytes);
+  CHECK_FALSE(RestoredEntries::read(t / "ind", kDigest));  // zeros after the lines: malformed, read in pieces
+  long at_bound = test::peak_rss_growth_kib([&] { (void)RestoredEntries::read(t / "ind", kDigest); });
+  fs::resize_file(list, kMaxEntriesBytes + 1);
+  CacheDir ind{"inductor", ComponentKind::inductor, t / "ind", "test"};
+  CHECK(unpack::folder_status(ind).state == unpack::FolderState::no_entry_list);
+  long over = test::peak_rss_growth_kib([&] { (void)unpack::folder_status(ind); });
+  // Read whole, each took the file's 256 MiB; now a 1 MiB buffer and one line (expected 2 MiB; bound 10x that).
+  CHECK(at_bound >= 0);
+  CHECK(at_bound < 20 * 1024);
+  CHECK(over >= 0);
+  CHECK(over < 20 * 1024);
+  test::write_file(list, text);
+  CHECK(RestoredEntries::read(t / "ind", kDigest));
+  // The bound is checked before the first byte is read: a sound list one byte over it is not read.
+  CHECK(RestoredEntries::read(t / "ind", kDigest, {}, text.size()));
+  CHECK_FALSE(RestoredEntries::read(t / "ind", kDigest, {}, text.size() - 1));
+}
+
+TEST_CASE("status names a subfolder it cannot read instead of ending its walk there") {
+  test::ScratchDir t;
+  restored(t / "ind", sample(), "inductor");
+  test::write_file(t / "ind/zz/new.py", "compiled since");
+  fs::permissions(t.path(), fs::perms(0755));
+  fs::permissions(t / "ind/zz", fs::perms(0));
+  CacheDir ind{"inductor", ComponentKind::inductor, t / "ind", "test"};
+  std::string message = test::error_as_other_user([&] { (void)unpack::folder_status(ind); });
+  fs::permissions(t / "ind/zz", fs::perms(0755));
+  CHECK(message == "cannot read cache folder " + quoted_path(t / "ind") + " (at " + quoted_path(t / "ind/zz") + "): Permission denied");
 }

@@ -90,3 +90,43 @@ TEST_CASE("streamed pickle: stopped after a rewritten part was written, the file
   CHECK_FALSE(r.rewritten);
   CHECK(r.file == cut);
 }
+
+TEST_CASE("streamed pickle: turning a large written file back into its packed bytes holds a fixed buffer, not the file", "[streamed-pickle]") {
+  // A moved str in a first frame (a changed unit: the file must be rebuilt), 64 MiB of a bytes value, then an
+  // unknown opcode. Read back whole, the file and its packed copy took 128 MiB and more; streamed, about 4 MiB.
+  // Bound: 10x that.
+  test::ScratchDir t;
+  const std::string head("\x80\x04\x95\x14\0\0\0\0\0\0\0\x8c\x11/build/cache/x.py\x94", 31);  // a frame: the str, MEMOIZE
+  const std::uint64_t large = 64 << 20;
+  std::string opener = "B" + std::string{static_cast<char>(large & 0xff), static_cast<char>((large >> 8) & 0xff),
+                                         static_cast<char>((large >> 16) & 0xff), static_cast<char>((large >> 24) & 0xff)};
+  std::uint64_t size = head.size() + opener.size() + large + 2;
+  long growth = test::peak_rss_growth_kib([&] {
+    UniqueFd root(::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd fd(::openat(root.get(), "entry", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    auto make = [](unpack::PickleStream::Write write) {
+      return std::make_unique<unpack::PickleStream>(std::vector<std::string>{"/build/cache"}, "/a/much/longer/pod/folder",
+                                                    [](std::string_view) { return false; }, std::move(write));
+    };
+    unpack::StreamedPickle s(make, fd.get(), root.get(), "entry", "'entry'");
+    std::uint64_t at = 0;
+    auto piece = [&](std::string_view data) {
+      s.piece(at, data);
+      at += data.size();
+    };
+    piece(head);
+    piece(opener);
+    std::string zeros(1 << 20, '\0');
+    for (std::uint64_t n = 0; n < large; n += zeros.size()) piece(zeros);
+    piece("\xff.");
+    if (s.finish(size)) throw std::runtime_error("rewritten");
+  });
+  CHECK(growth >= 0);
+  CHECK(growth < 40 * 1024);
+  // The file is exactly as packed.
+  CHECK(fs::file_size(t / "entry") == size);
+  std::string file = test::slurp(t / "entry");
+  CHECK(file.substr(0, head.size() + opener.size()) == head + opener);
+  CHECK(file.substr(file.size() - 2) == "\xff.");
+  CHECK(file.find_first_not_of('\0', head.size() + opener.size()) == file.size() - 2);
+}

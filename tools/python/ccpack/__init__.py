@@ -22,6 +22,7 @@ defaults) unless ``inductor_dir`` / ``triton_dir`` say otherwise. Anything else 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -87,7 +88,8 @@ def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
     on_mismatch: ``"refuse"`` (write nothing, raise Refused), ``"force"`` or ``"purge"``; None: ccpack's default
     (``$CCPACK_ON_MISMATCH``, else refuse). trust: public key files or folders (else ``$CCPACK_TRUSTED_KEYS``,
     ``/etc/ccpack/trusted.d``, ``~/.config/ccpack/trusted.d``). ignore: fingerprint fields to accept as they are.
-    relocate=False keeps Triton's ``__grp__*.json`` files as packed (naming the build machine's folders).
+    relocate=False restores every file as packed: Triton's ``__grp__*.json`` files and Inductor's pickled FX-graph
+    and AOTAutograd entries then name the build machine's folders (docs/RELOCATION.md).
     Raises Refused when the fingerprint does not fit, IntegrityError when a signature or hash check fails.
     """
     options = _opt("--on-mismatch", on_mismatch) + _trust(trust, allow_unsigned)
@@ -147,7 +149,7 @@ def _run(command: str, options: List[str], positionals: Sequence[str] = ()) -> R
     argv = [binary(), command, "--json", *options]
     if positionals:
         argv += ["--", *positionals]
-    done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    done = _spawn(command, argv)
     stdout = done.stdout.decode("utf-8", "replace")
     stderr = done.stderr.decode("utf-8", "replace")
     errors = [line[len("ccpack: error: "):] for line in stderr.splitlines() if line.startswith("ccpack: error: ")]
@@ -174,6 +176,22 @@ def _run(command: str, options: List[str], positionals: Sequence[str] = ()) -> R
     else:
         message = f"ccpack {command} exited with {done.returncode}"
     raise error_for(done.returncode, message, report, stderr)
+
+
+def _spawn(command: str, argv: List[str]) -> "subprocess.CompletedProcess[bytes]":
+    """Runs the binary; what stops it from starting is a ccpack exception too (the API raises no other): a NUL in
+    an argument (ValueError) and arguments past the system's limit (E2BIG) are UsageError, any other OSError is
+    Error."""
+    try:
+        return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    except ValueError:
+        raise UsageError(f"ccpack {command}: a path or value holds a NUL byte, which no argument can hold",
+                         exit_code=2) from None
+    except OSError as e:
+        if e.errno == errno.E2BIG:
+            raise UsageError(f"ccpack {command}: the paths or values are too long for one command line ({e.strerror})",
+                             exit_code=2) from None
+        raise Error(f"ccpack {command}: cannot run {argv[0]!r}: {e.strerror or e}", exit_code=1) from None
 
 
 def _path(value: PathArg) -> str:
