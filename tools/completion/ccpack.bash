@@ -35,7 +35,7 @@ _ccpack() {
     create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout $common" ;;
     restore) opts="--inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
-                   --registries-conf $common" ;;
+                   --registries-conf -v --verbose $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
     inspect) opts="--files --card --trust $common" ;;
     import) opts="-o --output --map --fingerprint --sign-key --note $common" ;;
@@ -45,7 +45,7 @@ _ccpack() {
     check) opts="--python --ignore --inductor-dir --triton-dir --add --fingerprint --select $common" ;;
     purge) opts="--inductor-dir --triton-dir --add --python --dry-run --lock-timeout $common" ;;
     status) opts="--inductor-dir --triton-dir --add --python --ignore --verify --max-compiled $common" ;;
-    push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile $common" ;;
+    push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile --allow-unsigned $common" ;;
     pull) opts="-o --output --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
     *) return ;;
   esac
