@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "registry/mirrors.hpp"
-#include "support.hpp"
+#include "unit/support.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
