@@ -1,6 +1,8 @@
 // The registry's /v2/ calls and the challenge flow; see session.hpp.
 #include "registry/session.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "registry/auth.hpp"
@@ -57,6 +59,11 @@ Session::Session(oci::Reference reference, SessionOptions options) : ref_(std::m
     site.origin = *origin;
     http::Options http = options_.http;
     http.plain_http = e.insecure;
+    if (e.mirror) {
+      http.max_attempts = 1;
+      http.connect_timeout_s = std::min(http.connect_timeout_s, kMirrorConnectTimeoutSeconds);
+      http.low_speed_time_s = std::min(http.low_speed_time_s, kMirrorStallSeconds);
+    }
     http.tls_failure_hint = e.mirror ? "if mirror " + e.host + " serves plain HTTP, set insecure = true in its registries.conf entry"
                                      : "if " + e.host + " serves plain HTTP, pass --plain-http (or set insecure = true in its registries.conf entry)";
     site.client = std::make_unique<http::Client>(http);
@@ -78,8 +85,9 @@ std::string Session::served_by() const { return sites_[served_].endpoint.host + 
 template <class F>
 auto Session::each_site(bool by_digest, const std::atomic<bool>* cancelled, F request) {
   const std::size_t origin = sites_.size() - 1;
+  cut_on_mirror_ = false;
   for (std::size_t i = 0;; ++i) {
-    if (i < origin && sites_[i].endpoint.digest_only && !by_digest) continue;
+    if (i < origin && ((sites_[i].endpoint.digest_only && !by_digest) || sites_[i].down)) continue;
     at_ = i;
     try {
       auto answer = request(i == origin);
@@ -89,13 +97,19 @@ auto Session::each_site(bool by_digest, const std::atomic<bool>* cancelled, F re
     } catch (const IntegrityError&) {
       at_ = origin;
       throw;  // a mirror serving other bytes is an integrity error, never a reason to ask elsewhere
-    } catch (const http::Interrupted&) {
+    } catch (const http::Interrupted& e) {
       at_ = origin;
-      throw;  // bytes already reached the caller: it resumes (and asks the mirrors first again)
+      if (i != origin && !(cancelled != nullptr && cancelled->load())) {
+        sites_[i].down = true;  // defence: mirror-skip-down
+        cut_on_mirror_ = true;
+        if (on_fallback) on_fallback("mirror " + sites_[i].endpoint.host + " was cut (" + e.what() + "); skipping it from now on");
+      }
+      throw;  // bytes already reached the caller: it resumes from there, on the next endpoint
     } catch (const Error& e) {
       at_ = origin;
       if (i == origin || (cancelled != nullptr && cancelled->load())) throw;
-      if (on_fallback) on_fallback("mirror " + sites_[i].endpoint.host + " failed (" + e.what() + "); trying the next endpoint");
+      sites_[i].down = true;  // defence: mirror-skip-down
+      if (on_fallback) on_fallback("mirror " + sites_[i].endpoint.host + " failed (" + e.what() + "); trying the next endpoint, without this mirror from now on");
     }
   }
 }
@@ -254,18 +268,30 @@ void Session::upload_blob(const std::string& digest, const std::string& body) {
 
 Session::BlobRead Session::get_blob(const std::string& digest, std::uint64_t first, std::optional<std::uint64_t> last,
                                     const http::Sink& sink, const BlobOptions& how) {
-  return each_site(true, how.cancelled, [&](bool) {
-    http::Request r;
-    r.url = url("/blobs/" + digest);
-    r.cancelled = how.cancelled;
-    r.resume_at_byte = how.resume_at_byte;
-    r.total_size = how.total_size;
-    if (first > 0 || last) r.range_first = first;
-    r.range_last = last;
-    http::Response resp = send(r, sink);
-    if (resp.status != 200 && resp.status != 206) fail(r, resp, "reading blob " + digest + " of");
-    return BlobRead{resp.body_bytes, resp.status};
-  });
+  std::uint64_t before = 0;  // bytes a mirror delivered before it was cut: the next endpoint gives the rest
+  for (;;) {
+    try {
+      BlobRead read = each_site(true, how.cancelled, [&](bool) {
+        http::Request r;
+        r.url = url("/blobs/" + digest);
+        r.cancelled = how.cancelled;
+        r.resume_at_byte = how.resume_at_byte;
+        r.total_size = how.total_size;
+        if (first + before > 0 || last) r.range_first = first + before;
+        r.range_last = last;
+        http::Response resp = send(r, sink);
+        if (resp.status != 200 && resp.status != 206) fail(r, resp, "reading blob " + digest + " of");
+        return BlobRead{resp.body_bytes, resp.status};
+      });
+      read.bytes += before;
+      return read;
+    } catch (const http::Interrupted& e) {
+      // A caller that resumes from its own checked point (resume_at_byte false) is told; else the rest comes
+      // from the next endpoint (the mirror is down now, so this ends at the origin).
+      if (!how.resume_at_byte || !cut_on_mirror_) throw;
+      before += e.delivered();
+    }
+  }
 }
 
 }  // namespace ccpack::registry

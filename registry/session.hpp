@@ -25,6 +25,13 @@
 
 namespace ccpack::registry {
 
+// A mirror is a shortcut, not a dependency: it gets one attempt per request, a shorter connect timeout and a
+// shorter low-speed limit than the origin (http::Options), and once it fails or stalls it is skipped for the rest
+// of the session (one run of ccpack), so a mirror that accepts connections and never answers costs one stall,
+// not one per request and attempt.
+inline constexpr long kMirrorConnectTimeoutSeconds = 5;
+inline constexpr long kMirrorStallSeconds = 10;
+
 struct SessionOptions {
   http::Options http;
   std::string authfile;  // --authfile ("" for the standard places)
@@ -90,9 +97,10 @@ class Session {
     std::string origin;  // origin_of(base)
     std::unique_ptr<http::Client> client;
     std::string authorization;
+    bool down = false;  // a mirror that failed or stalled once: skipped from then on
   };
-  // Runs `request` against each endpoint in turn (mirrors skipped for manifests by tag when digest-only) until
-  // one answers; an integrity error, a cut after bytes were delivered or a cancellation is never retried
+  // Runs `request` against each endpoint in turn (mirrors skipped for manifests by tag when digest-only, and
+  // mirrors that are down) until one answers; a mirror that fails is marked down; an integrity error, a cut after bytes were delivered or a cancellation is never retried
   // elsewhere. `request(last)` is told whether it runs on the last endpoint (a mirror's 404 means: try the next).
   template <class F>
   auto each_site(bool by_digest, const std::atomic<bool>* cancelled, F request);
@@ -111,6 +119,7 @@ class Session {
   std::vector<Site> sites_;  // mirrors, then the origin (last)
   std::size_t at_ = 0;       // the site of the request in flight
   std::size_t served_ = 0;   // the site that answered the last pull request
+  bool cut_on_mirror_ = false;  // the last request was cut (http::Interrupted) on a mirror, now down
 };
 
 }  // namespace ccpack::registry

@@ -85,6 +85,7 @@ void add_check(CLI::App& app, Commands& commands);
 void add_import(CLI::App& app, Commands& commands);
 void add_push(CLI::App& app, Commands& commands);
 void add_pull(CLI::App& app, Commands& commands);
+void add_ls(CLI::App& app, Commands& commands);
 void add_purge(CLI::App& app, Commands& commands);
 void add_status(CLI::App& app, Commands& commands);
 

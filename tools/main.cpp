@@ -96,6 +96,7 @@ int run_ccpack(int argc, char** argv) {
   tools::add_import(app, commands);
   tools::add_push(app, commands);
   tools::add_pull(app, commands);
+  tools::add_ls(app, commands);
   tools::add_purge(app, commands);
   tools::add_status(app, commands);
 

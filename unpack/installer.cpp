@@ -8,7 +8,8 @@
 //                               and entry list (manifest/restored_entries.hpp);
 //                               swapped with T as one set with the other components' (swap_set.hpp).
 // The phases, in order: resolve each component's target, lock the parents, remove debris of killed runs (every
-// run that takes the lock, the no-op too), read what the targets hold, plan (plan.hpp, no I/O), stage and check,
+// run that takes the lock, the no-op too), read what the targets hold, plan (plan.hpp, no I/O), check the folders'
+// permissions and free space (preflight.hpp, before any payload byte is read), stage and check,
 // swap all or nothing, remove the old content, and (--on-mismatch=purge) purge the folders of the components planned
 // `purge`. Nothing is written outside T but the staging folder beside it.
 #include "unpack/installer.hpp"
@@ -28,6 +29,7 @@
 #include "manifest/restored_entries.hpp"
 #include "unpack/extractor.hpp"
 #include "unpack/folder_lock.hpp"
+#include "unpack/preflight.hpp"
 #include "unpack/purge.hpp"
 #include "unpack/swap_set.hpp"
 #include "util/error.hpp"
@@ -253,6 +255,17 @@ void load_unless_noop(Archive& archive, const RestorePlan& plan) {
   }
 }
 
+// The folders the plan restores into, for the checks before the payload (preflight.hpp).
+std::vector<PreflightTarget> preflight_targets(const manifest::Manifest& m, const std::vector<Slot>& slots, const RestorePlan& plan) {
+  std::vector<PreflightTarget> out;
+  for (const Slot& s : slots) {
+    if (plan.components[s.component].action != Action::restore) continue;
+    const manifest::Component& c = m.components[s.component];
+    out.push_back(PreflightTarget{c.name, s.target, s.parent, c.bytes, c.files});
+  }
+  return out;
+}
+
 }  // namespace
 
 bool InstallReport::noop() const {
@@ -290,7 +303,10 @@ InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& d
   }
   load_unless_noop(archive, plan);
   if (plan.refused()) return report;  // all or nothing: no component written, no folder purged
-  if (plan.writes()) stage_and_swap(archive, slots, plan, options, run, report);
+  if (plan.writes()) {
+    preflight(preflight_targets(m, slots, plan));  // before the first payload byte is read
+    stage_and_swap(archive, slots, plan, options, run, report);
+  }
   purge_planned(m, plan, dirs, options, run, report);  // still under the locks: no other restore or purge runs here
   return report;
 }

@@ -3,7 +3,9 @@
 # (flags and variables) are the same folders, and create records them without the slash, so --at-build-paths
 # restores the archive; a target folder whose path is not UTF-8 is refused by name (or restored as packed with
 # --no-relocate, its --json report valid UTF-8); status on a FIFO, a non-UTF-8 name and a subfolder it cannot
-# read; registries.conf given as a device, a folder, or with a scheme in a location.
+# read; registries.conf given as a device, a folder, or with a scheme in a location; the checks before the
+# payload: a non-root restore into a root-owned folder, and a volume too small (a 1 MiB tmpfs), each refused with
+# one line saying what is needed, before anything is extracted.
 # Usage: paths_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
 CCPACK=$(realpath "$1")
@@ -76,4 +78,27 @@ CONTAINERS_REGISTRIES_CONF="$T" expect 1 "^ccpack: error: registries configurati
 printf '[[registry]]\nprefix = "127.0.0.1:9"\nlocation = "http://127.0.0.1:9"\n' >"$T/scheme.conf"
 expect 2 "the \[\[registry\]\] '127.0.0.1:9' has location 'http://127.0.0.1:9': write host\[:port\]\[/path\] without http:// or https://" -- \
   "$CCPACK" pull --registries-conf "$T/scheme.conf" 127.0.0.1:9/m:v1 -o "$T/x.ccpack"
+# --- before the payload: permissions and free space -------------------------------------------------------------
+mkdir -p "$T/big/src" && head -c 3000000 /dev/urandom >"$T/big/src/blob.bin"
+expect 0 "" -- "$CCPACK" create -q -o "$T/big.ccpack" --inductor-dir "$T/big/src"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+  mkdir -p "$T/rootowned" && chmod 755 "$T" "$T/rootowned" && chmod 644 "$T/big.ccpack"
+  mkdir -p "$T/h1000" && chown 1000:1000 "$T/h1000"
+  HOME="$T/h1000" TMPDIR="$T/h1000" XDG_CACHE_HOME="$T/h1000" expect 1 \
+    "^ccpack: error: cannot restore inductor into '$T/rootowned/ind': its folder '$T/rootowned' is owned by uid 0 \(mode 0755\) and uid 1000 cannot write to it; run as uid 0 \(securityContext runAsUser\), or set fsGroup so that the volume is group-writable$" -- \
+    setpriv --reuid=1000 --regid=1000 --clear-groups "$CCPACK" restore "$T/big.ccpack" --inductor-dir "$T/rootowned/ind"
+  [ -z "$(ls -A "$T/rootowned")" ] && ok || bad "the refused restore left $(ls -A "$T/rootowned")"
+else
+  skip "a non-root restore into a root-owned folder" "not root, or no setpriv (util-linux)"
+fi
+mkdir -p "$T/small"
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
+  expect 1 "^ccpack: error: cannot restore inductor: needs 3 MB, 1 MB free on '$T/small' \(3000000 bytes needed, [0-9]+ free\); free space there or restore into a larger volume$" -- \
+    "$CCPACK" restore "$T/big.ccpack" --inductor-dir "$T/small/ind"
+  [ -z "$(ls -A "$T/small")" ] && ok || bad "the refused restore left $(ls -A "$T/small")"
+  umount "$T/small"
+else
+  skip "a restore onto a full volume" "a tmpfs cannot be mounted here (not root, or no permission)"
+fi
+
 finish

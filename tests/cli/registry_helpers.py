@@ -14,6 +14,8 @@
                                     --huge-manifests answers manifest GETs with 5 MiB of JSON
   backend PORTFILE UPSTREAM LOG     logs every request's headers (to prove no Authorization arrives) and serves
                                     the blob from the registry
+  hang PORTFILE LOG                 accepts connections and never answers (a hung mirror); logs one line per
+                                    connection
   token-server PORTFILE KEY CERT USER:PASS LOG
                                     issues JWTs (RS256, x5c) that docker-registry's token auth accepts
 Every server writes its port to PORTFILE once it listens and runs until killed.
@@ -261,6 +263,20 @@ def token_server(portfile, key_path, cert_path, userpass, log):
     serve(Token, portfile)
 
 
+def hang(portfile, log):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    with open(portfile + ".tmp", "w") as f:
+        f.write(str(srv.getsockname()[1]))
+    os.rename(portfile + ".tmp", portfile)
+    held = []  # kept open, never read from nor written to
+    while True:
+        conn, _ = srv.accept()
+        held.append(conn)
+        log_line(log, "ACCEPTED")
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "set-fingerprint":
@@ -274,6 +290,8 @@ def main():
         proxy(args[0], int(args[1]), args[2], args[3:])
     elif cmd == "backend":
         backend(args[0], int(args[1]), args[2])
+    elif cmd == "hang":
+        hang(args[0], args[1])
     elif cmd == "token-server":
         token_server(*args)
     else:

@@ -2,7 +2,8 @@
 # Mirrors as container tools configure them (containers-registries.conf(5)): two real docker-registry instances on
 # 127.0.0.1, an origin and a pull-through cache in front of it (distribution's proxy.remoteurl). Pinned: pulls go
 # through the mirror; eight concurrent restores of one tag into a node's shared folders cost the origin what one
-# cold fetch through the mirror costs; a mirror that is down falls back to the origin; a mirror that serves other
+# cold fetch through the mirror costs; a mirror that is down falls back to the origin; a mirror that accepts
+# connections and never answers costs one stall and is skipped from then on (timed); a mirror that serves other
 # bytes is an integrity error (exit 4), never a fallback.
 # Usage: registry_mirror_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
@@ -104,6 +105,26 @@ DOWN=$("$PY" "$HERE/registry_helpers.py" free-port)
 sed "s/$M/127.0.0.1:$DOWN/" "$T/registries.conf" >"$T/down.conf"
 expect 0 "mirror 127.0.0.1:$DOWN failed \(.*\); trying the next endpoint" -- \
   "$CCPACK" restore --registries-conf "$T/down.conf" "oci://$O/model:v1" --inductor-dir "$T/d/ind" --triton-dir "$T/d/tri"
+
+# --- a mirror that accepts connections and never answers: one stall, then the origin for the rest of the run ----
+"$PY" "$HERE/registry_helpers.py" hang "$T/hang.port" "$T/hang.log" &
+PIDS="$PIDS $!"
+for _ in $(seq 100); do [ -s "$T/hang.port" ] && break; sleep 0.1; done
+HUNG="127.0.0.1:$(cat "$T/hang.port")"
+sed "s/$M/$HUNG/" "$T/registries.conf" >"$T/hang.conf"
+START=$(date +%s%N)
+# Bounded here (a restore that waited on every request would take ten minutes): 90 s is twice the promise.
+timeout 120 "$CCPACK" restore --json --registries-conf "$T/hang.conf" "oci://$O/model:v1" \
+  --inductor-dir "$T/h/ind" --triton-dir "$T/h/tri" >"$T/hang.json" 2>"$T/hang.err"
+rc=$?
+MS=$((($(date +%s%N) - START) / 1000000))
+echo "mirror: a restore through a hung mirror took $MS ms"
+[ "$rc" -eq 0 ] && ok || bad "restore through a hung mirror: exit $rc: $(head -c 600 "$T/hang.err")"
+[ "$MS" -lt 90000 ] && ok || bad "restore through a hung mirror took $MS ms (limit 90000)"
+json_is "$T/hang.json" "j['registry']['served_by'] == '$O/model'"
+# One stall: the hung mirror is asked once, and the run warns once.
+[ "$(grep -c ACCEPTED "$T/hang.log")" -eq 1 ] && ok || bad "the hung mirror was asked $(grep -c ACCEPTED "$T/hang.log") times"
+[ "$(grep -c "mirror $HUNG failed" "$T/hang.err")" -eq 1 ] && ok || bad "not one warning: $(cat "$T/hang.err")"
 
 # --- a mirror serving other bytes under the digest: exit 4, and the origin is not asked -------------------------
 start_registry evil ""

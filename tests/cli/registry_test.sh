@@ -162,6 +162,28 @@ check "MI300 machine pulls the MI300 archive" cmp -s "$T/mi300.ccpack" "$T/f-mi3
 skopeo copy -q --all --src-tls-verify=false "docker://$R/cache:fleet" "oci:$T/layout:fleet" 2>"$T/skopeo.err" || bad "skopeo copy --all: $(cat "$T/skopeo.err")"
 check "skopeo copy --all keeps the index digest" grep -q "sha256:$(sha "$T/index.json")" "$T/layout/index.json"
 
+# ls: what a tag holds, with each archive's selection, size and digest, fetching no blob.
+: >"$T/proxy.log"
+expect 0 "" -- "$CCPACK" ls --plain-http --json "oci://$R/cache:fleet"
+check "ls --json: the index's two archives, their selection, size and digest" "$PY" -c '
+import hashlib, json, sys
+j = json.load(open(sys.argv[1]))
+files = {"sm_90": sys.argv[2], "gfx942": sys.argv[3]}
+assert j["index"] is True and j["digest"] == "sha256:" + sys.argv[4] and len(j["archives"]) == 2, j
+for a in j["archives"]:
+    data = open(files[a["selection"]["gpu.arch"]], "rb").read()
+    assert a["ccpack"] is True and a["bytes"] == len(data) and a["digest"] == "sha256:" + hashlib.sha256(data).hexdigest(), a
+    assert list(a["selection"])[:3] == ["gpu.vendor", "gpu.arch", "torch.version"], a
+assert sorted(a["selection"]["torch.version"] for a in j["archives"]) == ["2.11.0+cu130", "2.11.0+rocm6.4"], j' \
+  "$T/out" "$T/h100.ccpack" "$T/mi300.ccpack" "$(sha "$T/index.json")"
+check "ls fetched no blob" [ "$(grep -c '/blobs/' "$T/proxy.log")" -eq 0 ]
+expect 0 "cache:fleet: index sha256:[0-9a-f]{64}, 2 archives" -- "$CCPACK" ls --plain-http "oci://$R/cache:fleet"
+check "ls names each archive by digest, size and selection" grep -Eq \
+  "^ccpack:   sha256:$(sha "$T/mi300.ccpack")  [0-9.]+ MB  gpu.vendor=amd gpu.arch=gfx942 " "$T/err"
+expect 0 "cache:h100: manifest sha256:[0-9a-f]{64}, 1 archive$" -- "$CCPACK" ls --plain-http "$R/cache:h100"
+check "ls of one manifest" grep -Eq "^ccpack:   sha256:$(sha "$T/h100.ccpack")  .*gpu.arch=sm_90 " "$T/err"
+expect 1 "cache:nothing not found in the registry" -- "$CCPACK" ls --plain-http "oci://$R/cache:nothing"
+
 # A third machine: exit 3, the list of what is available, and not one blob byte transferred.
 : >"$T/proxy.log"
 expect 3 "no archive in .*cache:fleet fits this machine \(gpu.vendor=nvidia gpu.arch=sm_100.*available: gpu.vendor=.*gpu.arch=gfx942.*; gpu.vendor=nvidia gpu.arch=sm_90" -- \

@@ -5,7 +5,7 @@
 _ccpack() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="create restore verify inspect import keygen sign fingerprint check push pull purge status"
+  local commands="create restore verify inspect import keygen sign fingerprint check push pull ls purge status"
   local common="-h --help -j --jobs -q --quiet --json"
   local cmd="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -33,7 +33,7 @@ _ccpack() {
   case $cmd in
     "") COMPREPLY=($(compgen -W "$commands -h --help --version" -- "$cur")); return ;;
     create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout $common" ;;
-    restore) opts="--inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
+    restore) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
                    --registries-conf -v --verbose $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
@@ -47,6 +47,7 @@ _ccpack() {
     status) opts="--inductor-dir --triton-dir --add --python --ignore --verify --max-compiled $common" ;;
     push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile --allow-unsigned $common" ;;
     pull) opts="-o --output --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
+    ls) opts="--plain-http --ca-file --authfile --registries-conf $common" ;;
     *) return ;;
   esac
   if [[ $cur == -* ]]; then

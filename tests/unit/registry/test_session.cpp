@@ -2,6 +2,7 @@
 // realm for the repository's pull scope, the request sent again with it), a manifest checked against the digest
 // the registry claims or the one asked by, 404 as absence, an upload's POST then PUT at the Location with
 // ?digest=, a blob range, and the one-line errors for a denied request and a registry's error body.
+// Mirrors: one that fails once is skipped for the rest of the session, and a blob cut on one continues at the origin.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <string>
@@ -139,4 +140,53 @@ TEST_CASE("Session: denied and failed requests are one line naming the repositor
   const std::string blob = "sha256:" + std::string(64, 'a');
   CHECK(error_of([&] { (void)s.blob_exists(blob); }) == "checking blob " + blob + " of team/model on " + where + ": HEAD http://" +
                                                           where + "/v2/team/model/blobs/" + blob + " answered HTTP 500");
+}
+
+namespace {
+
+// A session that pulls through `mirror` first, then `origin`.
+registry::Session mirrored(const test::LoopbackHttp& mirror, const test::LoopbackHttp& origin) {
+  registry::SessionOptions o;
+  o.http.plain_http = true;
+  o.http.max_attempts = 1;
+  std::string m = "127.0.0.1:" + std::to_string(mirror.port());
+  std::string r = "127.0.0.1:" + std::to_string(origin.port());
+  o.endpoints = {registry::Endpoint{m, "team/model", true, true, false}, registry::Endpoint{r, "team/model", true, false, false}};
+  return {registry::oci::parse_reference(r + "/team/model:v1"), o};
+}
+
+}  // namespace
+
+TEST_CASE("Session: a mirror that fails once is skipped for the rest of the session, with one warning") {
+  NoCredentials none;
+  test::LoopbackHttp mirror({http_answer(500, {}, ""), http_answer(500, {}, "")});
+  test::LoopbackHttp origin({http_answer(200, {"Content-Type: application/vnd.oci.image.manifest.v1+json"}, kManifest),
+                             http_answer(200, {"Content-Type: application/vnd.oci.image.manifest.v1+json"}, kManifest)});
+  registry::Session s = mirrored(mirror, origin);
+  std::vector<std::string> warnings;
+  s.on_fallback = [&](const std::string& line) { warnings.push_back(line); };
+  CHECK(s.get_manifest("v1")->bytes == kManifest);
+  CHECK(s.get_manifest("v1")->bytes == kManifest);
+  CHECK(s.served_by() == "127.0.0.1:" + std::to_string(origin.port()) + "/team/model");
+  CHECK(mirror.requests().size() == 1);
+  CHECK(origin.requests().size() == 2);
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::Matchers::StartsWith("mirror 127.0.0.1:" + std::to_string(mirror.port()) + " failed (") &&
+                              Catch::Matchers::EndsWith("); trying the next endpoint, without this mirror from now on"));
+}
+
+TEST_CASE("Session: a blob cut on a mirror continues at the origin from the byte where it stopped") {
+  NoCredentials none;
+  const std::string blob = "0123456789";
+  test::LoopbackHttp mirror({http_answer(206, {"Content-Range: bytes 0-9/10", "Content-Length: 10"}, "0123")});
+  test::LoopbackHttp origin({http_answer(206, {"Content-Range: bytes 4-9/10"}, "456789")});
+  registry::Session s = mirrored(mirror, origin);
+  std::string got;
+  registry::Session::BlobRead read = s.get_blob(digest_of(blob), 0, 9, [&](const char* p, std::size_t n) { got.append(p, n); });
+  CHECK(got == blob);
+  CHECK(read.bytes == 10);
+  const auto& r = origin.requests();
+  REQUIRE(r.size() == 1);
+  CHECK(has_header(r[0], "Range: bytes=4-9"));
+  CHECK(mirror.requests().size() == 1);
 }
