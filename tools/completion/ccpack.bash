@@ -35,7 +35,7 @@ _ccpack() {
     create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout $common" ;;
     restore) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
-                   --registries-conf -v --verbose $common" ;;
+                   --registries-conf $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
     inspect) opts="--files --card --trust $common" ;;
     import) opts="-o --output --map --fingerprint --sign-key --note $common" ;;
