@@ -14,9 +14,11 @@ import filecmp
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -220,6 +222,52 @@ class Api(unittest.TestCase):
         finally:
             for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "STANDIN_MODE"):
                 os.environ.pop(var, None)
+
+    def test_registry_push_ls_pull_restore(self) -> None:
+        """push, ls, pull and restore oci:// through the API's own arguments, against Debian's docker-registry on
+        127.0.0.1 (stopped by its PID); an unsigned push raises IntegrityError, a mistyped select UsageError."""
+        if not shutil.which("docker-registry"):
+            self.skipTest("docker-registry is not installed (scripts/setup installs it)")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        root = WORK / "registry"
+        root.mkdir()
+        (root / "config.yml").write_text(f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {root}/data\n"
+                                         f"http:\n  addr: 127.0.0.1:{port}\n")
+        server = subprocess.Popen(["docker-registry", "serve", str(root / "config.yml")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(150):  # at most 15 s
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    time.sleep(0.1)
+            ref = f"oci://127.0.0.1:{port}/api/cache:v1"
+            pushed = ccpack.push(self.signed, ref, index=True, plain_http=True)
+            listing = ccpack.ls(ref, plain_http=True)
+            self.assertEqual(len(listing["archives"]), 1)
+            self.assertEqual(listing["archives"][0]["bytes"], self.signed.stat().st_size)
+            self.assertEqual(pushed["layer_digest"], listing["archives"][0]["digest"])
+            pulled = ccpack.pull(ref, WORK / "pulled.ccpack", plain_http=True)
+            self.assertEqual(pulled["layer_digest"], pushed["layer_digest"])
+            self.assertEqual((WORK / "pulled.ccpack").read_bytes(), self.signed.read_bytes())
+            pod = WORK / "oci-pod"
+            ccpack.restore(ref, trust=f"{self.key}.pub", plain_http=True, inductor_dir=pod / "inductor",
+                           triton_dir=pod / "triton")
+            self.assertEqual(same_tree(self.sample / "inductor_cache", pod / "inductor"), [])
+            unsigned = WORK / "unsigned-push.ccpack"
+            ccpack.create(unsigned, **self.dirs)
+            with self.assertRaises(ccpack.IntegrityError) as caught:
+                ccpack.push(unsigned, f"oci://127.0.0.1:{port}/api/unsigned:v1", plain_http=True)
+            self.assertEqual(caught.exception.exit_code, 4)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+        with self.assertRaises(ccpack.UsageError) as typo:
+            ccpack.check(self.signed, select={"gpu.arch": "sm_9O"}, **self.dirs)
+        self.assertIn("sm_90", str(typo.exception))
 
     def test_exit_codes_agree_with_the_binary(self) -> None:
         text = subprocess.run([ccpack.binary(), "--help"], check=True, capture_output=True, text=True).stdout

@@ -36,7 +36,7 @@ from ccpack.errors import (CommandFailed, Error, IntegrityError, Interrupted, No
 #: What restore does when the fingerprint makes a component stale or refused.
 OnMismatch = Literal["refuse", "force", "purge"]
 
-__all__ = ["create", "restore", "check", "verify", "inspect", "fingerprint", "status", "binary",
+__all__ = ["create", "restore", "check", "verify", "inspect", "fingerprint", "status", "push", "pull", "ls", "binary",
            "Error", "UsageError", "Refused", "IntegrityError", "NotRestored", "CommandFailed", "OverTheGate", "Interrupted",
            "Report"]
 
@@ -44,6 +44,9 @@ __all__ = ["create", "restore", "check", "verify", "inspect", "fingerprint", "st
 PathArg = Union[str, "os.PathLike[str]"]
 #: A parsed --json report.
 Report = Dict[str, Any]
+#: Fingerprint fields to take as given on the target machine (``--select``): ``{"gpu.arch": "sm_90"}`` or
+#: ``["gpu.arch=sm_90"]``, for an init container that sees no GPU.
+Select = Union[Mapping[str, str], Sequence[str]]
 
 
 def create(out: PathArg, sign_key: Optional[PathArg] = None, note: Optional[str] = None, *,
@@ -81,7 +84,9 @@ def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
             inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
             add: Optional[Mapping[str, PathArg]] = None, at_build_paths: bool = False, relocate: bool = True,
             durable: bool = False, ignore: Sequence[str] = (), python: Optional[PathArg] = None, jobs: Optional[int] = None,
-            extra_args: Sequence[str] = ()) -> Report:
+            select: Optional[Select] = None, fingerprint: Optional[PathArg] = None, plain_http: bool = False,
+            ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
+            registries_conf: Optional[PathArg] = None, extra_args: Sequence[str] = ()) -> Report:
     """Check ``archive`` (a file, or ``oci://host/repository:tag``) and restore it into this machine's cache
     folders, atomically; a second call with the same archive does nothing.
 
@@ -90,9 +95,14 @@ def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
     ``/etc/ccpack/trusted.d``, ``~/.config/ccpack/trusted.d``). ignore: fingerprint fields to accept as they are.
     relocate=False restores every file as packed: Triton's ``__grp__*.json`` files and Inductor's pickled FX-graph
     and AOTAutograd entries then name the build machine's folders (docs/RELOCATION.md).
+    select: fingerprint fields taken as given (``{"gpu.arch": "sm_90"}``) where no GPU is visible; fingerprint: a
+    ``ccpack fingerprint --json`` file of the target machine. plain_http, ca_file, authfile, registries_conf: how
+    an ``oci://`` archive is fetched (as the flags of the same names; the environment's ``CCPACK_SELECT`` and
+    ``CCPACK_PLAIN_HTTP`` apply when these are not given).
     Raises Refused when the fingerprint does not fit, IntegrityError when a signature or hash check fails.
     """
     options = _opt("--on-mismatch", on_mismatch) + _trust(trust, allow_unsigned)
+    options += _machine(select, fingerprint) + _registry(plain_http, ca_file, authfile, registries_conf)
     options += _dirs(inductor_dir, triton_dir, add) + _flag("--at-build-paths", at_build_paths)
     options += _flag("--no-relocate", not relocate) + _flag("--durable", durable) + _each("--ignore", ignore)
     options += _opt("--python", python) + _opt("--jobs", jobs)
@@ -101,6 +111,7 @@ def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
 
 def check(archive: PathArg, *, inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
           add: Optional[Mapping[str, PathArg]] = None, ignore: Sequence[str] = (), python: Optional[PathArg] = None,
+          select: Optional[Select] = None, fingerprint: Optional[PathArg] = None,
           extra_args: Sequence[str] = ()) -> Report:
     """Compare ``archive``'s fingerprint with this machine's, field by field, with a verdict per component.
 
@@ -108,6 +119,7 @@ def check(archive: PathArg, *, inductor_dir: Optional[PathArg] = None, triton_di
     same comparison.
     """
     options = _dirs(inductor_dir, triton_dir, add) + _each("--ignore", ignore) + _opt("--python", python)
+    options += _machine(select, fingerprint)
     return _run("check", options + list(extra_args), [_path(archive)])
 
 
@@ -139,6 +151,32 @@ def status(*, max_compiled: Optional[int] = None, extra_args: Sequence[str] = ()
     command raises UsageError. max_compiled: a smoke test's gate: raises OverTheGate when more than that many
     Triton kernels were compiled since the restore (``ccpack status --max-compiled N``)."""
     return _run("status", _opt("--max-compiled", max_compiled) + list(extra_args))
+
+
+def push(archive: PathArg, reference: str, *, index: bool = False, allow_unsigned: bool = False,
+         plain_http: bool = False, ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
+         extra_args: Sequence[str] = ()) -> Report:
+    """Push ``archive`` to ``reference`` (``oci://host/repository:tag``); index=True adds it to the tag's image
+    index, one entry per environment. An unsigned archive raises IntegrityError unless allow_unsigned."""
+    options = _flag("--index", index) + _flag("--allow-unsigned", allow_unsigned)
+    options += _registry(plain_http, ca_file, authfile, None)
+    return _run("push", options + list(extra_args), [_path(archive), reference])
+
+
+def pull(reference: str, out: PathArg, *, select: Optional[Select] = None, fingerprint: Optional[PathArg] = None,
+         plain_http: bool = False, ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
+         registries_conf: Optional[PathArg] = None, extra_args: Sequence[str] = ()) -> Report:
+    """Download the archive under ``reference`` that fits this machine (or ``select`` / ``fingerprint``) into
+    ``out``, checked frame by frame; nothing is written when a check fails."""
+    options = ["-o", _path(out)] + _machine(select, fingerprint) + _registry(plain_http, ca_file, authfile, registries_conf)
+    return _run("pull", options + list(extra_args), [reference])
+
+
+def ls(reference: str, *, plain_http: bool = False, ca_file: Optional[PathArg] = None,
+       authfile: Optional[PathArg] = None, registries_conf: Optional[PathArg] = None,
+       extra_args: Sequence[str] = ()) -> Report:
+    """The archives under ``reference``: each index entry's selection annotations, size and digests."""
+    return _run("ls", _registry(plain_http, ca_file, authfile, registries_conf) + list(extra_args), [reference])
 
 
 # --- running the binary ------------------------------------------------------------------------------------
@@ -217,6 +255,20 @@ def _each(name: str, values: Sequence[str]) -> List[str]:
 def _trust(trust: Union[PathArg, Sequence[PathArg], None], allow_unsigned: bool) -> List[str]:
     keys: Sequence[PathArg] = [] if trust is None else [trust] if isinstance(trust, (str, os.PathLike)) else trust
     return [arg for key in keys for arg in ("--trust", _path(key))] + _flag("--allow-unsigned", allow_unsigned)
+
+
+def _machine(select: Optional[Select], fingerprint: Optional[PathArg]) -> List[str]:
+    if isinstance(select, Mapping):
+        entries = [f"{field}={value}" for field, value in select.items()]
+    else:
+        entries = [] if select is None else [select] if isinstance(select, str) else list(select)
+    return _each("--select", entries) + _opt("--fingerprint", fingerprint)
+
+
+def _registry(plain_http: bool, ca_file: Optional[PathArg], authfile: Optional[PathArg],
+              registries_conf: Optional[PathArg]) -> List[str]:
+    return _flag("--plain-http", plain_http) + _opt("--ca-file", ca_file) + _opt("--authfile", authfile) + \
+        _opt("--registries-conf", registries_conf)
 
 
 def _dirs(inductor_dir: Optional[PathArg], triton_dir: Optional[PathArg], add: Optional[Mapping[str, PathArg]]) -> List[str]:
