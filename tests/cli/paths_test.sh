@@ -55,10 +55,10 @@ utf8_json "$T/out" "'fifo-caf\\\\xe9' in j['folders'][0]['added']['other']"
 rm "$S/ind/fifo-$BAD"
 victim=$(cd "$S/tri" && find . -type f ! -name '.ccpack-*' ! -name '__grp__*' | head -1 | cut -c3-)
 rm "$S/tri/$victim" && mkfifo "$S/tri/$victim"
-expect 0 "" -- timeout 120 "$CCPACK" status --json --verify --inductor-dir "$S/ind" --triton-dir "$S/tri"
+expect 0 "" -- timeout 20 "$CCPACK" status --json --verify --inductor-dir "$S/ind" --triton-dir "$S/tri"
 json_is "$T/out" "j['folders'][1]['modified']==['$victim']"
 rm "$S/ind/.ccpack-entries" && mkfifo "$S/ind/.ccpack-entries"
-expect 0 "" -- timeout 120 "$CCPACK" status --json --inductor-dir "$S/ind" --triton-dir "$S/tri"
+expect 0 "" -- timeout 20 "$CCPACK" status --json --inductor-dir "$S/ind" --triton-dir "$S/tri"
 json_is "$T/out" "j['folders'][0]['state']=='no_entry_list'"
 if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
   runner=(); [ "$(id -u)" -eq 0 ] && runner=(setpriv --reuid=65534 --regid=65534 --clear-groups)
