@@ -25,15 +25,8 @@ unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY CCPACK_SELECT
 command -v docker-registry >/dev/null || { echo "FAIL: docker-registry is missing (scripts/setup installs it)"; exit 1; }
 chmod 755 "$T"  # the pod's user (below) must reach its folders
 
-# A plain docker-registry on a free port, stopped by PID at the end (the harness).
-PORT=$("$PY" "$HERE/registry_helpers.py" free-port)
-mkdir -p "$T/reg/data"
-printf 'version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
-  "$T/reg/data" "$PORT" >"$T/reg/config.yml"
-docker-registry serve "$T/reg/config.yml" >"$T/reg/log" 2>&1 &
-PIDS="$PIDS $!"
-for _ in $(seq 150); do curl -sf "http://127.0.0.1:$PORT/v2/" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$PORT/v2/" >/dev/null || { echo "FAIL: docker-registry did not start: $(tail -3 "$T/reg/log")"; exit 1; }
+# A plain docker-registry on a free port, stopped by PID at the end (harness.sh start_plain_registry).
+start_plain_registry
 REG="127.0.0.1:$PORT"
 
 # Stand-ins: `ccpack` on PATH, `python serve.py` (the warm-up fills the caches; serving checks they were restored),

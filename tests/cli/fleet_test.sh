@@ -33,14 +33,7 @@ gpu() { CCPACK_NVML_LIBRARY="$STUB" STUB_NVML_SMS=132 "$@"; }
 nogpu() { CCPACK_NVML_LIBRARY="$T/none/libnvidia-ml.so.1" "$@"; }
 
 # A plain docker-registry on a free port, stopped by PID at the end.
-PORT=$("$PY" "$HELP" free-port)
-mkdir -p "$T/reg/data"
-printf 'version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
-  "$T/reg/data" "$PORT" >"$T/reg/config.yml"
-docker-registry serve "$T/reg/config.yml" >"$T/reg/log" 2>&1 &
-PIDS="$PIDS $!"
-for _ in $(seq 150); do curl -sf "http://127.0.0.1:$PORT/v2/" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$PORT/v2/" >/dev/null || { echo "FAIL: docker-registry did not start"; exit 1; }
+start_plain_registry
 R="127.0.0.1:$PORT"
 
 # Archives built on the GPU machine: an H200 (sm_90) and, with its fingerprint rewritten to a B200's (sm_100,

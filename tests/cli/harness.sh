@@ -71,3 +71,15 @@ json_is() {
 }
 # sha FILE: its SHA-256, in hex.
 sha() { sha256sum "$1" | cut -d' ' -f1; }
+# start_plain_registry: Debian's docker-registry over plain HTTP on a free 127.0.0.1 port, storage in $T/reg, stopped
+# by its PID at exit (PIDS); sets PORT. Waits at most 15 s for /v2/ to answer, else fails the suite.
+start_plain_registry() {
+  PORT=$("$PY" "$HERE/registry_helpers.py" free-port)
+  mkdir -p "$T/reg/data"
+  printf 'version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
+    "$T/reg/data" "$PORT" >"$T/reg/config.yml"
+  docker-registry serve "$T/reg/config.yml" >"$T/reg/log" 2>&1 &
+  PIDS="$PIDS $!"
+  for _ in $(seq 150); do curl -sf "http://127.0.0.1:$PORT/v2/" >/dev/null && break; sleep 0.1; done
+  curl -sf "http://127.0.0.1:$PORT/v2/" >/dev/null || { echo "FAIL: docker-registry did not start: $(tail -3 "$T/reg/log")"; exit 1; }
+}

@@ -14,14 +14,7 @@ SUITE=faults
 isolate_home
 unset CCPACK_LOW_SPEED_TIME
 
-PORT=$("$PY" "$HERE/registry_helpers.py" free-port)
-mkdir -p "$T/reg/data"
-printf 'version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
-  "$T/reg/data" "$PORT" >"$T/reg/config.yml"
-docker-registry serve "$T/reg/config.yml" >"$T/reg/log" 2>&1 &
-PIDS="$PIDS $!"
-for _ in $(seq 150); do curl -sf "http://127.0.0.1:$PORT/v2/" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$PORT/v2/" >/dev/null || { echo "FAIL: docker-registry did not start"; exit 1; }
+start_plain_registry
 
 # A cache that ccpack lays out in three frames (a kernel folder named by an FX-graph pickle, then the rest).
 "$PY" - "$T/c" <<'EOF'
