@@ -104,6 +104,34 @@ std::string error_as_other_user(const std::function<void()>& work) {
   return message;
 }
 
+std::string answer_within(unsigned seconds, const std::function<std::string()>& work) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork");
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    ::alarm(seconds);  // default action of SIGALRM: the child ends, the parent sees the signal
+    std::string answer;
+    try {
+      answer = work();
+    } catch (const std::exception& e) {
+      answer = std::string("(threw: ") + e.what() + ")";
+    }
+    (void)!::write(pipe_fds[1], answer.data(), answer.size());
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return "(hung: no answer in " + std::to_string(seconds) + " s)";
+  return answer;
+}
+
 void write_file(const fs::path& path, const std::string& content, unsigned mode) {
   fs::create_directories(path.parent_path());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

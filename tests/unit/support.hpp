@@ -76,6 +76,12 @@ template <class E>
 // hold), and returns the message of the ccpack Error it throws, "(no Error)", or "(other: WHAT)".
 [[nodiscard]] std::string error_as_other_user(const std::function<void()>& work);
 
+// Runs `work` in a child and returns what it returns, "(threw: WHAT)", or "(hung: no answer in N s)" when it has not
+// answered after `seconds` (the child is killed). For calls whose failure mode is a hang (an open() of a FIFO without
+// O_NONBLOCK waits for a writer forever): the test fails at once instead of holding CTest until its timeout. The bound
+// is a hang detector, far above the call's time, never a speed limit.
+[[nodiscard]] std::string answer_within(unsigned seconds, const std::function<std::string()>& work);
+
 void write_file(const std::filesystem::path& path, const std::string& content, unsigned mode = 0644);
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);
 
