@@ -2,6 +2,10 @@
 // component. Exit 0 when everything matches or only warns, 3 when any component is stale or refused (what
 // `restore` would refuse). Nothing is written.
 //
+// ARCHIVE may be oci://REF: the archive a restore of REF would choose for this machine (registry/remote_archive.hpp:
+// the tag's index or manifest, then the header frame alone, checked against its layer and annotations; no payload
+// byte is fetched). An index that holds nothing for this machine exits 3 listing what it holds, as restore does.
+//
 // It also looks at the local set-up the way hand-written checklists do (notes only, the exit code does not change):
 // a cache folder on tmpfs (gone at the next restart), a cache folder this user cannot write (torch then compiles
 // into nothing), and a TORCHINDUCTOR_CK_DIR that does not exist.
@@ -12,11 +16,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <optional>
 
 #include "manifest/tuning_advice.hpp"
+#include "registry/remote_archive.hpp"
+#include "registry/session.hpp"
 #include "tools/cache_dirs.hpp"
 #include "tools/comparison.hpp"
 #include "tools/machine.hpp"
+#include "tools/registry_options.hpp"
 #include "util/fs.hpp"
 
 namespace ccpack::tools {
@@ -32,7 +40,29 @@ struct CheckOptions {
   CacheDirOptions dirs;
   std::vector<std::string> extras;
   MachineOptions machine;
+  RegistryOptions registry;
 };
+
+// What check judges of an archive: its signed fingerprint and the components it holds.
+struct Judged {
+  manifest::Fingerprint fingerprint;
+  std::vector<manifest::ComponentRef> components;
+};
+
+Judged judged(const manifest::Manifest& m) {
+  Judged j{m.fingerprint, {}};
+  for (const manifest::Component& c : m.components) j.components.push_back({c.name, c.kind});
+  return j;
+}
+
+// oci://REF: the archive a restore would choose here, read up to its header frame.
+Judged judged_remote(const CheckOptions& o, const Reporter& out, const manifest::Fingerprint& local) {
+  registry::oci::Reference ref = registry::oci::parse_reference(o.archive.string());
+  registry::Session session(ref, session_options(o.registry, false, ref));
+  session.on_fallback = [&out](const std::string& line) { out.warn(line); };
+  registry::RemoteArchive remote = registry::select_remote(session, local, true);
+  return judged(registry::fetch_header(session, remote, {}).manifest);
+}
 
 // The nearest folder that exists at or above `p`.
 fs::path existing_folder(fs::path p) {
@@ -61,19 +91,21 @@ std::vector<std::string> setup_notes(const std::vector<manifest::CacheDir>& dirs
 
 int run(CheckOptions& o) {
   Reporter out(o.common);
+  require_file_or_reference(o.archive.string());
   check_ignored(o.ignored);
   check_selects(o.machine);
   resolve_extras(o.dirs, o.extras);
   std::vector<manifest::CacheDir> dirs = resolve_cache_dirs(o.dirs);
   std::future<Machine> probing = std::async(std::launch::async, [&] { return target_machine(o.machine, o.python, dirs); });
-  unpack::Archive a = unpack::Archive::open(o.archive);
-  manifest::Fingerprint archive_fp = a.manifest.fingerprint;
+  bool remote = registry::oci::is_reference(o.archive.string());
+  std::optional<Judged> archive;
+  if (!remote) archive = judged(unpack::Archive::open(o.archive).manifest);  // while the probe runs
   Machine machine = probing.get();
   say_selected(out, machine);
   const manifest::Fingerprint& local = machine.fingerprint;
-  std::vector<manifest::ComponentRef> comps;
-  for (const manifest::Component& c : a.manifest.components) comps.push_back({c.name, c.kind});
-  manifest::Comparison c = manifest::compare(archive_fp, local, comps, o.ignored);
+  if (remote) archive = judged_remote(o, out, local);
+  const manifest::Fingerprint& archive_fp = archive->fingerprint;
+  manifest::Comparison c = manifest::compare(archive_fp, local, archive->components, o.ignored);
 
   std::vector<std::string> notes = setup_notes(dirs);
   std::vector<manifest::TuningAdvice> advice = manifest::tuning_advice(archive_fp);
@@ -103,11 +135,15 @@ int run(CheckOptions& o) {
 void add_check(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<CheckOptions>();
   CLI::App* c = app.add_subcommand("check", "Compare an archive's fingerprint with this machine's, field by field");
-  c->add_option("archive", o->archive, "The .ccpack archive")->required();
+  c->add_option("archive", o->archive,
+                "The .ccpack archive, or oci://host[:port]/repository[:tag|@digest]: the archive a restore of it would "
+                "choose here (only its header is fetched)")
+      ->required();
   add_python_option(c, o->python);
   add_ignore_option(c, o->ignored);
   add_cache_dirs(c, o->dirs, o->extras, "compare with");
   add_machine_options(c, o->machine);
+  add_registry_options(c, o->registry);
   add_common(c, o->common);
   c->footer(
       "Verdicts per component: match; warn (still works); stale (can never hit here); refuse (loading risks a crash). "

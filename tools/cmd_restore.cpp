@@ -284,6 +284,7 @@ int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::Rest
 int run(RestoreOptions& o) {
   interrupt::install();  // SIGINT/SIGTERM: staging removed, "interrupted, nothing changed", exit 130/143
   Reporter out(o.common);
+  require_file_or_reference(o.archive.string());
   check_ignored(o.ignored);
   check_selects(o.machine);
   (void)mismatch_policy(o.on_mismatch);  // a bad value is a usage error before anything is read

@@ -35,6 +35,11 @@ void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls = 
 // A pull also gets the mirrors registries.conf names for `ref` (registry/mirrors.hpp).
 [[nodiscard]] registry::SessionOptions session_options(const RegistryOptions& options, bool push, const registry::oci::Reference& ref);
 
+// restore and check take a file or oci://REF. An argument that names no file but reads as a registry reference
+// with a host ("host:5000/repo:tag", "registry.example.com/team/cache:v1") is a usage error that says to write
+// oci://, instead of "No such file or directory".
+void require_file_or_reference(const std::string& archive);
+
 // Signature hook (see above): throws IntegrityError when the signature block does not verify. Returns a short
 // status for reports.
 std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what);

@@ -253,6 +253,10 @@ class Api(unittest.TestCase):
             pulled = ccpack.pull(ref, WORK / "pulled.ccpack", plain_http=True)
             self.assertEqual(pulled["layer_digest"], pushed["layer_digest"])
             self.assertEqual((WORK / "pulled.ccpack").read_bytes(), self.signed.read_bytes())
+            checked = ccpack.check(ref, plain_http=True, **self.dirs)
+            self.assertEqual(checked["archive"], ref)
+            # The registry's header judged as the file it came from is.
+            self.assertEqual(checked["fingerprint"], ccpack.check(self.signed, **self.dirs)["fingerprint"])
             pod = WORK / "oci-pod"
             ccpack.restore(ref, trust=f"{self.key}.pub", plain_http=True, inductor_dir=pod / "inductor",
                            triton_dir=pod / "triton")

@@ -184,6 +184,34 @@ expect 0 "cache:h100: manifest sha256:[0-9a-f]{64}, 1 archive$" -- "$CCPACK" ls 
 check "ls of one manifest" grep -Eq "^ccpack:   sha256:$(sha "$T/h100.ccpack")  .*gpu.arch=sm_90 " "$T/err"
 expect 1 "cache:nothing not found in the registry" -- "$CCPACK" ls --plain-http "oci://$R/cache:nothing"
 
+# check oci://: the archive a restore would choose here, judged on its signed fingerprint from the header frame
+# alone (one ranged blob request, up to the header's size), nothing written.
+: >"$T/proxy.log"
+expect 0 "the archive fits this machine" -- "$CCPACK" check --plain-http "oci://$R/cache:fleet" --fingerprint "$T/mi300.json"
+check "check oci:// read the header frame only" "$PY" -c '
+import re, sys
+blobs = [l.split() for l in open(sys.argv[1]) if "/blobs/" in l]
+assert len(blobs) == 1 and blobs[0][0] == "GET" and blobs[0][1].endswith(sys.argv[2]), blobs
+assert re.fullmatch(r"bytes=0-\d+", blobs[0][4]) and int(blobs[0][4].split("-")[1]) < int(sys.argv[3]), blobs' \
+  "$T/proxy.log" "$(sha "$T/mi300.ccpack")" "$(stat -c %s "$T/mi300.ccpack")"
+expect 0 "" -- "$CCPACK" check --plain-http --json "oci://$R/cache:fleet" --fingerprint "$T/h100.json"
+check "check oci:// --json: the H100 archive's fingerprint judged" "$PY" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+arch = [f for f in j["fingerprint"]["fields"] if f["field"] == "gpu.arch"]
+assert j["archive"] == sys.argv[2] and arch and arch[0]["archive"] == "sm_90", j' "$T/out" "oci://$R/cache:fleet"
+expect 3 "does not fit this machine: .*gpu.arch" -- "$CCPACK" check --plain-http "oci://$R/cache:h100" --fingerprint "$T/mi300.json"
+# Without its scheme a reference is not a file: the line says how to write it (restore alike).
+expect 2 "^ccpack: error: no file '$R/cache:h100'; a registry reference is written with its scheme: oci://$R/cache:h100$" -- \
+  "$CCPACK" check --plain-http "$R/cache:h100" --fingerprint "$T/mi300.json"
+expect 2 "no file 'registry.example.com/team/cache:v1'; a registry reference is written with its scheme: oci://registry.example.com/team/cache:v1" -- \
+  "$CCPACK" restore registry.example.com/team/cache:v1 --fingerprint "$T/mi300.json"
+expect 1 "cannot open archive 'no-such.ccpack': No such file or directory" -- "$CCPACK" check no-such.ccpack --fingerprint "$T/mi300.json"
+: >"$T/proxy.log"
+expect 3 "no archive in .*cache:fleet fits this machine" -- "$CCPACK" check --plain-http "oci://$R/cache:fleet" --fingerprint "$T/b200.json"
+check "check oci:// with nothing for this machine fetched no blob" [ "$(grep -c '/blobs/' "$T/proxy.log")" -eq 0 ]
+expect 1 "cache:nothing not found in the registry" -- "$CCPACK" check --plain-http "oci://$R/cache:nothing" --fingerprint "$T/h100.json"
+
 # A third machine: exit 3, the list of what is available, and not one blob byte transferred.
 : >"$T/proxy.log"
 expect 3 "no archive in .*cache:fleet fits this machine \(gpu.vendor=nvidia gpu.arch=sm_100.*available: gpu.vendor=.*gpu.arch=gfx942.*; gpu.vendor=nvidia gpu.arch=sm_90" -- \

@@ -42,7 +42,7 @@ _ccpack() {
     keygen) opts="--out $common" ;;
     sign) opts="--sign-key --note --trust --allow-unsigned $common" ;;
     fingerprint) opts="--python --inductor-dir --triton-dir --add $common" ;;
-    check) opts="--python --ignore --inductor-dir --triton-dir --add --fingerprint --select $common" ;;
+    check) opts="--python --ignore --inductor-dir --triton-dir --add --fingerprint --select --plain-http --ca-file --authfile --registries-conf $common" ;;
     purge) opts="--inductor-dir --triton-dir --add --python --dry-run --lock-timeout $common" ;;
     status) opts="--inductor-dir --triton-dir --add --python --ignore --verify --max-compiled $common" ;;
     push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile --allow-unsigned $common" ;;

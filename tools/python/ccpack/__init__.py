@@ -111,15 +111,18 @@ def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
 
 def check(archive: PathArg, *, inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
           add: Optional[Mapping[str, PathArg]] = None, ignore: Sequence[str] = (), python: Optional[PathArg] = None,
-          select: Optional[Select] = None, fingerprint: Optional[PathArg] = None,
-          extra_args: Sequence[str] = ()) -> Report:
+          select: Optional[Select] = None, fingerprint: Optional[PathArg] = None, plain_http: bool = False,
+          ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
+          registries_conf: Optional[PathArg] = None, extra_args: Sequence[str] = ()) -> Report:
     """Compare ``archive``'s fingerprint with this machine's, field by field, with a verdict per component.
 
+    ``archive`` is a file, or ``oci://host/repository:tag``: the archive a restore of it would choose here, judged
+    from its header alone (plain_http, ca_file, authfile, registries_conf as for restore).
     Returns the report when nothing is stale or refused; raises Refused otherwise, whose ``report`` holds the
     same comparison.
     """
     options = _dirs(inductor_dir, triton_dir, add) + _each("--ignore", ignore) + _opt("--python", python)
-    options += _machine(select, fingerprint)
+    options += _machine(select, fingerprint) + _registry(plain_http, ca_file, authfile, registries_conf)
     return _run("check", options + list(extra_args), [_path(archive)])
 
 
