@@ -1,5 +1,6 @@
 #include "manifest/marker.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -82,7 +83,10 @@ std::optional<Marker> Marker::read(const std::filesystem::path& dir) {
   UniqueFd fd(::open((dir / kMarkerName).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   struct stat st {};
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  std::string text(kMaxMarkerBytes + 1, '\0');
+  // As many bytes as the file has, plus one to see it grow, never past the bound: a marker is a few KiB, and a
+  // no-op restore reads every folder's marker twice (zeroing the bound's 1 MiB each time was most of its CPU).
+  std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
+  std::string text(static_cast<std::size_t>(std::min<std::uint64_t>(size, kMaxMarkerBytes)) + 1, '\0');
   try {
     text.resize(pread_full(fd.get(), text.data(), text.size(), 0, quoted_path(dir / kMarkerName)));
   } catch (const Error&) {

@@ -248,10 +248,15 @@ sleep 0.01; echo "$T/site/none" >"$USITE/extra.pth"
 expect 0 "" -- memo; said miss
 grep -q "nvidia-nccl-cu13" "$T/out" && bad "an edited .pth was not noticed" || ok
 rm -rf "$USITE"
-# Another PYTHONPATH is another key; a wrapper script is never memoised; a corrupt memo is an empty one.
+# Another PYTHONPATH is another key; a wrapper script (a shim) is memoised for the interpreter it ran, and another
+# PYENV_VERSION is another key; a corrupt memo is an empty one.
 CCPACK_PROBE_CACHE="$T/memo.json" PYTHONPATH="$CU128:$BASE" expect 0 "" -- "$CCPACK" fingerprint --python "$PY"; said miss
 grep -Eq "^torch.version +2.7.1\+cu128" "$T/out" && ok || bad "PYTHONPATH change: $(grep '^torch.version' "$T/out")"
-CCPACK_PROBE_CACHE="$T/memo.json" expect 0 "" -- "$CCPACK" fingerprint --python "$T/bin/py-base"; said "not memoised: not an ELF executable"
+shim() { CCPACK_PROBE_CACHE="$T/memo.json" "$CCPACK" fingerprint --python "$T/bin/py-base" "$@"; }
+expect 0 "" -- shim; said miss
+expect 0 "" -- shim; said hit
+grep -Eq "^torch.version +2.7.1\+cu126" "$T/out" && ok || bad "shim hit: $(grep '^torch.version' "$T/out")"
+PYENV_VERSION=3.11 expect 0 "" -- shim; said miss
 printf '{"schema": 1, "python": [[[[' >"$T/memo.json"
 expect 0 "" -- memo; said miss
 expect 0 "" -- memo; said hit

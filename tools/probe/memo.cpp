@@ -61,21 +61,74 @@ struct ElfIdentity {
   FileId id;
 };
 
-// nullopt with `why` when the program is not found or not an ELF file.
-std::optional<ElfIdentity> elf_identity(const std::string& program, std::string& why) {
+// A program as exec finds it, ELF or not; nullopt when it is not found.
+std::optional<ElfIdentity> program_identity(const std::string& program) {
   auto resolved = resolve_program(program);
   std::error_code ec;
   fs::path real = resolved ? fs::canonical(*resolved, ec) : fs::path();
   std::optional<FileId> id = resolved && !ec ? file_id(real.string()) : std::nullopt;
-  if (!id) {
+  if (!id) return std::nullopt;
+  return ElfIdentity{*resolved, real.string(), *id};
+}
+
+// nullopt with `why` when the program is not found or not an ELF file.
+std::optional<ElfIdentity> elf_identity(const std::string& program, std::string& why) {
+  auto identity = program_identity(program);
+  if (!identity) {
     why = "not found";
     return std::nullopt;
   }
-  if (!is_elf(real.string())) {
-    why = "not an ELF executable (a wrapper may choose another program each run)";
+  if (!is_elf(identity->real)) {
+    why = "not an ELF executable";
     return std::nullopt;
   }
-  return ElfIdentity{*resolved, real.string(), *id};
+  return identity;
+}
+
+// A script that starts with "#!" and is small: a version manager's shim (pyenv, asdf) or a wrapper.
+bool is_shim(const std::string& path) {
+  std::optional<FileId> id = file_id(path);
+  return id && id->size <= kMaxShimBytes && read_prefix(path, 2) == std::optional<std::string>("#!");
+}
+
+// What a version-manager shim chooses its interpreter by: the variables (PATH, PYENV_*, ASDF_*) and the version
+// files (.python-version and .tool-versions in the current folder and every folder above it, pyenv's global
+// version file), each file by its identity (absent ones are left out).
+json chooser_key() {
+  json vars = json::object();
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    std::string_view name = kv.substr(0, kv.find('='));
+    if (name == "PATH" || name.starts_with("PYENV") || name.starts_with("ASDF_")) vars[std::string(name)] = std::string(kv.substr(name.size() + 1));
+  }
+  json files = json::array();
+  auto add = [&files](const fs::path& f) {
+    if (std::optional<FileId> id = file_id(f.string())) files.push_back({f.string(), id_json(id)});
+  };
+  std::error_code ec;
+  fs::path dir = fs::current_path(ec);
+  for (; !ec && !dir.empty(); dir = dir.parent_path()) {
+    add(dir / ".python-version");
+    add(dir / ".tool-versions");
+    if (dir == dir.parent_path()) break;
+  }
+  const char* root = std::getenv("PYENV_ROOT");
+  const char* home = std::getenv("HOME");
+  if (root && *root) add(fs::path(root) / "version");
+  else if (home && *home) add(fs::path(home) / ".pyenv/version");
+  return {{"vars", vars}, {"files", files}};
+}
+
+// The interpreter a shim ran (its sys.executable): an ELF program, its identity and its pyvenv.cfg files.
+std::optional<json> resolved_json(const std::string& executable) {
+  std::string why;
+  auto identity = elf_identity(executable, why);
+  if (!identity || executable.empty() || executable.front() != '/') return std::nullopt;
+  fs::path dir = fs::path(executable).parent_path();
+  return json{{"real", identity->real},
+              {"id", id_json(identity->id)},
+              {"pyvenv", json::array({id_json(file_id((dir / "pyvenv.cfg").string())),
+                                      id_json(file_id((dir.parent_path() / "pyvenv.cfg").string()))})}};
 }
 
 json environment_key() {
@@ -161,7 +214,11 @@ std::optional<FileId> file_id(const std::string& path) {
 
 std::optional<std::string> read_prefix(const std::string& path, std::size_t limit) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return std::nullopt;
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return std::nullopt;
+  // A regular file's size (plus one, to see it grow) when under the limit: no zeroing of a 1 MiB bound for a
+  // memo of a few KiB on every no-op restore.
+  if (S_ISREG(st.st_mode)) limit = std::min<std::size_t>(limit, static_cast<std::size_t>(st.st_size) + 1);
   std::string text(limit, '\0');
   try {
     text.resize(pread_full(fd.get(), text.data(), text.size(), 0, path));
@@ -202,16 +259,23 @@ std::optional<json> ProbeMemo::interpreter_key(const std::string& python, std::s
     why = "off";
     return std::nullopt;
   }
-  auto identity = elf_identity(python, why);
-  if (!identity) return std::nullopt;
-  fs::path dir = fs::absolute(identity->found).parent_path();
-  json key = {{"schema", kMemoSchema},
-              {"program", python},
-              {"real", identity->real},
-              {"id", id_json(identity->id)},
-              {"pyvenv", json::array({id_json(file_id((dir / "pyvenv.cfg").string())),
-                                      id_json(file_id((dir.parent_path() / "pyvenv.cfg").string()))})},
-              {"env", environment_key()}};
+  auto identity = program_identity(python);
+  if (!identity) {
+    why = "not found";
+    return std::nullopt;
+  }
+  json key = {{"schema", kMemoSchema}, {"program", python}, {"real", identity->real}, {"id", id_json(identity->id)}};
+  if (is_elf(identity->real)) {
+    fs::path dir = fs::absolute(identity->found).parent_path();
+    key["pyvenv"] = json::array({id_json(file_id((dir / "pyvenv.cfg").string())),
+                                 id_json(file_id((dir.parent_path() / "pyvenv.cfg").string()))});
+  } else if (is_shim(identity->real)) {
+    key["shim"] = chooser_key();
+  } else {
+    why = "neither an ELF executable nor a script";
+    return std::nullopt;
+  }
+  key["env"] = environment_key();
   if (has_relative_pythonpath()) {
     std::error_code ec;
     key["cwd"] = fs::current_path(ec).string();
@@ -224,6 +288,8 @@ std::optional<InterpreterReport> ProbeMemo::python(const json& key) const {
   if (e == nullptr || !e->contains("report") || !e->contains("exists")) return std::nullopt;
   auto report = report_from((*e)["report"]);
   if (!report || exists_list(report->site_candidates) != (*e)["exists"]) return std::nullopt;
+  // A shim's entry holds for the interpreter it chose then, while that file is the same.
+  if (key.contains("shim") && (!e->contains("resolved") || resolved_json(report->executable) != (*e)["resolved"])) return std::nullopt;
   return report;
 }
 
@@ -232,12 +298,22 @@ bool ProbeMemo::startup_unchanged(const json& key, const std::vector<StartupFile
   return e != nullptr && e->contains("startup") && (*e)["startup"] == startup_json(now);
 }
 
-void ProbeMemo::put_python(const json& key, const InterpreterReport& report, const std::vector<StartupFile>& startup) {
-  if (!file_) return;
-  put_first(python_, "key",
-            {{"key", key}, {"report", report_json(report)}, {"exists", exists_list(report.site_candidates)},
-             {"startup", startup_json(startup)}});
+std::string ProbeMemo::put_python(const json& key, const InterpreterReport& report, const std::vector<StartupFile>& startup) {
+  if (!file_) return "off";
+  if (report.site_candidates.empty()) return "the interpreter named no site folders";
+  json entry = {{"key", key}, {"report", report_json(report)}, {"exists", exists_list(report.site_candidates)},
+                {"startup", startup_json(startup)}};
+  std::error_code ec;
+  if (key.contains("shim")) {
+    std::optional<json> resolved = resolved_json(report.executable);
+    if (!resolved) return "the script ran no ELF interpreter (sys.executable)";
+    entry["resolved"] = std::move(*resolved);
+  } else if (report.executable.empty() || fs::canonical(report.executable, ec).string() != key.at("real").get<std::string>()) {
+    return "sys.executable is not the program run";
+  }
+  put_first(python_, "key", std::move(entry));
   dirty_ = true;
+  return {};
 }
 
 std::optional<std::string> ProbeMemo::ptxas(const std::string& path) const {

@@ -4,8 +4,12 @@
 // restore, and the answer changes only when the interpreter, its environment or its start-up files change. The
 // memo keeps the interpreter's own report (version, ABI, sys.path: python.hpp) and ptxas's version, and reuses
 // them only when every input that could change them is unchanged, checked with stat() (like ccache's direct mode):
-//   - the program: only an ELF executable is memoised (a shell wrapper or a version-manager shim may choose
-//     another interpreter each run), identified by its real path, device, inode, size and mtime;
+//   - the program, identified by its real path, device, inode, size and mtime. An ELF executable is the
+//     interpreter itself. A small script (#!) is taken for a version manager's shim (pyenv, asdf), which chooses
+//     the interpreter by variables and version files: its key adds PATH, every PYENV*/ASDF_* variable and the
+//     .python-version/.tool-versions files from the current folder up (and pyenv's global version file), and its
+//     entry holds only while the ELF interpreter it ran then (sys.executable) is the same file. A wrapper that
+//     chooses by anything else needs --python at the real interpreter or CCPACK_PROBE_CACHE=off;
 //   - the interpreter's environment: every PYTHON* variable, HOME, the pyvenv.cfg files beside and above it, and
 //     the current folder when PYTHONPATH holds a relative entry;
 //   - which of the site folders `site` would add exist (a new site-packages changes sys.path);
@@ -35,6 +39,7 @@ namespace field = manifest::field;
 
 inline constexpr std::size_t kMaxMemoEntries = 16;
 inline constexpr std::size_t kMaxMemoBytes = 1 << 20;
+inline constexpr std::uint64_t kMaxShimBytes = 64 << 10;  // a larger script is a program, not a shim
 
 // What identifies a file's content without reading it.
 struct FileId {
@@ -75,7 +80,9 @@ class ProbeMemo {
   [[nodiscard]] std::optional<InterpreterReport> python(const nlohmann::json& key) const;
   // True when the start-up files found now are those recorded with `key`.
   [[nodiscard]] bool startup_unchanged(const nlohmann::json& key, const std::vector<StartupFile>& now) const;
-  void put_python(const nlohmann::json& key, const InterpreterReport& report, const std::vector<StartupFile>& startup);
+  // Records `report` for `key`; returns why it was not ("" when it was): an ELF program's report must come from
+  // that program (sys.executable), a shim's from an ELF interpreter, and both must name their site folders.
+  std::string put_python(const nlohmann::json& key, const InterpreterReport& report, const std::vector<StartupFile>& startup);
 
   // ptxas's version for the program at `path`, when it is the same ELF file as when it was recorded.
   [[nodiscard]] std::optional<std::string> ptxas(const std::string& path) const;

@@ -208,14 +208,8 @@ std::string probe_python(Fingerprint& fp, const std::string& python, const RunLi
     return {};
   }
   Discovery found = discover(interp->path);
-  // Memoised only when the program that ran is the file the key identifies (sys.executable resolves to it) and
-  // it told where its site folders are.
-  std::error_code ec;
-  if (key && !interp->site_candidates.empty() && !interp->executable.empty() &&
-      std::filesystem::canonical(interp->executable, ec).string() == (*key)["real"].get<std::string>()) {
-    memo.put_python(*key, *interp, found.startup);
-  } else if (key) {
-    memo.python_status = "not memoised: sys.executable is not the program run, or site folders unknown";
+  if (key) {
+    if (std::string not_kept = memo.put_python(*key, *interp, found.startup); !not_kept.empty()) memo.python_status = "not memoised: " + not_kept;
   }
   return fill_python_fields(*interp, found, fp);
 }

@@ -68,7 +68,7 @@ TEST_CASE("memo file: $CCPACK_PROBE_CACHE (off, 0 or empty disable it), else XDG
   CHECK_FALSE(ProbeMemo::default_file());
 }
 
-TEST_CASE("memo keys: only an ELF program found on disk is memoised, a script, a missing program or no memo are not", "[memo]") {
+TEST_CASE("memo keys: an ELF program or a small script found on disk is memoised; other files, a missing program or no memo are not", "[memo]") {
   test::ScratchDir t;
   ProbeMemo off(std::nullopt);
   CHECK(why_not(off, "python3") == "off");
@@ -76,7 +76,11 @@ TEST_CASE("memo keys: only an ELF program found on disk is memoised, a script, a
   ProbeMemo memo(t / "memo.json");
   CHECK(memo.enabled());
   test::write_file(t / "bin/wrapper", "#!/bin/sh\nexec python3 \"$@\"\n", 0755);
-  CHECK(why_not(memo, (t / "bin/wrapper").string()) == "not an ELF executable (a wrapper may choose another program each run)");
+  CHECK(why_not(memo, (t / "bin/wrapper").string()) == "(memoised)");
+  test::write_file(t / "bin/big", "#!/bin/sh\n" + std::string(tools::probe::kMaxShimBytes, '#'), 0755);
+  CHECK(why_not(memo, (t / "bin/big").string()) == "neither an ELF executable nor a script");
+  test::write_file(t / "bin/data", "MZ not a program", 0755);
+  CHECK(why_not(memo, (t / "bin/data").string()) == "neither an ELF executable nor a script");
   CHECK(why_not(memo, (t / "bin/none").string()) == "not found");
   CHECK(why_not(memo, "") == "not found");
   fake_elf(t / "bin/python3");
@@ -233,4 +237,69 @@ TEST_CASE("file_id and read_prefix: stat identity and a bounded read, nothing fo
   CHECK(tools::probe::read_prefix((t / "f").string(), 100) == std::optional<std::string>("hello world"));
   CHECK_FALSE(tools::probe::read_prefix((t / "none").string(), 5));
   CHECK_FALSE(tools::probe::read_prefix(t.path().string(), 5));  // a folder
+}
+
+namespace {
+
+// The current folder for one scope (a shim's key walks the version files from there up).
+class ScopedCwd {
+ public:
+  explicit ScopedCwd(const fs::path& dir) : old_(fs::current_path()) { fs::current_path(dir); }
+  ~ScopedCwd() { fs::current_path(old_); }
+  ScopedCwd(const ScopedCwd&) = delete;
+  ScopedCwd& operator=(const ScopedCwd&) = delete;
+
+ private:
+  fs::path old_;
+};
+
+}  // namespace
+
+TEST_CASE("memo: a version-manager shim is reused while its choice inputs and the interpreter it ran are unchanged", "[memo]") {
+  test::ScratchDir t;
+  fake_elf(t / "bin/python3");
+  fs::create_directories(t / "site");
+  fs::create_directories(t / "project/sub");
+  test::write_file(t / "shims/python3", "#!/usr/bin/env bash\nexec pyenv exec python3 \"$@\"\n", 0755);
+  const std::string shim = (t / "shims/python3").string();
+  test::ScopedEnv version("PYENV_VERSION", "3.12.3");
+  test::ScopedEnv root("PYENV_ROOT", (t / "pyenv").string());
+  test::write_file(t / "pyenv/version", "3.12.3\n");
+  ScopedCwd cwd(t / "project/sub");
+  InterpreterReport r = report_for(t.path());  // sys.executable: the ELF stand-in
+  std::string why;
+  ProbeMemo memo(t / "memo.json");
+  auto key = memo.interpreter_key(shim, why);
+  REQUIRE(key);
+  CHECK((*key)["shim"]["vars"]["PYENV_VERSION"] == "3.12.3");
+  CHECK((*key)["shim"]["vars"]["PATH"] == std::getenv("PATH"));
+  REQUIRE((*key)["shim"]["files"].size() == 1);  // pyenv's global version file; no .python-version yet
+  CHECK((*key)["shim"]["files"][0][0] == (t / "pyenv/version").string());
+  CHECK(memo.put_python(*key, r, {}).empty());
+  CHECK(memo.python(*key) == r);
+  // Whatever the shim chooses by is part of the key: another PYENV_VERSION, a .python-version above the current
+  // folder, an edited global version file, an edited shim.
+  auto key_now = [&] { return *memo.interpreter_key(shim, why); };
+  {
+    test::ScopedEnv other("PYENV_VERSION", "3.11.9");
+    CHECK_FALSE(memo.python(key_now()));
+  }
+  test::write_file(t / "project/.python-version", "3.11.9\n");
+  CHECK_FALSE(memo.python(key_now()));
+  fs::remove(t / "project/.python-version");
+  CHECK(memo.python(key_now()) == r);
+  test::write_file(t / "pyenv/version", "3.11.9\n");
+  CHECK_FALSE(memo.python(key_now()));
+  test::write_file(t / "pyenv/version", "3.12.3\n");
+  auto rekeyed = key_now();
+  CHECK(memo.put_python(rekeyed, r, {}).empty());
+  CHECK(memo.python(rekeyed) == r);
+  // The interpreter the shim ran is rebuilt: the entry no longer holds.
+  fake_elf(t / "bin/python3", "rebuilt");
+  CHECK_FALSE(memo.python(rekeyed));
+  // A shim whose sys.executable is not an ELF program is not kept.
+  InterpreterReport scripted = r;
+  scripted.executable = shim;
+  CHECK(memo.put_python(rekeyed, scripted, {}) == "the script ran no ELF interpreter (sys.executable)");
+  CHECK(memo.put_python(rekeyed, InterpreterReport{}, {}) == "the interpreter named no site folders");
 }

@@ -97,16 +97,29 @@ TEST_CASE("python probe: a report with wrong types or missing members gives abse
   CHECK(test::field_text(fp, field::torch_cuda) == "<absent: python: no torch distribution on sys.path>");
 }
 
-TEST_CASE("python probe and the memo: a script is not memoised, a memoised ELF program is not run at all", "[probe-python]") {
+TEST_CASE("python probe and the memo: a shim is memoised for the interpreter it ran, a memoised program is not run at all", "[probe-python]") {
   test::ScratchDir t;
   fs::path site = make_site(t / "site-packages");
   probe::ProbeMemo memo(t / "memo.json");
-  Fingerprint by_script;
-  (void)probe::probe_python(by_script, fake_python(t.path(), site).string(), kLimits, memo);
-  CHECK(memo.python_status == "not memoised: not an ELF executable (a wrapper may choose another program each run)");
   // An "ELF" file that cannot run: only the memo can answer for it.
   test::write_file(t / "elf/python3", std::string("\x7f" "ELF") + "not really", 0755);
   const std::string elf = (t / "elf/python3").string();
+  // A shim (a script) whose interpreter reports the ELF file above as sys.executable.
+  const std::string report = R"({"version": "3.12.3", "abi": "cpython-312-x86_64-linux-gnu", "executable": ")" + elf +
+                             R"(", "path": [")" + site.string() + R"("], "site": [")" + site.string() + R"("]})";
+  fs::path shim = script(t / "shim", "touch '" + (t / "ran").string() + "'\necho '" + report + "'");
+  Fingerprint by_shim;
+  CHECK(probe::probe_python(by_shim, shim.string(), kLimits, memo) == site.string());
+  CHECK(memo.python_status == "miss");
+  fs::remove(t / "ran");
+  CHECK(probe::probe_python(by_shim, shim.string(), kLimits, memo) == site.string());
+  CHECK(memo.python_status == "hit");
+  CHECK_FALSE(fs::exists(t / "ran"));  // the shim did not run
+  // A script whose sys.executable names no ELF file (a relative path here) is not kept: it runs every time.
+  fs::path odd = script(t / "odd", "echo '" + std::string(R"({"version": "3.12.3", "abi": "x", "executable": "relative/python", "path": [], "site": ["/s"]})") + "'");
+  Fingerprint by_odd;
+  (void)probe::probe_python(by_odd, odd.string(), kLimits, memo);
+  CHECK(memo.python_status == "not memoised: the script ran no ELF interpreter (sys.executable)");
   std::string why;
   auto key = memo.interpreter_key(elf, why);
   REQUIRE(key);
