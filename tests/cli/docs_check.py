@@ -7,16 +7,17 @@ one reader of a page's blocks).
                                            after each command line, its exit status is compared with the one the
                                            line expects (0, or N where its comment says "# exits N"), and a
                                            mismatch is written to fd 3 as "WHERE+k: exit R, expected E: LINE"
-                                           (WHERE is "DOC:LINE" of the block's first line). With TRUST (a folder),
-                                           the .pub of each `ccpack keygen --out NAME` line is copied there after
-                                           it runs: the block's own words put the public key into the trusted
-                                           folder of the machine that restores.
+                                           (WHERE is "DOC:LINE" of the block's first line). After each
+                                           `ccpack keygen --out NAME` line, SECRET_PEM (the CI's secret) holds
+                                           NAME's text, and with TRUST (a folder) NAME.pub is copied there: the
+                                           block's own words put it into the trusted folder of the pod.
   docs_check.py keys SAMPLE REAL [OPAQUE...]
                                            the keys a JSON sample of the docs names (SAMPLE; it may be a sketch:
                                            `"a" | null` alternatives, `{"k1", "k2"}` key lists, `...`, `<...>`
                                            placeholders) against the keys of a real --json report (REAL), at every
-                                           depth, the subtrees under the OPAQUE keys and the keys every report has
-                                           (ok, threads, threads_from) aside; prints each difference, exit 1
+                                           depth, the subtrees under the OPAQUE keys ("K", or "K/*" for an object
+                                           whose keys are names, "<name>" in the sample) and the keys every report
+                                           has (ok, threads, threads_from) aside; prints each difference, exit 1
   docs_check.py synopsis BLOCK HELPDIR     each `ccpack CMD [--option ...]` of a synopsis block against
                                            HELPDIR/CMD (that command's --help): prints each option --help lacks
 """
@@ -53,8 +54,11 @@ def script(block, where, trust=None):
         out.append('rc=$?; [ "$rc" -eq %d ] || printf "%%s: exit %%s, expected %%s: %%s\\n" %s "$rc" %d %s >&3'
                    % (want, shlex.quote(here), want, shlex.quote(line)))
         g = KEYGEN.match(line)
-        if g and trust:
-            out.append("mkdir -p %s && cp %s.pub %s/" % (shlex.quote(trust), g.group(1), shlex.quote(trust)))
+        if g:  # the CI's secret holds the key the page made; with TRUST, its .pub is trusted where the pod restores
+            out.append('export SECRET_PEM="$(cat %s)"' % g.group(1))
+            if trust:
+                out.append("mkdir -p %s && cp %s.pub %s/keygen-%s.pub"
+                           % (shlex.quote(trust), g.group(1), shlex.quote(trust), os.path.basename(g.group(1))))
     print("\n".join(out))
 
 
@@ -77,11 +81,16 @@ def sample_keys(text):
 
 
 def real_keys(value, opaque, into=None):
+    """The keys of a report at every depth; under a key OPAQUE names, nothing ("K"), or only what is below the
+    keys of its object, which are names, not keys ("K/*": the doc writes them "<name>")."""
     into = set() if into is None else into
     if isinstance(value, dict):
         for k, v in value.items():
             into.add(k)
-            if k not in opaque:
+            if k + "/*" in opaque and isinstance(v, dict):
+                for inner in v.values():
+                    real_keys(inner, opaque, into)
+            elif k not in opaque:
                 real_keys(v, opaque, into)
     elif isinstance(value, list):
         for v in value:
@@ -90,9 +99,11 @@ def real_keys(value, opaque, into=None):
 
 
 def keys(sample, real, opaque):
-    doc = sample_keys(open(sample, encoding="utf-8").read())
-    seen = real_keys(json.load(open(real, encoding="utf-8")), set(opaque)) - {"ok", "threads", "threads_from"}
-    doc -= {"ok", "threads", "threads_from"}
+    common = {"ok", "threads", "threads_from"}  # every --json report has them (README)
+    # "<name>" and "gpu.arch" are names (of fields), not keys
+    doc = {k for k in sample_keys(open(sample, encoding="utf-8").read()) if not k.startswith("<") and "." not in k}
+    doc -= common
+    seen = real_keys(json.load(open(real, encoding="utf-8")), set(opaque)) - common
     bad = 0
     for k in sorted(seen - doc):
         print("the report has key %r, which the docs' sample does not name" % k)

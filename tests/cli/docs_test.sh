@@ -29,7 +29,9 @@ isolate_home
 unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY CCPACK_SELECT CCPACK_PLAIN_HTTP CCPACK_BINARY
 
 # --- the table: every block, and what this suite does with it ----------------------------------------------------
-# page | start of the block's first line | role | options (sh: trust) or why it does not run
+# page | start of the block's first line | role | options of the page's world or, for skip, why it does not run:
+#   trust  ~/.config/ccpack/trusted.d holds the CI's public key, and the one of each keygen line of the page
+#   cold   the caches start empty (the page's warm-up fills them)
 TABLE=$(cat <<'EOF'
 README.md | scripts/demo | skip | installs packages and builds the project; the steps it shows are this suite's README rows
 README.md | scripts/test | skip | runs every test, this suite among them
@@ -46,21 +48,21 @@ docs/FORMAT.md | list    = header | entries
 docs/FORMAT.md | [{"key_id" | json
 docs/FORMAT.md | "ccpack-signature-v1" 0x00 | skip | the grammar of the signed message, no example
 docs/IMPORT.md | ccpack import cache.tar.zst | sh
-docs/IMPORT.md | {"derived":true | json
+docs/IMPORT.md | {"schema": 1, | keys:derived
 docs/PACKAGING.md | pip install --no-index | skip | installs the wheel (tests/cli/wheel_test.sh installs it the same way into a venv)
 docs/PACKAGING.md | tar -xzf ccpack-0.1.0-linux-x86_64.tar.gz -C /opt | skip | writes into /opt (scripts/ci/package unpacks and runs the .tar.gz)
 docs/PACKAGING.md | apt install ./ccpack_0.1.0_amd64.deb | skip | installs a system package as root (scripts/ci/package checks the .deb)
 docs/PACKAGING.md | ccpack 0.1.0 | version
 docs/PACKAGING.md | tar -xzf ccpack-0.1.0-linux-x86_64.tar.gz -C /tmp | skip | the GPU proof of the portable package, on a GPU machine
 docs/PACKAGING.md | python3 -m venv v | skip | builds a venv from dist/'s wheel (tests/cli/wheel_test.sh does, and calls the API)
-docs/PACKAGING.md | import ccpack | py
+docs/PACKAGING.md | import ccpack | py | trust
 docs/PURGE.md | {"ok": true, "removed" | keys:purge
 docs/PURGE.md | ccpack: warning: fingerprint field | skip | a transcript of a restore that purges, from a pod whose settings differ (purge_test.sh)
 docs/REGISTRY.md | ccpack push ARCHIVE | synopsis
 docs/REGISTRY.md | TAG ──> image index | skip | a drawing of the OCI documents (registry_test.sh checks them)
-docs/SETTLE.md | ccpack create -o model.ccpack --settle | sh | trust
+docs/SETTLE.md | ccpack create -o model.ccpack --sign-key ci.key --settle | sh | trust cold
 docs/SETTLE.md | ccpack: warm-up: exit 0 | skip | a transcript of a real warm-up's timings (settle_test.sh checks these lines)
-docs/SETTLE.md | ccpack restore model.ccpack && python smoke_test.py | sh | trust
+docs/SETTLE.md | ccpack restore model.ccpack && python smoke_test.py | sh | trust cold
 docs/SETTLE.md | import ccpack | py
 docs/SIGNING.md | # once, on a trusted machine | sh | trust
 docs/TUNING.md | export TRITON_PTXAS_PATH | sh
@@ -109,11 +111,15 @@ export SECRET_PEM
 # on a page marked `trust`, the CI's public key.
 page_world() {
   W="$T/world/${1//\//_}"
+  OPTS=$(awk -F' [|] ' -v p="$1" '$1 == p && $3 != "skip" { print $4 }' <<<"$TABLE" | sort -u | tr '\n' ' ')
   mkdir -p "$W/cache"
-  cp -r "$SAMPLE/inductor_cache" "$W/cache/inductor" && cp -r "$SAMPLE/triton_cache" "$W/cache/triton"
+  case " $OPTS " in
+    *" cold "*) ;;
+    *) cp -r "$SAMPLE/inductor_cache" "$W/cache/inductor" && cp -r "$SAMPLE/triton_cache" "$W/cache/triton" ;;
+  esac
   export TORCHINDUCTOR_CACHE_DIR="$W/cache/inductor" TRITON_CACHE_DIR="$W/cache/triton"
   rm -rf "$TRUSTED"
-  if awk -F' [|] ' -v p="$1" '$1 == p && $4 == "trust"' <<<"$TABLE" | grep -q .; then
+  if [[ " $OPTS " == *" trust "* ]]; then
     mkdir -p "$TRUSTED" && cp "$T/keys/ci.key.pub" "$TRUSTED/"
   fi
   grep -qh '^ccpack keygen ' "$BLOCKS"/[0-9]* || cp "$T/keys/ci.key" "$T/keys/ci.key.pub" "$W/"
@@ -136,16 +142,28 @@ PYEOF
 }
 
 # --- the real reports the JSON samples are compared with ---------------------------------------------------------
-# reports DIR: in a world where README.md's blocks ran (an archive restored into the caches), the --json of
-# fingerprint, status, purge --dry-run and inspect (whose "manifest" is the archive's), and each command's --help.
+# reports DIR: in a world where README.md's blocks ran (an archive restored into the caches), the --json of status,
+# purge --dry-run and inspect --files (whose "manifest" is the archive's, its "fingerprint" the machine's; that of an
+# import without --fingerprint has the derived fingerprint), and each registry command's --help.
 reports() {
   mkdir -p "$1/help"
-  ccpack fingerprint --json >"$1/fingerprint.json" &&
+  # A pod that compiled after its restore (the stand-in adds a kernel, an FX graph, an autotune result), and an
+  # archive made with --settle, so that every key of the samples can show.
+  # A lock file left behind, which purge removes; a symlink, which the manifest lists with its target.
+  STANDIN_MODE=always python warmup.py >/dev/null &&
     ccpack status --json >"$1/status.json" &&
+    : >"$TORCHINDUCTOR_CACHE_DIR/stale.lock" &&
     ccpack purge --dry-run --json >"$1/purge.json" &&
-    ccpack inspect model.ccpack --json >"$1/inspect.json" &&
-    "$PY" -c 'import json,sys; json.dump(json.load(open(sys.argv[1]))["manifest"], open(sys.argv[2], "w"))' \
-      "$1/inspect.json" "$1/manifest.json" || bad "cannot make the reports the samples are compared with: see $1"
+    ln -s "$(cd "$TORCHINDUCTOR_CACHE_DIR" && find . -name '*.py' | sort | head -1)" "$TORCHINDUCTOR_CACHE_DIR/alias.py" &&
+    ccpack create -q -o "$1/settled.ccpack" --settle=1 -- python warmup.py >"$1/settle.log" 2>&1 &&
+    ccpack inspect "$1/settled.ccpack" --json --files >"$1/inspect.json" &&
+    "$PY" -c 'import json,sys; m=json.load(open(sys.argv[1]))["manifest"]; json.dump(m, open(sys.argv[2], "w"))
+json.dump(m["fingerprint"], open(sys.argv[3], "w"))' "$1/inspect.json" "$1/manifest.json" "$1/fingerprint.json" &&
+    tar -C "$SAMPLE" -cf "$1/cache.tar" inductor_cache triton_cache &&
+    ccpack import -q "$1/cache.tar" -o "$1/imported.ccpack" &&
+    ccpack inspect "$1/imported.ccpack" --json >"$1/imported.json" &&
+    "$PY" -c 'import json,sys; json.dump(json.load(open(sys.argv[1]))["manifest"]["fingerprint"], open(sys.argv[2], "w"))' \
+      "$1/imported.json" "$1/derived.json" || bad "cannot make the reports the samples are compared with: see $1"
   for c in push pull restore ls; do ccpack "$c" --help >"$1/help/$c" 2>&1; done
   find . -name .ccpack-entries | head -1 | xargs -r cp -t "$1"
 }
@@ -156,7 +174,7 @@ run_block() {
   case "$role" in
     sh)
       sed -i "s/registry\.example\.com/$REG/g" "$f"
-      "$PY" "$CHECK" script "$f" "$where" ${opt:+"$TRUSTED"} >"$f.run"
+      "$PY" "$CHECK" script "$f" "$where" $([[ " $OPTS " == *" trust "* ]] && echo "$TRUSTED") >"$f.run"
       bash "$f.run" >"$f.out" 2>&1 3>"$f.fail"
       [ -s "$f.fail" ] && bad "$(cat "$f.fail") (output: $(tail -c 1500 "$f.out"))" || ok
       ;;
@@ -167,7 +185,7 @@ run_block() {
       "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" 2>"$f.out" && ok || bad "$where: not JSON: $(cat "$f.out")"
       ;;
     keys:*)
-      "$PY" "$CHECK" keys "$f" "$REPORTS/${role#keys:}.json" fit fingerprint >"$f.out" &&
+      "$PY" "$CHECK" keys "$f" "$REPORTS/${role#keys:}.json" fit fingerprint fields/* >"$f.out" &&
         ok || bad "$where: the sample and ccpack ${role#keys:} --json differ: $(cat "$f.out")"
       ;;
     synopsis)
@@ -212,7 +230,7 @@ for page in README.md $(cd "$ROOT" && ls docs/*.md); do
     fi
     IFS=$'\t' read -r nr role opt <<<"$rows"
     echo "$nr" >>"$USED"
-    run_block "$page" "$BLOCKS/$name" "$line" "${role% }" "$opt"
+    run_block "$page" "$BLOCKS/$name" "$line" "${role% }" "$opt" </dev/null
   done <"$BLOCKS/index"
   if [ "$page" = README.md ]; then
     mkdir -p "$REPORTS" && reports "$REPORTS"
