@@ -112,6 +112,10 @@ export SECRET_PEM
 page_world() {
   W="$T/world/${1//\//_}"
   OPTS=$(awk -F' [|] ' -v p="$1" '$1 == p && $3 != "skip" { print $4 }' <<<"$TABLE" | sort -u | tr '\n' ' ')
+  mkdir -p "$W"
+  cd "$W" || exit 1
+  # A page with nothing to run needs no caches or keys.
+  awk -F' [|] ' -v p="$1" '$1 == p && ($3 == "sh" || $3 == "py")' <<<"$TABLE" | grep -q . || return 0
   mkdir -p "$W/cache"
   case " $OPTS " in
     *" cold "*) ;;
@@ -123,7 +127,6 @@ page_world() {
     mkdir -p "$TRUSTED" && cp "$T/keys/ci.key.pub" "$TRUSTED/"
   fi
   grep -qh '^ccpack keygen ' "$BLOCKS"/[0-9]* || cp "$T/keys/ci.key" "$T/keys/ci.key.pub" "$W/"
-  cd "$W" || exit 1
 }
 # IMPORT.md's inputs: the sample cache as the tarballs and the zip teams keep, and a build machine's fingerprint.
 import_inputs() {
@@ -168,31 +171,32 @@ json.dump(m["fingerprint"], open(sys.argv[3], "w"))' "$1/inspect.json" "$1/manif
   find . -name .ccpack-entries | head -1 | xargs -r cp -t "$1"
 }
 
-# run_block PAGE FILE LINE ROLE OPTIONS: one block, by its role.
+# run_block PAGE FILE LINE ROLE: one block, by its role (OPTS: the options of the page's world).
 run_block() {
-  local page=$1 f=$2 line=$3 role=$4 opt=$5 where="$1:$3"
+  local page=$1 f=$2 line=$3 role=$4 where="$1:$3" o="$T/run/${1//\//_}.${2##*/}"
+  mkdir -p "$T/run"
   case "$role" in
     sh)
       sed -i "s/registry\.example\.com/$REG/g" "$f"
-      "$PY" "$CHECK" script "$f" "$where" $([[ " $OPTS " == *" trust "* ]] && echo "$TRUSTED") >"$f.run"
-      bash "$f.run" >"$f.out" 2>&1 3>"$f.fail"
-      [ -s "$f.fail" ] && bad "$(cat "$f.fail") (output: $(tail -c 1500 "$f.out"))" || ok
+      "$PY" "$CHECK" script "$f" "$where" $([[ " $OPTS " == *" trust "* ]] && echo "$TRUSTED") >"$o.run"
+      bash "$o.run" >"$o.out" 2>&1 3>"$o.fail"
+      [ -s "$o.fail" ] && bad "$(cat "$o.fail") (output: $(tail -c 1500 "$o.out"))" || ok
       ;;
     py)
-      "$PY" "$f" >"$f.out" 2>&1 && ok || bad "$where: the Python block failed: $(tail -c 1500 "$f.out")"
+      "$PY" "$f" >"$o.out" 2>&1 && ok || bad "$where: the Python block failed: $(tail -c 1500 "$o.out")"
       ;;
     json)
-      "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" 2>"$f.out" && ok || bad "$where: not JSON: $(cat "$f.out")"
+      "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" 2>"$o.out" && ok || bad "$where: not JSON: $(cat "$o.out")"
       ;;
     keys:*)
-      "$PY" "$CHECK" keys "$f" "$REPORTS/${role#keys:}.json" fit fingerprint fields/* >"$f.out" &&
-        ok || bad "$where: the sample and ccpack ${role#keys:} --json differ: $(cat "$f.out")"
+      "$PY" "$CHECK" keys "$f" "$REPORTS/${role#keys:}.json" fit fingerprint "fields/*" >"$o.out" &&
+        ok || bad "$where: the sample and the real ${role#keys:} report differ: $(cat "$o.out")"
       ;;
     synopsis)
-      "$PY" "$CHECK" synopsis "$f" "$REPORTS/help" >"$f.out" && ok || bad "$where: $(cat "$f.out")"
+      "$PY" "$CHECK" synopsis "$f" "$REPORTS/help" >"$o.out" && ok || bad "$where: $(cat "$o.out")"
       ;;
     entries)  # the grammar, against a real entry list: header, then f/g/l lines, then "end"
-      "$PY" - "$REPORTS/.ccpack-entries" >"$f.out" 2>&1 <<'PYEOF' && ok || bad "$where: a real .ccpack-entries breaks the grammar: $(cat "$f.out")"
+      "$PY" - "$REPORTS/.ccpack-entries" >"$o.out" 2>&1 <<'PYEOF' && ok || bad "$where: a real .ccpack-entries breaks the grammar: $(cat "$o.out")"
 import re, sys
 lines = open(sys.argv[1], "rb").read().decode().split("\n")
 m = re.fullmatch(r"ccpack-entries 1 [0-9a-f]{64} (\d+)", lines[0])
@@ -203,9 +207,9 @@ assert lines[1 + int(m.group(1)):] == ["end", ""], lines[-3:]
 PYEOF
       ;;
     version)  # `ccpack --version`'s shape: the version line, "built with:", the same libraries
-      ccpack --version >"$f.out" 2>&1
-      [ "$(head -2 "$f")" = "$(head -2 "$f.out")" ] && [ "$(sed 1,2d "$f" | awk '{print $1}')" = "$(sed 1,2d "$f.out" | awk '{print $1}')" ] &&
-        ok || bad "$where: ccpack --version prints: $(cat "$f.out")"
+      ccpack --version >"$o.out" 2>&1
+      [ "$(head -2 "$f")" = "$(head -2 "$o.out")" ] && [ "$(sed 1,2d "$f" | awk '{print $1}')" = "$(sed 1,2d "$o.out" | awk '{print $1}')" ] &&
+        ok || bad "$where: ccpack --version prints: $(cat "$o.out")"
       ;;
     skip) ;;
     *) bad "$where: unknown role '$role' in the table" ;;
@@ -228,9 +232,9 @@ for page in README.md $(cd "$ROOT" && ls docs/*.md); do
       bad "$page:$line: a block the table does not name (or names twice): '$first'"
       continue
     fi
-    IFS=$'\t' read -r nr role opt <<<"$rows"
+    IFS=$'\t' read -r nr role _ <<<"$rows"
     echo "$nr" >>"$USED"
-    run_block "$page" "$BLOCKS/$name" "$line" "${role% }" "$opt" </dev/null
+    run_block "$page" "$BLOCKS/$name" "$line" "${role% }" </dev/null
   done <"$BLOCKS/index"
   if [ "$page" = README.md ]; then
     mkdir -p "$REPORTS" && reports "$REPORTS"
