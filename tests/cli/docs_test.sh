@@ -10,10 +10,12 @@
 # (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR); a fake H200 (the stub NVML); the image's Python with torch and triton
 # installed (their dist-info); registry.example.com replaced by a docker-registry on 127.0.0.1 (plain HTTP,
 # CCPACK_PLAIN_HTTP, as deploy_test.sh); `python warmup.py` the settle stand-in (settle_standin.py), `python
-# smoke_test.py` a passing smoke test; the CI's variables (CI_PIPELINE_ID, GIT_SHA, and SECRET_PEM, the key that
-# README's keygen line made). Each page runs in a folder of its own, its blocks in order; README.md trusts its key
-# itself, as a newcomer on one machine would; the pages marked `trust` get the public key of their keygen lines in
-# ~/.config/ccpack/trusted.d, the per-user twin of the /etc/ccpack/trusted.d those pages name for the pod.
+# smoke_test.py` a passing smoke test; the CI's variables (CI_PIPELINE_ID, GIT_SHA, and SECRET_PEM: the private key
+# of the page's keygen line, else the CI's key pair, which README's keygen line made and which a page without its
+# own keygen finds in its folder). Each page runs in a folder of its own, its blocks in order; README.md trusts its
+# key itself, as a newcomer on one machine would; on the pages marked `trust`, ~/.config/ccpack/trusted.d (the
+# per-user twin of the /etc/ccpack/trusted.d those pages name for the pod) holds the CI's public key and that of
+# each keygen line. README's pod line also runs on a machine without a GPU, with the flag its comment says to add.
 # Usage: docs_test.sh PATH/TO/ccpack PATH/TO/tests/data PATH/TO/nvml_stub.so
 set -u
 CCPACK=$(realpath "$1")
@@ -238,11 +240,11 @@ for page in README.md $(cd "$ROOT" && ls docs/*.md); do
   done <"$BLOCKS/index"
   if [ "$page" = README.md ]; then
     mkdir -p "$REPORTS" && reports "$REPORTS"
-    # "no GPU visible? add --select gpu.arch=sm_90": the pod line, with the comment's flag, on a machine without a GPU.
+    # "no GPU visible? add --select gpu.arch=sm_90": the pod line on a machine without a GPU (its own probe memo).
     flag=$(grep -ho 'no GPU visible? add --[a-z]* [^ ]*' "$BLOCKS"/[0-9]* | sed 's/.*add //')
     pod=$(grep -h '^ccpack restore oci://' "$BLOCKS"/[0-9]* | sed 's/ *#.*//')
     rm -rf "$W/cache"
-    (export CCPACK_NVML_LIBRARY="$T/none/libnvidia-ml.so.1"; eval "$pod $flag") >"$T/out" 2>&1 && [ -n "$flag" ] &&
+    (export CCPACK_NVML_LIBRARY="$T/none/libnvidia-ml.so.1" CCPACK_PROBE_CACHE="$T/nogpu-probe.json"; eval "$pod $flag") >"$T/out" 2>&1 && [ -n "$flag" ] &&
       [ -f "$W/cache/inductor/.ccpack-marker.json" ] && ok || bad "README.md: '$pod $flag' on a machine without a GPU: $(cat "$T/out")"
   fi
   cd "$T" || exit 1
