@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The documentation's code blocks, for tests/cli/deploy_test.sh.
+"""The documentation's code blocks, for tests/cli/deploy_test.sh (and, through `blocks`, tests/cli/docs_test.sh).
 
   deploy_check.py blocks DOC OUTDIR     writes each example block of DOC (fenced or indented) as OUTDIR/NN.LANG,
                                         and OUTDIR/index (see blocks below)

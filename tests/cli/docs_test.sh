@@ -191,7 +191,7 @@ run_block() {
       "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$f" 2>"$o.out" && ok || bad "$where: not JSON: $(cat "$o.out")"
       ;;
     keys:*)
-      "$PY" "$CHECK" keys "$f" "$REPORTS/${role#keys:}.json" fit fingerprint "fields/*" >"$o.out" &&
+      "$PY" "$CHECK" keys "$f" "$REPORTS/${role#keys:}.json" fit fingerprint "fields/*" >"$o.out" 2>&1 &&
         ok || bad "$where: the sample and the real ${role#keys:} report differ: $(cat "$o.out")"
       ;;
     synopsis)
