@@ -6,9 +6,9 @@
 # runs it with the repository's Python package; `json` parses it; `keys:CHECK` compares the keys a JSON sample names
 # with a real --json report; a few named checks; `skip` says why it cannot run. A block with no row, or a row with
 # no block, fails the suite, so a new example is classified before it ships.
-# The world: HOME in the scratch folder; the sample cache of tests/data copied as the Inductor and Triton caches
-# (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR); a fake H200 (the stub NVML); the image's Python with torch and triton
-# installed (their dist-info); registry.example.com replaced by a docker-registry on 127.0.0.1 (plain HTTP,
+# The world: HOME in the scratch folder (no XDG_CONFIG_HOME); the sample cache of tests/data copied as the Inductor
+# and Triton caches (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR); a fake H200 (the stub NVML); the image's Python with
+# torch and triton installed (their dist-info); registry.example.com replaced by a docker-registry on 127.0.0.1 (plain HTTP,
 # CCPACK_PLAIN_HTTP, as deploy_test.sh); `python warmup.py` the settle stand-in (settle_standin.py), `python
 # smoke_test.py` a passing smoke test; the CI's variables (CI_PIPELINE_ID, GIT_SHA, and SECRET_PEM: the private key
 # of the page's keygen line, else the CI's key pair, which README's keygen line made and which a page without its
@@ -28,7 +28,7 @@ ROOT=$(realpath "$HERE/../..")
 CHECK="$HERE/docs_check.py"
 forget_torch_settings
 isolate_home
-unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY CCPACK_SELECT CCPACK_PLAIN_HTTP CCPACK_BINARY
+unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY CCPACK_SELECT CCPACK_PLAIN_HTTP CCPACK_BINARY XDG_CONFIG_HOME
 
 # --- the table: every block, and what this suite does with it ----------------------------------------------------
 # page | start of the block's first line | role | options of the page's world or, for skip, why it does not run:
