@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The documentation's code blocks, for tests/cli/deploy_test.sh.
+"""The documentation's code blocks, for tests/cli/deploy_test.sh (and, through `blocks`, tests/cli/docs_test.sh).
 
-  deploy_check.py blocks DOC OUTDIR     writes each fenced block of DOC as OUTDIR/NN.LANG (NN from 01, in order)
+  deploy_check.py blocks DOC OUTDIR     writes each example block of DOC (fenced or indented) as OUTDIR/NN.LANG,
+                                        and OUTDIR/index (see blocks below)
   deploy_check.py validate FILE.yaml    checks a YAML block: it parses (python3-yaml, else a minimal check of its
                                         shape) and, when it is a Pod or a Deployment, has every field a pod of the
                                         recipe needs (see REQUIRED below); prints what is wrong, exit 1
@@ -15,24 +16,61 @@ import shlex
 import sys
 
 FENCE = re.compile(r"^```([A-Za-z0-9_-]*)\s*$")
+LIST_ITEM = re.compile(r"^( *)([-*+]|[0-9]+[.)]) +")
+
+
+def indent(line):
+    return len(line) - len(line.lstrip(" "))
 
 
 def blocks(doc, outdir):
+    """Every example block of DOC, in order: the fenced ones (their language, "text" when none is named) and the
+    indented ones of Markdown (4 spaces more than the list item they sit in, after a blank line; "indented").
+    Writes OUTDIR/NN.LANG (NN from 01) and OUTDIR/index: a line "NN.LANG<TAB>line of DOC<TAB>first line" each."""
     os.makedirs(outdir, exist_ok=True)
-    lang, lines, n = None, [], 0
-    for line in open(doc, encoding="utf-8"):
-        m = FENCE.match(line.rstrip("\n"))
-        if lang is None and m:
-            lang, lines = m.group(1) or "text", []
-        elif lang is not None and line.rstrip("\n") == "```":
-            n += 1
-            with open(os.path.join(outdir, "%02d.%s" % (n, lang)), "w", encoding="utf-8") as f:
-                f.write("".join(lines))
-            lang = None
-        elif lang is not None:
-            lines.append(line)
+    found = []  # (lang, first line number, lines)
+    lang, lines, start = None, [], 0
+    code, blank, base = None, True, 0  # the indented block being read, the line before was blank, list's column
+    for n, raw in enumerate(open(doc, encoding="utf-8"), 1):
+        line = raw.rstrip("\n")
+        m = FENCE.match(line)
+        if lang is not None:
+            if line == "```":
+                found.append((lang, start, lines))
+                lang = None
+            else:
+                lines.append(raw)
+            continue
+        if code is not None:
+            if not line.strip() or indent(line) >= base + 4:
+                code[2].append(raw[base + 4:] if line.strip() else "\n")
+                blank = not line.strip()
+                continue
+            while code[2] and code[2][-1] == "\n":
+                code[2].pop()
+            found.append(code)
+            code = None
+        if m:
+            lang, lines, start = m.group(1) or "text", [], n + 1
+            continue
+        item = LIST_ITEM.match(line)
+        if line.strip() and blank and indent(line) >= base + 4:
+            code = ("indented", n, [raw[base + 4:]])
+        elif item:
+            base = len(item.group(0))
+        elif line.strip() and blank and indent(line) < base:
+            base = 0  # the list ended
+        blank = not line.strip()
     if lang is not None:
         sys.exit("unterminated ``` block in %s" % doc)
+    if code is not None:
+        found.append(code)
+    with open(os.path.join(outdir, "index"), "w", encoding="utf-8") as index:
+        for i, (kind, first, text) in enumerate(found, 1):
+            name = "%02d.%s" % (i, kind)
+            with open(os.path.join(outdir, name), "w", encoding="utf-8") as f:
+                f.write("".join(text))
+            index.write("%s\t%d\t%s\n" % (name, first, (text[0].strip() if text else "")))
 
 
 def load(path):
