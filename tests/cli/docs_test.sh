@@ -169,7 +169,8 @@ json.dump(m["fingerprint"], open(sys.argv[3], "w"))' "$1/inspect.json" "$1/manif
     ccpack inspect "$1/imported.ccpack" --json >"$1/imported.json" &&
     "$PY" -c 'import json,sys; json.dump(json.load(open(sys.argv[1]))["manifest"]["fingerprint"], open(sys.argv[2], "w"))' \
       "$1/imported.json" "$1/derived.json" || bad "cannot make the reports the samples are compared with: see $1"
-  for c in push pull restore ls; do ccpack "$c" --help >"$1/help/$c" 2>&1; done
+  # Every command's --help: a synopsis may name any of them.
+  for c in $(ccpack --help | awk '/^[A-Za-z ]*:$/ {on = /ommands/; next} on && /^  [a-z]/ {print $1}'); do ccpack "$c" --help >"$1/help/$c" 2>&1; done
   find . -name .ccpack-entries | head -1 | xargs -r cp -t "$1"
 }
 
