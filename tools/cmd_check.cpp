@@ -44,24 +44,24 @@ struct CheckOptions {
 };
 
 // What check judges of an archive: its signed fingerprint and the components it holds.
-struct Judged {
+struct CheckedArchive {
   manifest::Fingerprint fingerprint;
   std::vector<manifest::ComponentRef> components;
 };
 
-Judged judged(const manifest::Manifest& m) {
-  Judged j{m.fingerprint, {}};
+CheckedArchive checked_archive(const manifest::Manifest& m) {
+  CheckedArchive j{m.fingerprint, {}};
   for (const manifest::Component& c : m.components) j.components.push_back({c.name, c.kind});
   return j;
 }
 
 // oci://REF: the archive a restore would choose here, read up to its header frame.
-Judged judged_remote(const CheckOptions& o, const Reporter& out, const manifest::Fingerprint& local) {
+CheckedArchive checked_remote(const CheckOptions& o, const Reporter& out, const manifest::Fingerprint& local) {
   registry::oci::Reference ref = registry::oci::parse_reference(o.archive.string());
   registry::Session session(ref, session_options(o.registry, false, ref));
   session.on_fallback = [&out](const std::string& line) { out.warn(line); };
   registry::RemoteArchive remote = registry::select_remote(session, local, true);
-  return judged(registry::fetch_header(session, remote, {}).manifest);
+  return checked_archive(registry::fetch_header(session, remote, {}).manifest);
 }
 
 // The nearest folder that exists at or above `p`.
@@ -98,12 +98,12 @@ int run(CheckOptions& o) {
   std::vector<manifest::CacheDir> dirs = resolve_cache_dirs(o.dirs);
   std::future<Machine> probing = std::async(std::launch::async, [&] { return target_machine(o.machine, o.python, dirs); });
   bool remote = registry::oci::is_reference(o.archive.string());
-  std::optional<Judged> archive;
-  if (!remote) archive = judged(unpack::Archive::open(o.archive).manifest);  // while the probe runs
+  std::optional<CheckedArchive> archive;
+  if (!remote) archive = checked_archive(unpack::Archive::open(o.archive).manifest);  // while the probe runs
   Machine machine = probing.get();
   say_selected(out, machine);
   const manifest::Fingerprint& local = machine.fingerprint;
-  if (remote) archive = judged_remote(o, out, local);
+  if (remote) archive = checked_remote(o, out, local);
   const manifest::Fingerprint& archive_fp = archive->fingerprint;
   manifest::Comparison c = manifest::compare(archive_fp, local, archive->components, o.ignored);
 
