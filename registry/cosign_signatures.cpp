@@ -50,7 +50,7 @@ std::string check_layer(Session& s, const oci::Descriptor& layer, const std::str
     return {};
   }
   std::string payload;
-  (void)s.get_blob(layer.digest, 0, std::nullopt, [&payload](const char* data, std::size_t size) {
+  (void)s.get_blob(layer.digest, 0, std::nullopt, [&payload, &layer](const char* data, std::size_t size) {
     if (payload.size() + size > cosign::kMaxPayloadBytes) throw IntegrityError("payload " + escaped(layer.digest) + " is longer than announced");
     payload.append(data, size);
   });
