@@ -11,6 +11,7 @@
                                          verbatim) signed with KEY (Ed25519, or ECDSA P-256 over SHA-256, DER), or
                                          the annotation TEXT instead of the signature
   layers PORT REPO DIGEST                prints the number of layers of DIGEST's signature manifest
+  layer PORT REPO DIGEST I PAYLOAD       writes layer I's payload to PAYLOAD and prints its signature annotation
 """
 import base64
 import hashlib
@@ -95,12 +96,23 @@ def layers(port, repo, digest):
     print(len(json.loads(body)["layers"]))
 
 
+def layer(port, repo, digest, index, out):
+    base = "http://127.0.0.1:%s/v2/%s" % (port, repo)
+    body, _ = request("GET", base + "/manifests/" + digest.replace(":", "-") + ".sig")
+    desc = json.loads(body)["layers"][int(index)]
+    payload, _ = request("GET", base + "/blobs/" + desc["digest"])
+    open(out, "wb").write(payload)
+    print(desc["annotations"]["dev.cosignproject.cosign/signature"])
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "cosign-key":
         cosign_key(*sys.argv[2:5])
     elif cmd == "forge":
         forge(*sys.argv[2:6], sys.argv[6:])
+    elif cmd == "layer":
+        layer(*sys.argv[2:7])
     elif cmd == "layers":
         layers(*sys.argv[2:5])
     else:
