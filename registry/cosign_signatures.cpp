@@ -29,6 +29,28 @@ bool signed_by_one_of(const oci::Descriptor& layer, const std::string& payload, 
   return std::any_of(keys.begin(), keys.end(), [&](const manifest::PrivateKey* k) { return k->public_key().verify_detached(payload, *sig); });
 }
 
+// The payload blob of `layer` (at most kMaxPayloadBytes, announced size checked before), checked against its digest.
+std::string fetch_payload(Session& s, const oci::Descriptor& layer, const std::string& manifest_digest) {
+  std::string payload;
+  (void)s.get_blob(layer.digest, 0, std::nullopt, [&payload, &layer](const char* data, std::size_t size) {
+    if (payload.size() + size > cosign::kMaxPayloadBytes) throw IntegrityError("payload " + escaped(layer.digest) + " is longer than announced");
+    payload.append(data, size);
+  });
+  if (payload.size() != layer.size || oci::digest_of(payload) != layer.digest) {
+    throw IntegrityError("payload " + layer.digest + " of the cosign signature of " + manifest_digest + " does not match its digest");
+  }
+  return payload;
+}
+
+// The first trusted key that verifies `signature` over `payload`, or null.
+const manifest::PublicKey* signer_of(const std::string& payload, const std::string& signature, const manifest::TrustStore& trust) {
+  for (const manifest::PublicKey* key : trust.keys()) {
+    // defence: cosign-key
+    if (key->verify_detached(payload, signature)) return key;
+  }
+  return nullptr;
+}
+
 // Whether layer `i` of the signature manifest passes; else why not, in `problem`.
 std::string check_layer(Session& s, const oci::Descriptor& layer, const std::string& manifest_digest, const oci::Reference& ref,
                         const manifest::TrustStore& trust, std::string& problem) {
@@ -49,22 +71,8 @@ std::string check_layer(Session& s, const oci::Descriptor& layer, const std::str
     problem = "payload of " + std::to_string(layer.size) + " bytes is larger than " + std::to_string(cosign::kMaxPayloadBytes);
     return {};
   }
-  std::string payload;
-  (void)s.get_blob(layer.digest, 0, std::nullopt, [&payload, &layer](const char* data, std::size_t size) {
-    if (payload.size() + size > cosign::kMaxPayloadBytes) throw IntegrityError("payload " + escaped(layer.digest) + " is longer than announced");
-    payload.append(data, size);
-  });
-  if (payload.size() != layer.size || oci::digest_of(payload) != layer.digest) {
-    throw IntegrityError("payload " + layer.digest + " of the cosign signature of " + manifest_digest + " does not match its digest");
-  }
-  const manifest::PublicKey* by = nullptr;
-  for (const manifest::PublicKey* key : trust.keys()) {
-    // defence: cosign-key
-    if (key->verify_detached(payload, signature)) {
-      by = key;
-      break;
-    }
-  }
+  const std::string payload = fetch_payload(s, layer, manifest_digest);
+  const manifest::PublicKey* by = signer_of(payload, signature, trust);
   if (by == nullptr) {
     problem = "signed by no trusted key";
     return {};
