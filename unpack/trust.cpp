@@ -78,6 +78,7 @@ TrustReport check_trust_beside(const std::filesystem::path& path, const manifest
                            r.describe() + ")");
     }
   }
+  if (r.verified_by.empty()) r.verified_by = accepted_by;  // the key that vouched, for the marker and reports
   return r;
 }
 
