@@ -79,12 +79,17 @@ void read_key_file(const fs::path& file, bool is_private, SecretBytes& out) {
 
 // The first 8 bytes of the SHA-256 of the encoded public key: Ed25519's raw 32 bytes, P-256's uncompressed point.
 std::string id_of(EVP_PKEY* key) {
-  unsigned char* encoded = nullptr;
-  std::size_t len = EVP_PKEY_get1_encoded_public_key(key, &encoded);
+  std::vector<std::uint8_t> bytes(65);
+  std::size_t len = bytes.size();
+  bool ok = false;
+  if (EVP_PKEY_get_id(key) == EVP_PKEY_ED25519) {
+    ok = EVP_PKEY_get_raw_public_key(key, bytes.data(), &len) == 1 && len == 32;
+  } else {
+    ok = EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, bytes.data(), bytes.size(), &len) == 1;
+  }
   ERR_clear_error();
-  if (len == 0 || encoded == nullptr) throw Error("cannot read the public key");
-  Digest d = Sha256::of(encoded, len);
-  OPENSSL_free(encoded);
+  if (!ok) throw Error("cannot read the public key");
+  Digest d = Sha256::of(bytes.data(), len);
   return to_hex(std::span<const std::uint8_t>(d.data(), 8));
 }
 
