@@ -1,5 +1,6 @@
-// Ed25519 through OpenSSL 3's EVP interface: EVP_DigestSign / EVP_DigestVerify one-shot with no digest (Ed25519
-// hashes internally), PEM for files. See keys.hpp for the rules on private keys.
+// Ed25519 and ECDSA P-256 through OpenSSL 3's EVP interface: EVP_DigestSign / EVP_DigestVerify one-shot, with no
+// digest for Ed25519 (it hashes internally) and SHA-256 for ECDSA (DER signatures, what sigstore's verifiers and
+// Go's ecdsa.VerifyASN1 take), PEM for files. See keys.hpp for the rules on private keys.
 #include "manifest/keys.hpp"
 
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 #include <openssl/buffer.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <sys/stat.h>
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <system_error>
 
 #include "util/error.hpp"
@@ -74,25 +77,50 @@ void read_key_file(const fs::path& file, bool is_private, SecretBytes& out) {
   if (out.used == out.capacity()) throw Error(what + " is larger than " + std::to_string(kMaxKeyFileBytes) + " bytes");
 }
 
+// The first 8 bytes of the SHA-256 of the encoded public key: Ed25519's raw 32 bytes, P-256's uncompressed point.
 std::string id_of(EVP_PKEY* key) {
-  std::uint8_t raw[32];
-  std::size_t len = sizeof raw;
-  if (EVP_PKEY_get_raw_public_key(key, raw, &len) != 1 || len != sizeof raw) {
-    ERR_clear_error();
-    throw Error("cannot read the raw public key");
+  std::vector<std::uint8_t> bytes(65);
+  std::size_t len = bytes.size();
+  bool ok = false;
+  if (EVP_PKEY_get_id(key) == EVP_PKEY_ED25519) {
+    ok = EVP_PKEY_get_raw_public_key(key, bytes.data(), &len) == 1 && len == 32;
+  } else {
+    ok = EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, bytes.data(), bytes.size(), &len) == 1;
   }
-  Digest d = Sha256::of(raw, sizeof raw);
+  ERR_clear_error();
+  if (!ok) throw Error("cannot read the public key");
+  Digest d = Sha256::of(bytes.data(), len);
   return to_hex(std::span<const std::uint8_t>(d.data(), 8));
 }
 
-void require_ed25519(EVP_PKEY* key, const std::string& what) {
-  if (EVP_PKEY_get_id(key) != EVP_PKEY_ED25519) {
+// The algorithm of `key` when ccpack takes it, else nullopt.
+std::optional<KeyAlgorithm> algorithm_of(EVP_PKEY* key) {
+  if (EVP_PKEY_get_id(key) == EVP_PKEY_ED25519) return KeyAlgorithm::ed25519;
+  char group[64] = {};
+  std::size_t len = 0;
+  bool p256 = EVP_PKEY_get_id(key) == EVP_PKEY_EC &&
+              EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group, &len) == 1 &&
+              (std::string_view(group) == "prime256v1" || std::string_view(group) == "P-256");
+  ERR_clear_error();
+  if (p256) return KeyAlgorithm::ecdsa_p256;
+  return std::nullopt;
+}
+
+// Frees `key` and throws unless its algorithm is one `use` takes (public keys: either).
+KeyAlgorithm require_algorithm(EVP_PKEY* key, const std::string& what, KeyUse use) {
+  std::optional<KeyAlgorithm> a = algorithm_of(key);
+  if (use == KeyUse::manifest && a != KeyAlgorithm::ed25519) {
     EVP_PKEY_free(key);
     throw Error(what + " is not an Ed25519 key (make one with `ccpack keygen`)");
   }
+  if (!a) {
+    EVP_PKEY_free(key);
+    throw Error(what + " is not an Ed25519 or ECDSA P-256 key (make one with `ccpack keygen`, or `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`)");
+  }
+  return *a;
 }
 
-EVP_PKEY* parse_private(std::string_view pem, const std::string& what) {
+EVP_PKEY* parse_private(std::string_view pem, const std::string& what, KeyUse use) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) throw Error("out of memory reading " + what);
   EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr);
@@ -100,13 +128,18 @@ EVP_PKEY* parse_private(std::string_view pem, const std::string& what) {
   if (key == nullptr) {
     throw Error(what + " is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
   }
-  require_ed25519(key, what);
+  (void)require_algorithm(key, what, use);
   return key;
 }
 
 }  // namespace
 
-PublicKey::PublicKey(std::shared_ptr<evp_pkey_st> key) : key_(std::move(key)), key_id_(id_of(key_.get())) {}
+PublicKey::PublicKey(std::shared_ptr<evp_pkey_st> key)
+    : key_(std::move(key)), algorithm_(algorithm_of(key_.get()).value_or(KeyAlgorithm::ed25519)), key_id_(id_of(key_.get())) {}
+
+std::string_view to_string(KeyAlgorithm algorithm) {
+  return algorithm == KeyAlgorithm::ed25519 ? "ed25519" : "ecdsa-p256";
+}
 
 PublicKey PublicKey::from_pem(std::string_view pem, const std::string& what) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
@@ -114,7 +147,7 @@ PublicKey PublicKey::from_pem(std::string_view pem, const std::string& what) {
   EVP_PKEY* key = PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr);
   ERR_clear_error();
   if (key == nullptr) throw Error(what + " is not a PEM public key (BEGIN PUBLIC KEY), as `ccpack keygen` writes to NAME.pub");
-  require_ed25519(key, what);
+  (void)require_algorithm(key, what, KeyUse::cosign);
   return PublicKey(own(key));
 }
 
@@ -125,9 +158,15 @@ PublicKey PublicKey::load(const fs::path& file) {
 }
 
 bool PublicKey::verify(std::string_view message, const manifest::SignatureBytes& signature) const {
+  if (algorithm_ != KeyAlgorithm::ed25519) return false;
+  return verify_detached(message, std::string_view(reinterpret_cast<const char*>(signature.data()), signature.size()));
+}
+
+bool PublicKey::verify_detached(std::string_view message, std::string_view signature) const {
+  const EVP_MD* md = algorithm_ == KeyAlgorithm::ed25519 ? nullptr : EVP_sha256();
   MdCtxPtr ctx(EVP_MD_CTX_new());
-  bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key_.get()) == 1 &&
-            EVP_DigestVerify(ctx.get(), signature.data(), signature.size(),
+  bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, md, nullptr, key_.get()) == 1 &&
+            EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
                              reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
   ERR_clear_error();
   return ok;
@@ -143,7 +182,8 @@ std::string PublicKey::pem() const {
   return std::string(mem->data, mem->length);
 }
 
-PrivateKey::PrivateKey(std::shared_ptr<evp_pkey_st> key, const std::string& what) : key_(std::move(key)) {
+PrivateKey::PrivateKey(std::shared_ptr<evp_pkey_st> key, const std::string& what)
+    : key_(std::move(key)), algorithm_(algorithm_of(key_.get()).value_or(KeyAlgorithm::ed25519)) {
   try {
     key_id_ = id_of(key_.get());
   } catch (const Error&) {
@@ -158,14 +198,14 @@ PrivateKey PrivateKey::generate() {
   return PrivateKey(own(key), "the new key");
 }
 
-PrivateKey PrivateKey::load(const fs::path& file) {
+PrivateKey PrivateKey::load(const fs::path& file, KeyUse use) {
   SecretBytes text(kMaxKeyFileBytes);
   read_key_file(file, true, text);
   const std::string what = "private key " + quoted_path(file);
-  return PrivateKey(own(parse_private(text.view(), what)), what);
+  return PrivateKey(own(parse_private(text.view(), what, use)), what);
 }
 
-PrivateKey PrivateKey::from_env(const char* var) {
+PrivateKey PrivateKey::from_env(const char* var, KeyUse use) {
   const char* value = std::getenv(var);
   const std::string what = std::string("the private key in $") + var;
   if (value == nullptr || *value == '\0') throw Error(std::string("$") + var + " is not set");
@@ -174,28 +214,36 @@ PrivateKey PrivateKey::from_env(const char* var) {
   if (n >= text.capacity()) throw Error(what + " is larger than " + std::to_string(kMaxKeyFileBytes) + " bytes");
   std::copy(value, value + n, text.data());
   text.used = n;
-  return PrivateKey(own(parse_private(text.view(), what)), what);
+  return PrivateKey(own(parse_private(text.view(), what, use)), what);
 }
 
 manifest::SignatureBytes PrivateKey::sign(std::string_view message) const {
-  manifest::SignatureBytes sig{};
+  if (algorithm_ != KeyAlgorithm::ed25519) throw Error("key " + key_id_ + " is not an Ed25519 key and cannot sign a manifest");
+  std::string sig = sign_detached(message);
+  manifest::SignatureBytes out{};
+  if (sig.size() != out.size()) throw Error("signing with key " + key_id_ + " failed");
+  std::copy(sig.begin(), sig.end(), reinterpret_cast<char*>(out.data()));
+  return out;
+}
+
+std::string PrivateKey::sign_detached(std::string_view message) const {
+  const EVP_MD* md = algorithm_ == KeyAlgorithm::ed25519 ? nullptr : EVP_sha256();
+  std::string sig(80, '\0');  // Ed25519: 64 bytes; a DER ECDSA P-256 signature: at most 72
   std::size_t len = sig.size();
   MdCtxPtr ctx(EVP_MD_CTX_new());
-  bool ok = ctx && EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key_.get()) == 1 &&
-            EVP_DigestSign(ctx.get(), sig.data(), &len, reinterpret_cast<const unsigned char*>(message.data()),
-                           message.size()) == 1 &&
-            len == sig.size();
+  bool ok = ctx && EVP_DigestSignInit(ctx.get(), nullptr, md, nullptr, key_.get()) == 1 &&
+            EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len,
+                           reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
   ERR_clear_error();
   if (!ok) throw Error("signing with key " + key_id_ + " failed");
+  sig.resize(len);
   return sig;
 }
 
 PublicKey PrivateKey::public_key() const {
-  std::uint8_t raw[32];
-  std::size_t len = sizeof raw;
+  BioPtr bio(BIO_new(BIO_s_mem()));
   EVP_PKEY* pub = nullptr;
-  if (EVP_PKEY_get_raw_public_key(key_.get(), raw, &len) == 1)
-    pub = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, raw, len);
+  if (bio && PEM_write_bio_PUBKEY(bio.get(), key_.get()) == 1) pub = PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr);
   ERR_clear_error();
   if (pub == nullptr) throw Error("cannot derive the public key of key " + key_id_);
   return PublicKey(own(pub));
@@ -265,6 +313,12 @@ void TrustStore::add(const fs::path& file_or_dir, bool required) {
 const PublicKey* TrustStore::find(std::string_view key_id) const {
   auto it = keys_.find(key_id);
   return it == keys_.end() ? nullptr : &it->second;
+}
+
+std::vector<const PublicKey*> TrustStore::keys() const {
+  std::vector<const PublicKey*> out;
+  for (const auto& [id, key] : keys_) out.push_back(&key);
+  return out;
 }
 
 std::vector<std::string> TrustStore::key_ids() const {

@@ -1,5 +1,7 @@
-// Ed25519 keys for signing manifests, through OpenSSL 3: loading, key ids, one-shot sign and verify, and the
-// set of public keys a machine trusts.
+// Keys for signing, through OpenSSL 3: loading, key ids, one-shot sign and verify, and the set of public keys a
+// machine trusts. Two algorithms: Ed25519, the only one that signs an archive's manifest, and ECDSA on P-256, the
+// key type cosign makes by default, accepted for cosign signatures of registry artifacts (registry/cosign.hpp)
+// beside Ed25519. A manifest signature by an ECDSA key does not exist, so such a key never verifies one.
 //
 // Private keys are PEM PKCS#8 ("BEGIN PRIVATE KEY"), read from a file that only its owner may read (the same
 // rule as ssh: a key readable by group or others is refused, with the chmod that fixes it) or from the PEM text
@@ -7,8 +9,9 @@
 // read are wiped (OPENSSL_cleanse) once parsed, and no message ever holds key bytes: errors name the file or
 // variable and what is wrong with it, never OpenSSL's text about the contents.
 //
-// Public keys are PEM SPKI ("BEGIN PUBLIC KEY"). A key id is the first 8 bytes of the SHA-256 of the raw 32-byte
-// public key, in hex: short enough to read, and what the signature block records.
+// Public keys are PEM SPKI ("BEGIN PUBLIC KEY"). A key id is the first 8 bytes of the SHA-256 of the encoded public
+// key, in hex: the raw 32 bytes for Ed25519 (what the signature block records), the 65-byte uncompressed point for
+// P-256. ECDSA private keys may also be SEC1 ("BEGIN EC PRIVATE KEY", what `openssl ecparam -genkey` writes).
 #pragma once
 
 #include <filesystem>
@@ -29,34 +32,51 @@ inline constexpr const char* kSigningKeyVar = "CCPACK_SIGNING_KEY";
 // Largest key file read (an Ed25519 PEM is about 120 bytes).
 inline constexpr std::size_t kMaxKeyFileBytes = 16 << 10;
 
+enum class KeyAlgorithm { ed25519, ecdsa_p256 };
+// "ed25519", "ecdsa-p256".
+[[nodiscard]] std::string_view to_string(KeyAlgorithm algorithm);
+// What a private key is loaded for: a manifest signature (Ed25519 only) or a cosign signature (either algorithm).
+enum class KeyUse { manifest, cosign };
+
 class PublicKey {
  public:
-  // Throws Error naming `what` (a file) when `pem` is not an Ed25519 public key.
+  // Throws Error naming `what` (a file) when `pem` is not an Ed25519 or ECDSA P-256 public key.
   [[nodiscard]] static PublicKey from_pem(std::string_view pem, const std::string& what);
   // Reads a PEM SPKI file; throws Error naming it.
   [[nodiscard]] static PublicKey load(const std::filesystem::path& file);
 
   [[nodiscard]] const std::string& key_id() const { return key_id_; }
+  [[nodiscard]] KeyAlgorithm algorithm() const { return algorithm_; }
+  // A manifest signature (Ed25519); always false for an ECDSA key.
   [[nodiscard]] bool verify(std::string_view message, const manifest::SignatureBytes& signature) const;
+  // A detached signature as sigstore makes one: Ed25519 over `message` itself (64 bytes); ECDSA over its SHA-256,
+  // ASN.1 DER encoded.
+  [[nodiscard]] bool verify_detached(std::string_view message, std::string_view signature) const;
   [[nodiscard]] std::string pem() const;
 
  private:
   friend class PrivateKey;  // derives its public key
   explicit PublicKey(std::shared_ptr<evp_pkey_st> key);
   std::shared_ptr<evp_pkey_st> key_;
+  KeyAlgorithm algorithm_ = KeyAlgorithm::ed25519;
   std::string key_id_;
 };
 
 class PrivateKey {
  public:
   [[nodiscard]] static PrivateKey generate();
-  // Reads a PEM PKCS#8 file; refuses one that group or others can access. Throws Error naming the file.
-  [[nodiscard]] static PrivateKey load(const std::filesystem::path& file);
+  // Reads a PEM PKCS#8 file; refuses one that group or others can access, and one whose algorithm `use` does
+  // not take. Throws Error naming the file.
+  [[nodiscard]] static PrivateKey load(const std::filesystem::path& file, KeyUse use = KeyUse::manifest);
   // Parses PEM text held in the environment variable `var`; throws Error naming the variable.
-  [[nodiscard]] static PrivateKey from_env(const char* var);
+  [[nodiscard]] static PrivateKey from_env(const char* var, KeyUse use = KeyUse::manifest);
 
   [[nodiscard]] const std::string& key_id() const { return key_id_; }
+  [[nodiscard]] KeyAlgorithm algorithm() const { return algorithm_; }
+  // An Ed25519 signature (the manifest's); throws Error for an ECDSA key.
   [[nodiscard]] manifest::SignatureBytes sign(std::string_view message) const;
+  // A detached signature that PublicKey::verify_detached checks (Ed25519 deterministic; ECDSA randomized).
+  [[nodiscard]] std::string sign_detached(std::string_view message) const;
   [[nodiscard]] PublicKey public_key() const;
   // Creates `file` (mode 0600, never over an existing file) holding the PEM PKCS#8 private key.
   void write_pem(const std::filesystem::path& file) const;
@@ -67,6 +87,7 @@ class PrivateKey {
  private:
   PrivateKey(std::shared_ptr<evp_pkey_st> key, const std::string& what);
   std::shared_ptr<evp_pkey_st> key_;
+  KeyAlgorithm algorithm_ = KeyAlgorithm::ed25519;
   std::string key_id_;
 };
 
@@ -80,6 +101,8 @@ class TrustStore {
   void add(const PublicKey& key);
 
   [[nodiscard]] const PublicKey* find(std::string_view key_id) const;
+  // Every key, in key id order (a cosign signature names no key: each is tried).
+  [[nodiscard]] std::vector<const PublicKey*> keys() const;
   [[nodiscard]] std::vector<std::string> key_ids() const;
   [[nodiscard]] bool empty() const { return keys_.empty(); }
 

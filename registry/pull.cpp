@@ -10,6 +10,7 @@ namespace ccpack::registry {
 void pull(Session& session, const PullRequest& request, PullResult& result) {
   result.remote = select_remote(session, request.machine, false);
   const RemoteArchive& r = result.remote;
+  if (request.check_artifact) result.artifact = request.check_artifact(session, r);
   if (request.on_start) request.on_start(r.layer.size);
   AtomicFile file(request.output);
   std::string where = quoted_path(request.output);

@@ -1,6 +1,7 @@
 // `pull`'s flow: one registry archive into one local file, checked before and after, and nothing left on failure.
 //
 //   1. select_remote (remote_archive.hpp): the tag's index or manifest, ranked against the machine's fingerprint;
+//   1b. check_artifact, when set: the registry artifact's own signature (--require-cosign), before any archive byte;
 //   2. fetch_header: the header frame alone, checked as a file's header is; its bytes also start the output file;
 //   3. require_signed_fit: the signed fingerprint must not make any component stale or refused (exit 3), and the
 //      caller's signature check (the trusted keys live in the front end) passes or throws (exit 4), all before any
@@ -28,6 +29,9 @@ struct PullRequest {
   // Checks the header's signatures against the trusted keys (`what` names the archive for messages); throws to
   // refuse; returns how it was signed.
   std::function<std::string(const manifest::ArchiveHeader&, const std::string& what)> check_signature;
+  // Checks the chosen artifact before its header is fetched (a cosign signature, cosign_signatures.hpp); throws to
+  // refuse; returns how it was signed. May be empty.
+  std::function<std::string(Session&, const RemoteArchive&)> check_artifact;
   // Told how many bytes the layer has, then of each written piece (a progress meter); may be empty.
   std::function<void(std::uint64_t total)> on_start;
   std::function<void(std::size_t bytes)> on_bytes;
@@ -37,6 +41,7 @@ struct PullRequest {
 struct PullResult {
   RemoteArchive remote;
   std::string signature;  // what check_signature returned
+  std::string artifact;   // what check_artifact returned ("" without one)
   FetchLog log;
 };
 

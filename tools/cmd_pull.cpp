@@ -12,6 +12,7 @@
 #include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
 #include "tools/registry_options.hpp"
+#include "tools/trust_options.hpp"
 #include "tools/machine.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -29,12 +30,14 @@ struct PullOptions {
   MachineOptions machine;
   std::string reference;
   fs::path output;
+  TrustOptions trust;  // --trust and --require-cosign only: the pulled file is judged by restore and verify
 };
 
 int run(const PullOptions& o) {
   Reporter out(o.common);
   check_selects(o.machine);
   oci::Reference ref = oci::parse_reference(o.reference);
+  if (!o.trust.trust.empty() && !o.trust.require_cosign) throw UsageError("--trust takes effect with --require-cosign only");
   Machine machine = target_machine(o.machine, "", resolve_cache_dirs({}));
   say_selected(out, machine);
   registry::Session s(ref, session_options(o.registry, false, ref));
@@ -44,6 +47,11 @@ int run(const PullOptions& o) {
   rq.output = o.output;
   rq.machine = machine.fingerprint;
   rq.check_signature = check_archive_signature;
+  if (o.trust.require_cosign) {
+    rq.check_artifact = [&o, &ref](registry::Session& session, const registry::RemoteArchive& remote) {
+      return require_cosign(session, remote, ref, o.trust);
+    };
+  }
   rq.on_start = [&](std::uint64_t total) { download.emplace("download", total, out.progress()); };
   rq.on_bytes = [&](std::size_t bytes) { download->advance(bytes); };
   rq.on_resume = [&out](const registry::Resume& resume) { out.warn(registry::describe(resume)); };
@@ -60,9 +68,11 @@ int run(const PullOptions& o) {
               {"output", o.output.string()},
               {"selection", r.selection},
               {"signatures", signature},
+              {"cosign", result.artifact.empty() ? ojson(nullptr) : ojson(result.artifact)},
               {"machine", machine_json(machine)},
               {"resumes", registry::resumes_json(log)}});
-  out.say("pulled " + ref.str() + " (" + r.selection + ") into " + quoted_path(o.output) + ": " + mb(r.layer.size) + ", digest OK");
+  out.say("pulled " + ref.str() + " (" + r.selection + ") into " + quoted_path(o.output) + ": " + mb(r.layer.size) + ", digest OK" +
+          (result.artifact.empty() ? "" : ", cosign signature by trusted key " + result.artifact));
   return 0;
 }
 
@@ -73,6 +83,8 @@ void add_pull(CLI::App& app, Commands& commands) {
   CLI::App* p = app.add_subcommand("pull", "Download the archive under a registry reference that fits this machine");
   p->add_option("reference", o->reference, "What to pull: [oci://]host[:port]/repository[:tag|@sha256:...]")->required();
   p->add_option("-o,--output", o->output, "Where to write the archive")->required();
+  add_trust_options(p, o->trust, true);
+  add_cosign_option(p, o->trust);
   add_registry_options(p, o->registry);
   add_machine_options(p, o->machine);
   add_common(p, o->common);

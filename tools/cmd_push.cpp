@@ -8,6 +8,11 @@
 // the .ccpack file, a linux config for the archive's CPU) under <tag>-image, for kubelet and image volumes. The index is written compact, without artifactType, so mirrors and
 // `skopeo copy --all` keep its digest.
 //
+// With a signing key (--sign-key or $CCPACK_SIGNING_KEY, the Ed25519 key that signs manifests) and/or --cosign-key
+// (ECDSA P-256 or Ed25519), the pushed manifest, and the index with --index, also get a cosign signature under
+// sha256-<hex>.sig (registry/cosign_signatures.hpp), which skopeo, podman, CRI-O, cosign and admission policies
+// verify with the public key.
+//
 // An unsigned archive is refused (exit 4) before anything is sent: every pod that restores it would refuse it,
 // so the mistake is caught in the pipeline, not in production. --allow-unsigned (or CCPACK_ALLOW_UNSIGNED=1)
 // pushes it anyway, with a warning on every use.
@@ -15,6 +20,7 @@
 
 #include "registry/oci.hpp"
 #include "manifest/tar.hpp"
+#include "registry/cosign_signatures.hpp"
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
 #include "tools/registry_options.hpp"
@@ -22,6 +28,7 @@
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/version.hpp"
 
 namespace ccpack::tools {
 namespace fs = std::filesystem;
@@ -38,7 +45,33 @@ struct PushOptions {
   bool as_image = false;
   std::string image_tag;  // default: <tag>-image
   TrustOptions trust;     // only allow_unsigned: push checks that a signature is there, not whom it is from
+  SigningOptions signing;       // --sign-key: the cosign signature by the manifest's key
+  std::filesystem::path cosign_key;  // --cosign-key: an ECDSA P-256 (or Ed25519) key for a cosign signature
 };
+
+// The keys of the cosign signatures: the signing key (flag, else $CCPACK_SIGNING_KEY) and --cosign-key.
+std::vector<manifest::PrivateKey> cosign_keys(const PushOptions& o) {
+  std::vector<manifest::PrivateKey> keys;
+  if (std::optional<manifest::PrivateKey> k = load_signing_key(o.signing, false)) keys.push_back(std::move(*k));
+  if (!o.cosign_key.empty()) keys.push_back(manifest::PrivateKey::load(o.cosign_key, manifest::KeyUse::cosign));
+  return keys;
+}
+
+// Signs each pushed document (the manifest, and the index with --index) for `ref`; null without keys.
+ojson sign_pushed(registry::Session& s, const oci::Reference& ref, const std::vector<std::string>& digests,
+                  const std::vector<manifest::PrivateKey>& keys, const Reporter& out) {
+  if (keys.empty()) return nullptr;
+  std::vector<const manifest::PrivateKey*> signers;
+  for (const manifest::PrivateKey& k : keys) signers.push_back(&k);
+  ojson list = ojson::array();
+  for (const std::string& digest : digests) {
+    registry::CosignAttach a = registry::attach_cosign_signatures(s, digest, ref.str(), signers, std::string("ccpack ") + kVersion);
+    out.say("cosign signature of " + digest + " under " + ref.registry + "/" + ref.repository + ":" + a.tag + " (" +
+            std::to_string(a.layers) + " signature" + (a.layers == 1 ? "" : "s") + ")");
+    list.push_back({{"digest", digest}, {"tag", a.tag}, {"key_ids", a.key_ids}, {"layers", a.layers}});
+  }
+  return list;
+}
 
 // Refuses an archive without any signature, unless the opt-out says to push it anyway (loudly).
 void require_signed(const unpack::Archive& a, const PushOptions& o, const Reporter& out) {
@@ -94,9 +127,10 @@ std::string push_image(registry::Session& s, const unpack::Archive& a, std::uint
   return s.put_manifest(tag, oci::to_json(m), oci::kImageManifestType);
 }
 
-// Adds `entry` to the index under the tag, replacing an entry with the same selection; returns how many it replaced.
-std::size_t put_in_index(registry::Session& s, const std::string& tag, const oci::Descriptor& entry, const oci::Selection& sel,
-                         const Reporter& out) {
+// Adds `entry` to the index under the tag, replacing an entry with the same selection (counted in `replaced`);
+// returns the index's digest.
+std::string put_in_index(registry::Session& s, const std::string& tag, const oci::Descriptor& entry, const oci::Selection& sel,
+                         const Reporter& out, std::size_t& replaced) {
   oci::Index index;
   if (std::optional<registry::Document> doc = s.get_manifest(tag)) {
     if (doc->media_type == oci::kImageIndexType) {
@@ -111,11 +145,10 @@ std::size_t put_in_index(registry::Session& s, const std::string& tag, const oci
     std::optional<oci::Selection> other = oci::selection_of_annotations(d.annotations);
     return d.digest == entry.digest || (other && *other == sel);
   });
-  std::size_t replaced = before - index.manifests.size();
+  replaced = before - index.manifests.size();
   index.manifests.push_back(entry);
   if (index.manifests.size() > oci::kMaxIndexEntries) throw Error("index " + s.reference().str() + " is full");
-  s.put_manifest(tag, oci::to_json(index), oci::kImageIndexType);
-  return replaced;
+  return s.put_manifest(tag, oci::to_json(index), oci::kImageIndexType);
 }
 
 int run(const PushOptions& o) {
@@ -126,6 +159,7 @@ int run(const PushOptions& o) {
   (void)oci::parse_reference(ref.registry + "/" + ref.repository + ":" + image_tag);  // a valid tag, or exit 2
   unpack::Archive a = unpack::Archive::open(o.archive);
   require_signed(a, o, out);
+  const std::vector<manifest::PrivateKey> keys = cosign_keys(o);  // before anything is sent: a bad key is exit 1 here
   std::uint64_t size = a.header.header_size + a.header.payload_size;
   oci::Selection sel = oci::selection_of(a.manifest.fingerprint);
   oci::Annotations annotations = oci::archive_annotations(a.manifest.fingerprint, a.manifest_digest(), a.header.header_size, "",
@@ -148,13 +182,15 @@ int run(const PushOptions& o) {
   std::string body = oci::to_json(m);
   std::string manifest_digest = oci::digest_of(body);
   std::size_t replaced = 0;
+  std::vector<std::string> signed_digests{manifest_digest};
   if (o.index) {
     s.put_manifest(manifest_digest, body, oci::kImageManifestType);
     oci::Descriptor entry{std::string(oci::kImageManifestType), manifest_digest, body.size(), {}, m.annotations};
-    replaced = put_in_index(s, ref.tag, entry, sel, out);
+    signed_digests.push_back(put_in_index(s, ref.tag, entry, sel, out, replaced));
   } else {
     s.put_manifest(ref.tag, body, oci::kImageManifestType);
   }
+  ojson cosign = sign_pushed(s, ref, signed_digests, keys, out);
   std::string image_digest = o.as_image ? push_image(s, a, size, m.annotations, sel, image_tag) : "";
   if (o.as_image) out.say("pushed image " + ref.registry + "/" + ref.repository + ":" + image_tag + " (" + image_digest + ")");
   out.report({{"archive", o.archive.string()},
@@ -167,6 +203,7 @@ int run(const PushOptions& o) {
               {"layer_uploaded", !present},
               {"index", o.index},
               {"replaced_entries", replaced},
+              {"cosign", cosign},
               {"selection", sel}});
   out.say("pushed " + quoted_path(o.archive) + " to " + ref.str() + (o.index ? " (index entry for " + oci::describe(sel) + ")" : "") +
           ": manifest " + manifest_digest + ", layer " + mb(size) + (present ? " already present" : " uploaded"));
@@ -189,8 +226,17 @@ void add_push(CLI::App& app, Commands& commands) {
   p->add_flag("--allow-unsigned", o->trust.allow_unsigned,
               "Push an archive that has no signature (also $CCPACK_ALLOW_UNSIGNED=1); pods refuse it unless they allow "
               "unsigned archives too");
+  p->add_option("--sign-key", o->signing.key_file,
+                "Also write a cosign signature of the pushed manifest (and index) with this Ed25519 key, the one that "
+                "signs archives (default: $CCPACK_SIGNING_KEY when set)");
+  p->add_option("--cosign-key", o->cosign_key,
+                "Also write a cosign signature with this private key: ECDSA P-256 (cosign's default key type; PEM PKCS#8 "
+                "or SEC1, unencrypted) or Ed25519");
   add_registry_options(p, o->registry, false);
   add_common(p, o->common);
+  p->footer(
+      "Signatures for skopeo, podman, CRI-O, cosign and admission policies go under the tag sha256-<hex>.sig of each "
+      "pushed document (docs/SIGNING.md, \"cosign signatures\").");
   commands.push_back({p, &o->common, [o] { return run(*o); }});
 }
 

@@ -264,15 +264,17 @@ int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::Rest
                                  out.progress());
   // force and purge judge a tag's single archive as they judge a file; an index offers only an archive that fits.
   bool single_may_differ = rq.policy != manifest::OnMismatch::refuse;
+  std::string cosign_by;  // --require-cosign: the trusted key whose cosign signature passed
   rq.source = unpack::StreamedArchive{
       [&stream, single_may_differ](const manifest::Fingerprint& local) { stream.choose(local, single_may_differ); },
-      [&stream] {
+      [&stream, &o, &ref, &cosign_by] {
+        if (o.trust.require_cosign) cosign_by = require_cosign(stream.session(), stream.chosen(), ref, o.trust);
         manifest::ArchiveHeader header = stream.fetch_header();
         return unpack::OpenedStream{stream.what(), std::move(header), stream.payload_start(),
                                     [&stream](const auto& push, const auto& cancelled) { stream.produce(push, cancelled); }};
       }};
   unpack::TrustReport trust;
-  rq.gate = trust_gate(o.trust, out, trust);
+  rq.gate = trust_gate(o.trust, out, trust, &cosign_by);
   rq.install.progress = false;  // one line on the terminal: the download's
   rq.trust = &trust;    // filled by the gate on the fetched header
   unpack::RestoreResult result = unpack::restore(rq);
@@ -319,6 +321,7 @@ void add_restore(CLI::App& app, Commands& commands) {
               "Restore every file as packed: Triton's __grp__*.json files and Inductor's pickled FX-graph and AOTAutograd "
               "entries then name the build machine's folders");
   add_trust_options(r, o->trust);
+  add_cosign_option(r, o->trust);
   add_python_option(r, o->python);
   add_ignore_option(r, o->ignored);
   r->add_option("--on-mismatch", o->on_mismatch,

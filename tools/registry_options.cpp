@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "manifest/signature.hpp"
+#include "registry/cosign_signatures.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
@@ -92,6 +93,13 @@ std::string check_archive_signature(const manifest::ArchiveHeader& header, const
   } catch (const IntegrityError&) {
   }
   return none ? "none (unsigned)" : "present (checked by restore and verify)";
+}
+
+std::string require_cosign(registry::Session& session, const registry::RemoteArchive& remote, const registry::oci::Reference& ref,
+                           const TrustOptions& trust) {
+  registry::CosignCheck check = registry::check_cosign_signatures(session, remote.manifest_digest, ref, load_trust(trust));
+  registry::require_cosign(check, remote.what);
+  return check.verified_by;
 }
 
 }  // namespace ccpack::tools

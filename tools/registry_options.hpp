@@ -12,7 +12,9 @@
 
 #include "manifest/format.hpp"
 #include "registry/oci.hpp"
+#include "registry/remote_archive.hpp"
 #include "registry/session.hpp"
+#include "tools/trust_options.hpp"
 
 namespace ccpack::tools {
 
@@ -43,5 +45,11 @@ void require_file_or_reference(const std::string& archive);
 // Signature hook (see above): throws IntegrityError when the signature block does not verify. Returns a short
 // status for reports.
 std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what);
+
+// --require-cosign: the cosign signature of the chosen artifact (registry/cosign_signatures.hpp) by a key that
+// `trust` names, for `ref`; throws IntegrityError (exit 4) otherwise. Returns the key id. Reads only the signature
+// manifest and its payload blobs.
+std::string require_cosign(registry::Session& session, const registry::RemoteArchive& remote, const registry::oci::Reference& ref,
+                           const TrustOptions& trust);
 
 }  // namespace ccpack::tools

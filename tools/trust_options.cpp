@@ -23,6 +23,13 @@ void add_trust_options(CLI::App* cmd, TrustOptions& options, bool display_only) 
                 "Accept an archive with no signature from a trusted key (also $CCPACK_ALLOW_UNSIGNED=1); warns every time");
 }
 
+void add_cosign_option(CLI::App* cmd, TrustOptions& options) {
+  cmd->add_flag("--require-cosign", options.require_cosign,
+                "Require a cosign signature of the registry artifact (tag sha256-<digest>.sig) by a trusted key, checked "
+                "before any archive byte is fetched; the archive then needs no signature of its own (one by a trusted "
+                "key must still verify)");
+}
+
 void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required) {
   cmd->add_option("--sign-key", options.key_file,
                   std::string("Sign with this Ed25519 private key (PEM PKCS#8 file, mode 0600; default: the PEM text in $") +
@@ -70,11 +77,16 @@ bool allow_unsigned(const TrustOptions& options) {
   return options.allow_unsigned || value == "1";
 }
 
-unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report) {
+unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report,
+                                       const std::string* cosign_by) {
   const bool opt_out = allow_unsigned(options);
   auto store = std::make_shared<const manifest::TrustStore>(load_trust(options));
-  return [opt_out, store, &out, &report](const fs::path& p, const manifest::ArchiveHeader& header,
-                                         const std::vector<manifest::Signature>& signatures) {
+  return [opt_out, store, &out, &report, cosign_by](const fs::path& p, const manifest::ArchiveHeader& header,
+                                                    const std::vector<manifest::Signature>& signatures) {
+    if (cosign_by != nullptr && !cosign_by->empty()) {
+      report = unpack::check_trust_beside(p, header, signatures, *store, *cosign_by);
+      return;
+    }
     report = unpack::check_trust(p, header, signatures, *store, opt_out);
     if (!opt_out) return;
     out.alarm(report.trusted() ? "--allow-unsigned is set but not needed: " + quoted_path(p) + " is signed by trusted key " +

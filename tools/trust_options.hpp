@@ -30,6 +30,7 @@ inline constexpr const char* kAllowUnsignedVar = "CCPACK_ALLOW_UNSIGNED";
 struct TrustOptions {
   std::vector<std::filesystem::path> trust;
   bool allow_unsigned = false;
+  bool require_cosign = false;  // restore oci://, pull: --require-cosign
 };
 
 struct SigningOptions {
@@ -39,6 +40,9 @@ struct SigningOptions {
 
 // `display_only` (inspect): --trust only, since nothing is refused.
 void add_trust_options(CLI::App* cmd, TrustOptions& options, bool display_only = false);
+// --require-cosign (restore oci://, pull): a cosign signature of the registry artifact by a trusted key is required,
+// checked before any archive byte is fetched; the archive then needs no manifest signature of its own.
+void add_cosign_option(CLI::App* cmd, TrustOptions& options);
 // `required`: the command cannot run without a key (sign); else signing is optional (create).
 void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 
@@ -51,7 +55,10 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 // Opens `path` with the trust check (store and opt-out from `options`) run before its manifest is parsed; warns
 // through `out` whenever the opt-out is in effect. `report` receives what the check found.
 // The trust check as a header gate (unpack::Archive::HeaderGate), filling `report`; warns on every opt-out.
-[[nodiscard]] unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report);
+// With `cosign_by` (filled before the header arrives, by the cosign check) not empty, the archive is accepted on that
+// signature and only its own signatures by trusted keys are checked (unpack::check_trust_beside).
+[[nodiscard]] unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report,
+                                                     const std::string* cosign_by = nullptr);
 // `depth` and `text` as for unpack::Archive::open (restore reads the top level only, and the rest when it writes).
 [[nodiscard]] unpack::Archive open_trusted(const std::filesystem::path& path, const TrustOptions& options, const Reporter& out,
                                           unpack::TrustReport& report, unpack::ManifestDepth depth = unpack::ManifestDepth::full,

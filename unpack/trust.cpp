@@ -66,6 +66,22 @@ TrustReport check_trust(const std::filesystem::path& path, const manifest::Archi
                        "); trust the signer's public key with --trust FILE or CCPACK_TRUSTED_KEYS");
 }
 
+TrustReport check_trust_beside(const std::filesystem::path& path, const manifest::ArchiveHeader& header,
+                               const std::vector<manifest::Signature>& signatures, const manifest::TrustStore& trust,
+                               const std::string& accepted_by) {
+  TrustReport r = assess_signatures(header, signatures, trust);
+  for (const SignerStatus& s : r.signers) {
+    // defence: cosign-manifest-signature
+    if (s.state == SignerStatus::State::bad_signature) {
+      throw IntegrityError(quoted_path(path) + " is accepted by the cosign signature of key " + accepted_by +
+                           ", but its own signature by trusted key " + s.signature.key_id + " does not verify (" +
+                           r.describe() + ")");
+    }
+  }
+  if (r.verified_by.empty()) r.verified_by = accepted_by;  // the key that vouched, for the marker and reports
+  return r;
+}
+
 TrustReport assess_signatures(const Archive& archive, const manifest::TrustStore& trust) {
   return assess_signatures(archive.header, archive.signatures, trust);
 }

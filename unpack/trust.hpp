@@ -50,6 +50,14 @@ struct TrustReport {
                                       const std::vector<manifest::Signature>& signatures,
                                       const manifest::TrustStore& trust, bool allow_unsigned);
 
+// When the artifact is already accepted on another signature (a cosign signature of the registry artifact by
+// `accepted_by`, a trusted key): the archive needs no signature of its own, but one by a trusted key must still
+// verify. Throws IntegrityError naming the archive and the key otherwise. The report's verified_by is the archive's
+// own trusted signer when there is one, else `accepted_by`.
+[[nodiscard]] TrustReport check_trust_beside(const std::filesystem::path& path, const manifest::ArchiveHeader& header,
+                                             const std::vector<manifest::Signature>& signatures,
+                                             const manifest::TrustStore& trust, const std::string& accepted_by);
+
 // The same for an archive already open.
 [[nodiscard]] TrustReport assess_signatures(const Archive& archive, const manifest::TrustStore& trust);
 [[nodiscard]] TrustReport check_trust(const Archive& archive, const manifest::TrustStore& trust, bool allow_unsigned);

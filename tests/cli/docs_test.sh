@@ -62,11 +62,15 @@ docs/PURGE.md | {"ok": true, "removed" | keys:purge
 docs/PURGE.md | ccpack: warning: fingerprint field | skip | a transcript of a restore that purges, from a pod whose settings differ (purge_test.sh)
 docs/REGISTRY.md | ccpack push ARCHIVE | synopsis
 docs/REGISTRY.md | TAG ──> image index | skip | a drawing of the OCI documents (registry_test.sh checks them)
+docs/REGISTRY.md | sha256-<hex>.sig ──> image manifest | skip | a drawing of the cosign signature documents (cosign_test.sh checks them)
 docs/SETTLE.md | ccpack create -o model.ccpack --sign-key ci.key --settle | sh | trust cold
 docs/SETTLE.md | ccpack: warm-up: exit 0 | skip | a transcript of a real warm-up's timings (settle_test.sh checks these lines)
 docs/SETTLE.md | ccpack restore model.ccpack && python smoke_test.py | sh | trust cold
 docs/SETTLE.md | import ccpack | py
 docs/SIGNING.md | # once, on a trusted machine | sh | trust
+docs/SIGNING.md | # once: an ECDSA P-256 key pair | sh | trust
+docs/SIGNING.md | tag sha256-<hex>.sig | skip | a drawing of the cosign signature layout and payload (cosign_test.sh checks them)
+docs/SIGNING.md | # /etc/containers/registries.d/ccpack.yaml | skip | skopeo's configuration; Debian 12's skopeo has sigstore patched out (cosign_test.sh pins that)
 docs/TUNING.md | export TRITON_PTXAS_PATH | sh
 EOF
 )

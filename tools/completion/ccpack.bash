@@ -19,7 +19,7 @@ _ccpack() {
   case $prev in
     --inductor-dir|--triton-dir)
       COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    -o|--output|--fingerprint|--sign-key|--trust|--out|--python|--ca-file|--authfile)
+    -o|--output|--fingerprint|--sign-key|--cosign-key|--trust|--out|--python|--ca-file|--authfile)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --on-mismatch)
       COMPREPLY=($(compgen -W "refuse force purge" -- "$cur")); return ;;
@@ -35,7 +35,7 @@ _ccpack() {
     create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout $common" ;;
     restore) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
-                   --registries-conf $common" ;;
+                   --registries-conf --require-cosign $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
     inspect) opts="--files --card --trust $common" ;;
     import) opts="-o --output --map --fingerprint --sign-key --note $common" ;;
@@ -45,8 +45,8 @@ _ccpack() {
     check) opts="--python --ignore --inductor-dir --triton-dir --add --fingerprint --select --plain-http --ca-file --authfile --registries-conf $common" ;;
     purge) opts="--inductor-dir --triton-dir --add --python --dry-run --lock-timeout $common" ;;
     status) opts="--inductor-dir --triton-dir --add --python --ignore --verify --max-compiled $common" ;;
-    push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile --allow-unsigned $common" ;;
-    pull) opts="-o --output --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
+    push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile --allow-unsigned --sign-key --cosign-key $common" ;;
+    pull) opts="-o --output --trust --require-cosign --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
     ls) opts="--plain-http --ca-file --authfile --registries-conf $common" ;;
     *) return ;;
   esac

@@ -15,6 +15,7 @@
 
 #include "unit/support.hpp"
 #include "manifest/keys.hpp"
+#include "util/base64.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
 
@@ -39,6 +40,15 @@ const std::string kRfcKeyId = "21fe31dfa154a261";
 const std::string kRfcSignature =
     "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b";
 
+// A P-384 public key: neither Ed25519 nor P-256.
+const std::string kP384Public =
+    "-----BEGIN PUBLIC KEY-----\nMHYwEAYHKoZIzj0CAQYFK4EEACIDYgAEBVOwPpSRejrbW8qYhZUBK5ly2XC44lUS\n"
+    "X7dewHqLKHpaUIYxOePU0vhkNOFRlw/YhtukfzHIkWZ9JQDP7sDUw4uxo5KKBqWY\nKNareDDisoH5CpTOMxly7C6i7P/BZAGP\n-----END PUBLIC KEY-----\n";
+// The P-256 key's id: the first 8 bytes of SHA-256 of its 65-byte uncompressed point.
+const std::string kEcKeyId = "d5a51749bcef99d7";
+// `openssl dgst -sha256 -sign ec.key` of "hello": ASN.1 DER, base64.
+const std::string kEcSignatureOfHello =
+    "MEQCIEqqxG1qnjUZJZaJRHUMQ6fBlVzG9d9lMt7W1pFV2fJ3AiBHINFzH1ZMpQekBAYK+tOkK410+KRyRrwCJYEQ3fvKCA==";
 // A P-256 key made for this test (not Ed25519).
 const std::string kEcPrivate =
     "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgePkPNVkVsCMZ4sc+\n"
@@ -83,8 +93,9 @@ TEST_CASE("keys: another algorithm, an encrypted key, a public key for a private
   test::write_file(t / "ec.key", kEcPrivate, 0600);
   CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "ec.key"); }) ==
         "private key " + q(t / "ec.key") + " is not an Ed25519 key (make one with `ccpack keygen`)");
-  CHECK(ccpack_error([&] { (void)PublicKey::from_pem(kEcPublic, "public key 'ec.pub'"); }) ==
-        "public key 'ec.pub' is not an Ed25519 key (make one with `ccpack keygen`)");
+  CHECK(ccpack_error([&] { (void)PublicKey::from_pem(kP384Public, "public key 'ec.pub'"); }) ==
+        "public key 'ec.pub' is not an Ed25519 or ECDSA P-256 key (make one with `ccpack keygen`, or `openssl genpkey "
+        "-algorithm EC -pkeyopt ec_paramgen_curve:P-256`)");
   test::write_file(t / "enc.key", kEncrypted, 0600);
   CHECK(ccpack_error([&] { (void)PrivateKey::load(t / "enc.key"); }) ==
         "private key " + q(t / "enc.key") +
@@ -198,11 +209,50 @@ TEST_CASE("trust store: *.pub files in name order, links followed, folders and o
   CHECK(store.key_ids().size() == 2);
   // A bad key among good ones: named, and the ones before it are already in.
   test::write_file(t / "bad/a.pub", kRfcPublic);
-  test::write_file(t / "bad/b.pub", kEcPublic);
+  test::write_file(t / "bad/b.pub", kP384Public);
   TrustStore partial;
   CHECK(ccpack_error([&] { partial.add(t / "bad", true); }) ==
-        "public key " + q(t / "bad/b.pub") + " is not an Ed25519 key (make one with `ccpack keygen`)");
+        "public key " + q(t / "bad/b.pub") + " is not an Ed25519 or ECDSA P-256 key (make one with `ccpack keygen`, or "
+        "`openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`)");
   CHECK(partial.key_ids() == std::vector<std::string>{kRfcKeyId});
   CHECK(ccpack_error([&] { partial.add(t / "missing", true); }) ==
         "cannot read trusted keys at " + q(t / "missing") + ": No such file or directory");
+}
+
+TEST_CASE("keys: ECDSA P-256 for cosign signatures: id, DER over SHA-256, never a manifest signature", "[keys]") {
+  test::ScratchDir t;
+  test::write_file(t / "ec.key", kEcPrivate, 0600);
+  PrivateKey key = PrivateKey::load(t / "ec.key", manifest::KeyUse::cosign);
+  PublicKey pub = PublicKey::from_pem(kEcPublic, "ec.pub");
+  CHECK(key.key_id() == kEcKeyId);
+  CHECK(pub.key_id() == kEcKeyId);
+  CHECK(key.public_key().key_id() == kEcKeyId);
+  CHECK(pub.algorithm() == manifest::KeyAlgorithm::ecdsa_p256);
+  CHECK(manifest::to_string(pub.algorithm()) == "ecdsa-p256");
+  // OpenSSL's own signature verifies (the form Go's ecdsa.VerifyASN1 takes), and so does ours; a changed message not.
+  CHECK(pub.verify_detached("hello", *base64_decode(kEcSignatureOfHello)));
+  std::string ours = key.sign_detached("payload");
+  CHECK(ours.size() >= 70);
+  CHECK(ours.size() <= 72);
+  CHECK(pub.verify_detached("payload", ours));
+  CHECK_FALSE(pub.verify_detached("payloaD", ours));
+  CHECK_FALSE(pub.verify_detached("payload", ""));
+  // No manifest signature by an ECDSA key: signing refuses, verifying says no.
+  CHECK(ccpack_error([&] { (void)key.sign("m"); }) == "key " + kEcKeyId + " is not an Ed25519 key and cannot sign a manifest");
+  CHECK_FALSE(pub.verify("m", manifest::SignatureBytes{}));
+  // In a trust store beside Ed25519 keys.
+  test::write_file(t / "store/ec.pub", kEcPublic);
+  test::write_file(t / "store/rfc.pub", kRfcPublic);
+  TrustStore store;
+  store.add(t / "store", true);
+  CHECK(store.keys().size() == 2);
+}
+
+TEST_CASE("keys: Ed25519 detached signatures are pure Ed25519 over the message (RFC 8032)", "[keys]") {
+  test::ScratchDir t;
+  test::write_file(t / "rfc.key", kRfcPrivate, 0600);
+  PrivateKey key = PrivateKey::load(t / "rfc.key", manifest::KeyUse::cosign);
+  CHECK(to_hex(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(key.sign_detached("").data()), 64)) ==
+        kRfcSignature);
+  CHECK(PublicKey::from_pem(kRfcPublic, "rfc").verify_detached("", key.sign_detached("")));
 }

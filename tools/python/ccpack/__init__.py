@@ -86,7 +86,8 @@ def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
             durable: bool = False, ignore: Sequence[str] = (), python: Optional[PathArg] = None, jobs: Optional[int] = None,
             select: Optional[Select] = None, fingerprint: Optional[PathArg] = None, plain_http: bool = False,
             ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
-            registries_conf: Optional[PathArg] = None, extra_args: Sequence[str] = ()) -> Report:
+            registries_conf: Optional[PathArg] = None, require_cosign: bool = False,
+            extra_args: Sequence[str] = ()) -> Report:
     """Check ``archive`` (a file, or ``oci://host/repository:tag``) and restore it into this machine's cache
     folders, atomically; a second call with the same archive does nothing.
 
@@ -98,10 +99,11 @@ def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
     select: fingerprint fields taken as given (``{"gpu.arch": "sm_90"}``) where no GPU is visible; fingerprint: a
     ``ccpack fingerprint --json`` file of the target machine. plain_http, ca_file, authfile, registries_conf: how
     an ``oci://`` archive is fetched (as the flags of the same names; the environment's ``CCPACK_SELECT`` and
-    ``CCPACK_PLAIN_HTTP`` apply when these are not given).
+    ``CCPACK_PLAIN_HTTP`` apply when these are not given). require_cosign: an ``oci://`` archive must carry a cosign
+    signature by a trusted key (``--require-cosign``; docs/SIGNING.md), and then needs no signature of its own.
     Raises Refused when the fingerprint does not fit, IntegrityError when a signature or hash check fails.
     """
-    options = _opt("--on-mismatch", on_mismatch) + _trust(trust, allow_unsigned)
+    options = _opt("--on-mismatch", on_mismatch) + _trust(trust, allow_unsigned) + _flag("--require-cosign", require_cosign)
     options += _machine(select, fingerprint) + _registry(plain_http, ca_file, authfile, registries_conf)
     options += _dirs(inductor_dir, triton_dir, add) + _flag("--at-build-paths", at_build_paths)
     options += _flag("--no-relocate", not relocate) + _flag("--durable", durable) + _each("--ignore", ignore)
@@ -158,20 +160,30 @@ def status(*, max_compiled: Optional[int] = None, extra_args: Sequence[str] = ()
 
 def push(archive: PathArg, reference: str, *, index: bool = False, allow_unsigned: bool = False,
          plain_http: bool = False, ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
+         sign_key: Optional[PathArg] = None, cosign_key: Optional[PathArg] = None,
          extra_args: Sequence[str] = ()) -> Report:
     """Push ``archive`` to ``reference`` (``oci://host/repository:tag``); index=True adds it to the tag's image
-    index, one entry per environment. An unsigned archive raises IntegrityError unless allow_unsigned."""
+    index, one entry per environment. An unsigned archive raises IntegrityError unless allow_unsigned.
+    sign_key (else ``$CCPACK_SIGNING_KEY``), cosign_key: private key files whose cosign signatures of the pushed
+    manifest (and index) go under ``sha256-<hex>.sig``, for skopeo, podman, cosign and admission policies."""
     options = _flag("--index", index) + _flag("--allow-unsigned", allow_unsigned)
+    options += _opt("--sign-key", sign_key) + _opt("--cosign-key", cosign_key)
     options += _registry(plain_http, ca_file, authfile, None)
     return _run("push", options + list(extra_args), [_path(archive), reference])
 
 
 def pull(reference: str, out: PathArg, *, select: Optional[Select] = None, fingerprint: Optional[PathArg] = None,
          plain_http: bool = False, ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
-         registries_conf: Optional[PathArg] = None, extra_args: Sequence[str] = ()) -> Report:
+         registries_conf: Optional[PathArg] = None, require_cosign: bool = False,
+         trust: Union[PathArg, Sequence[PathArg], None] = None, extra_args: Sequence[str] = ()) -> Report:
     """Download the archive under ``reference`` that fits this machine (or ``select`` / ``fingerprint``) into
-    ``out``, checked frame by frame; nothing is written when a check fails."""
+    ``out``, checked frame by frame; nothing is written when a check fails. require_cosign: the artifact must carry
+    a cosign signature by a key of ``trust`` (else the default trusted keys), checked before any archive byte."""
     options = ["-o", _path(out)] + _machine(select, fingerprint) + _registry(plain_http, ca_file, authfile, registries_conf)
+    if require_cosign:
+        options += _trust(trust, False) + ["--require-cosign"]
+    elif trust is not None:
+        raise UsageError("pull(trust=...) takes effect with require_cosign=True only", exit_code=2)
     return _run("pull", options + list(extra_args), [reference])
 
 

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Helpers for tests/cli/cosign_test.sh (Debian's python3-cryptography and python3-nacl).
+
+  cosign-key PRIVATE.pem PASSFILE OUT    the unencrypted PKCS#8 key in cosign's encrypted private-key format
+                                         ("ENCRYPTED COSIGN PRIVATE KEY": scrypt N=32768 r=8 p=1, then NaCl
+                                         secretbox, as go-tuf's encrypted package), which skopeo's
+                                         --sign-by-sigstore-private-key reads
+  forge PORT REPO DIGEST KEY.pem [--ref R] [--signed-digest D] [--payload TEXT] [--annotation TEXT]
+                                         writes a signature manifest sha256-<hex>.sig for DIGEST in REPO of the plain
+                                         registry on 127.0.0.1:PORT, with one layer: the payload for (R, D) (or TEXT
+                                         verbatim) signed with KEY (Ed25519, or ECDSA P-256 over SHA-256, DER), or
+                                         the annotation TEXT instead of the signature
+  layers PORT REPO DIGEST                prints the number of layers of DIGEST's signature manifest
+  layer PORT REPO DIGEST I PAYLOAD       writes layer I's payload to PAYLOAD and prints its signature annotation
+"""
+import base64
+import hashlib
+import json
+import os
+import sys
+import urllib.request
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+
+
+def cosign_key(private_pem, passfile, out):
+    import nacl.secret
+    key = serialization.load_pem_private_key(open(private_pem, "rb").read(), password=None)
+    der = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    password = open(passfile, "rb").read()
+    salt = os.urandom(32)
+    nonce = os.urandom(24)
+    box_key = hashlib.scrypt(password, salt=salt, n=32768, r=8, p=1, maxmem=64 << 20, dklen=32)
+    ciphertext = nacl.secret.SecretBox(box_key).encrypt(der, nonce).ciphertext
+    doc = {"kdf": {"name": "scrypt", "params": {"N": 32768, "r": 8, "p": 1}, "salt": base64.b64encode(salt).decode()},
+           "cipher": {"name": "nacl/secretbox", "nonce": base64.b64encode(nonce).decode()},
+           "ciphertext": base64.b64encode(ciphertext).decode()}
+    body = base64.encodebytes(json.dumps(doc).encode()).decode()
+    with open(out, "w") as f:
+        f.write("-----BEGIN ENCRYPTED COSIGN PRIVATE KEY-----\n" + body + "-----END ENCRYPTED COSIGN PRIVATE KEY-----\n")
+    os.chmod(out, 0o600)
+
+
+def sign(key_pem, payload):
+    key = serialization.load_pem_private_key(open(key_pem, "rb").read(), password=None)
+    if isinstance(key, ed25519.Ed25519PrivateKey):
+        return key.sign(payload)
+    return key.sign(payload, ec.ECDSA(hashes.SHA256()))
+
+
+def request(method, url, body=None, content_type=None):
+    req = urllib.request.Request(url, data=body, method=method)
+    if content_type:
+        req.add_header("Content-Type", content_type)
+    req.add_header("Accept", "application/vnd.oci.image.manifest.v1+json")
+    with urllib.request.urlopen(req, timeout=20) as r:
+        return r.read(), r.headers
+
+
+def put_blob(base, data):
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    _, headers = request("POST", base + "/blobs/uploads/", b"")
+    location = headers["Location"]
+    if location.startswith("/"):
+        location = base.split("/v2/")[0] + location
+    sep = "&" if "?" in location else "?"
+    request("PUT", location + sep + "digest=" + digest, data, "application/octet-stream")
+    return digest
+
+
+def forge(port, repo, digest, key_pem, args):
+    opts = dict(zip(args[::2], args[1::2]))
+    base = "http://127.0.0.1:%s/v2/%s" % (port, repo)
+    if "--payload" in opts:
+        payload = opts["--payload"].encode()
+    else:
+        payload = json.dumps({"critical": {"identity": {"docker-reference": opts["--ref"]},
+                                           "image": {"docker-manifest-digest": opts.get("--signed-digest", digest)},
+                                           "type": "cosign container image signature"},
+                              "optional": None}, separators=(",", ":")).encode()
+    annotation = opts.get("--annotation", base64.b64encode(sign(key_pem, payload)).decode())
+    layer = put_blob(base, payload)
+    config = json.dumps({"architecture": "", "os": "", "config": {}, "rootfs": {"type": "layers", "diff_ids": [layer]}}).encode()
+    config_digest = put_blob(base, config)
+    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest, "size": len(config)},
+                "layers": [{"mediaType": "application/vnd.dev.cosign.simplesigning.v1+json", "digest": layer, "size": len(payload),
+                            "annotations": {"dev.cosignproject.cosign/signature": annotation}}]}
+    tag = digest.replace(":", "-") + ".sig"
+    request("PUT", base + "/manifests/" + tag, json.dumps(manifest).encode(), "application/vnd.oci.image.manifest.v1+json")
+
+
+def layers(port, repo, digest):
+    body, _ = request("GET", "http://127.0.0.1:%s/v2/%s/manifests/%s" % (port, repo, digest.replace(":", "-") + ".sig"))
+    print(len(json.loads(body)["layers"]))
+
+
+def layer(port, repo, digest, index, out):
+    base = "http://127.0.0.1:%s/v2/%s" % (port, repo)
+    body, _ = request("GET", base + "/manifests/" + digest.replace(":", "-") + ".sig")
+    desc = json.loads(body)["layers"][int(index)]
+    payload, _ = request("GET", base + "/blobs/" + desc["digest"])
+    open(out, "wb").write(payload)
+    print(desc["annotations"]["dev.cosignproject.cosign/signature"])
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "cosign-key":
+        cosign_key(*sys.argv[2:5])
+    elif cmd == "forge":
+        forge(*sys.argv[2:6], sys.argv[6:])
+    elif cmd == "layer":
+        layer(*sys.argv[2:7])
+    elif cmd == "layers":
+        layers(*sys.argv[2:5])
+    else:
+        sys.exit("unknown command " + cmd)
