@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "converge/delta_gate.hpp"
+#include "converge/scratch.hpp"
 #include "manifest/cache_dir.hpp"
 #include "settle/recorded_source.hpp"
 #include "unpack/extractor.hpp"
@@ -20,27 +21,6 @@ namespace ccpack::converge {
 namespace fs = std::filesystem;
 
 namespace {
-
-// `.ccpack-merge-XXXXXX` beside the output (its filesystem: renames are moves, no copies); removed whatever happens.
-class Scratch {
- public:
-  explicit Scratch(const fs::path& output) {
-    fs::path parent = fs::absolute(output).parent_path();
-    std::string pattern = (parent / ".ccpack-merge-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw_errno("cannot make a scratch folder in " + quoted_path(parent));
-    path_ = pattern;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Extracts the components of `archive` that the base has into `<dir>/<name>`, as packed (no relocation), with
 // every check of a restore; the others are checked and not written.

@@ -228,6 +228,31 @@ std::string Session::put_manifest(const std::string& reference, const std::strin
   return digest;
 }
 
+std::vector<std::string> Session::list_tags() {
+  std::vector<std::string> tags;
+  for (std::size_t page = 0; page < kMaxTagPages; ++page) {
+    http::Request r;
+    r.url = url("/tags/list?n=" + std::to_string(kTagPage) + (tags.empty() ? "" : "&last=" + tags.back()));
+    http::Response resp = send(r);
+    if (resp.status == 404 && tags.empty()) return tags;  // no repository yet: no tags
+    if (resp.status != 200) fail(r, resp, "listing the tags of");
+    nlohmann::json doc = nlohmann::json::parse(resp.body, nullptr, false);
+    if (!doc.is_object()) throw IntegrityError("the tag list of " + ref_.str() + " is not a JSON object");
+    auto list = doc.find("tags");
+    if (list == doc.end() || list->is_null()) return tags;
+    if (!list->is_array()) throw IntegrityError("the tag list of " + ref_.str() + " has no 'tags' array");
+    std::size_t before = tags.size();
+    for (const nlohmann::json& t : *list) {
+      if (!t.is_string()) throw IntegrityError("the tag list of " + ref_.str() + " holds a tag that is not a string");
+      std::string tag = t.get<std::string>();
+      if (!tags.empty() && tag <= tags.back()) continue;  // a registry that ignores `last` repeats itself
+      tags.push_back(std::move(tag));
+    }
+    if (list->size() < kTagPage || tags.size() == before) return tags;
+  }
+  throw Error("the tag list of " + ref_.str() + " has more than " + std::to_string(kTagPage * kMaxTagPages) + " tags");
+}
+
 bool Session::blob_exists(const std::string& digest) {
   http::Request r;
   r.method = "HEAD";

@@ -1,8 +1,13 @@
 // `ccpack merge BASE DELTA... -o NEXT`: what the pods of a fleet compiled (their deltas) merged into the base's next
 // archive (converge/merge.hpp owns the flow, docs/CONVERGE.md the behaviour).
 #include "converge/merge.hpp"
+#include "converge/registry_inputs.hpp"
+#include "converge/scratch.hpp"
 #include "tools/cli.hpp"
+#include "tools/registry_options.hpp"
 #include "tools/trust_options.hpp"
+#include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/fs.hpp"
 
 namespace ccpack::tools {
@@ -12,8 +17,10 @@ namespace {
 
 struct MergeOptions {
   CommonOptions common;
-  fs::path base;
+  std::string base;  // a file, or oci://REFERENCE with --deltas-from-registry
   std::vector<fs::path> deltas;
+  bool from_registry = false;
+  RegistryOptions registry;
   fs::path output;
   TrustOptions trust;
   SigningOptions signing;
@@ -44,14 +51,41 @@ ojson conflicts_json(const converge::MergeResult& r) {
   return list;
 }
 
+// --deltas-from-registry: the base and every delta tag of it pulled into `scratch` (converge/registry_inputs.hpp).
+converge::RegistryInputs pull_inputs(const MergeOptions& o, const fs::path& scratch, const Reporter& out) {
+  registry::oci::Reference ref = registry::oci::parse_reference(o.base);
+  converge::RegistryInputs in = converge::pull_inputs(
+      ref,
+      [&o, &out](const registry::oci::Reference& r) {
+        auto s = std::make_unique<registry::Session>(r, session_options(o.registry, false, r));
+        s->on_fallback = [&out](const std::string& line) { out.warn(line); };
+        return s;
+      },
+      scratch);
+  out.say("pulled " + ref.str() + " and " + std::to_string(in.deltas.size()) + " delta tags of it");
+  return in;
+}
+
 int run(const MergeOptions& o) {
   Reporter out(o.common);
+  if (o.from_registry != o.base.starts_with("oci://")) {
+    throw UsageError(o.from_registry ? "--deltas-from-registry needs the base as oci://REGISTRY/REPOSITORY:TAG"
+                                     : "a base in a registry (oci://...) takes --deltas-from-registry (its deltas are the tags TAG.delta-*)");
+  }
+  if (!o.from_registry && o.deltas.empty()) throw UsageError("merge needs at least one DELTA (or a registry base with --deltas-from-registry)");
   std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, true);  // before any work
+  std::optional<converge::Scratch> pulled;
+  converge::RegistryInputs in;
+  if (o.from_registry) {
+    pulled.emplace(o.output);
+    in = pull_inputs(o, pulled->path(), out);
+  }
   unpack::TrustReport trust;
   converge::MergeRequest rq;
-  rq.base = o.base;
+  rq.base = o.from_registry ? in.base : fs::path(o.base);
   rq.base_gate = trust_gate(o.trust, out, trust);
   rq.deltas = o.deltas;
+  rq.deltas.insert(rq.deltas.end(), in.deltas.begin(), in.deltas.end());
   rq.output = o.output;
   rq.pack.jobs = thread_budget().threads;
   rq.pack.progress = out.progress();
@@ -61,7 +95,8 @@ int run(const MergeOptions& o) {
   for (const converge::DeltaReport& d : r.deltas) added += d.kept;
   out.report({{"archive", o.output.string()},
               {"archive_bytes", r.packed.archive_size},
-              {"base", o.base.string()},
+              {"base", o.base},
+              {"delta_tags", in.delta_tags},
               {"base_manifest_sha256", r.base_manifest_sha256},
               {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
               {"added", added},
@@ -90,11 +125,18 @@ void add_merge(CLI::App& app, Commands& commands) {
       "Merge what pods compiled since their restore (deltas from create --since-restore) into the next archive: the base "
       "verified with the trusted keys, each delta checked as untrusted input (base digest, fingerprint, every restore check); "
       "a file of the base is never replaced; same bytes in any delta order");
-  m->add_option("base", o->base, "The archive the pods restored (signed by a trusted key)")->required();
-  m->add_option("deltas", o->deltas, "Deltas made by `create --since-restore` from folders restored from BASE")->required();
+  m->add_option("base", o->base,
+                "The archive the pods restored (signed by a trusted key): a file, or oci://REGISTRY/REPOSITORY:TAG with "
+                "--deltas-from-registry")
+      ->required();
+  m->add_option("deltas", o->deltas, "Deltas made by `create --since-restore` from folders restored from BASE");
   m->add_option("-o,--output", o->output, "Archive to write: the base plus what the deltas add; it appears atomically")->required();
+  m->add_flag("--deltas-from-registry", o->from_registry,
+              "Pull the base from the registry and merge every delta pushed next to it (`push --delta`: the tags "
+              "TAG.delta-<12 hex>, docs/REGISTRY.md), with any DELTA files given");
   add_trust_options(m, o->trust);
   add_signing_options(m, o->signing, true);
+  add_registry_options(m, o->registry);
   add_common(m, o->common);
   commands.push_back({m, &o->common, [o] { return run(*o); }});
 }
