@@ -78,7 +78,10 @@ void merge_delta(const unpack::Archive& delta, std::size_t index, MergePlan& pla
 // The deltas, each through the gate, in merge order (by manifest digest); a repeated one is reported once.
 std::vector<unpack::Archive> open_deltas(const MergeRequest& rq, const unpack::Archive& base, MergeResult& result) {
   std::vector<unpack::Archive> deltas;
-  for (const fs::path& p : rq.deltas) deltas.push_back(open_delta(p, base));
+  for (const fs::path& p : rq.deltas) {
+    deltas.push_back(open_delta(p, base));
+    deltas.back().drop_manifest_text();  // parsed: the entries are what the merge reads
+  }
   std::vector<std::size_t> order(deltas.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -124,6 +127,7 @@ MergeResult merge(const MergeRequest& rq) {
     throw UsageError("the base " + quoted_path(rq.base) + " is a delta, not a whole cache: give the archive its pods restored");
   }
   result.base_manifest_sha256 = to_hex(base.manifest_digest());
+  base.drop_manifest_text();
   Scratch scratch(rq.output);
   pack::PackOptions po = rq.pack;
   po.merge = build_tree(rq, base, scratch.path(), result);

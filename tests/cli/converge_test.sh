@@ -115,6 +115,25 @@ done
 [ ! -e "$T/x.ccpack" ] && ok || bad "a refused merge wrote its output"
 [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "a refused merge left its scratch folder"
 
+# --- through a registry: deltas pushed next to the base, merged from there -----------------------------------------
+if command -v docker-registry >/dev/null; then
+  start_plain_registry
+  R="127.0.0.1:$PORT"
+  expect 0 "" -- "$CCPACK" push -q --plain-http "$T/base.ccpack" "oci://$R/model:v1"
+  expect 2 "is not a delta" -- "$CCPACK" push --plain-http "$T/base.ccpack" "oci://$R/model:v1" --delta
+  expect 0 "" -- "$CCPACK" push --json --plain-http "$T/da.ccpack" "oci://$R/model:v1" --delta
+  json_is "$T/out" 'j["reference"].endswith("/model:v1.delta-" + j["reference"][-12:]) and j["delta"] is True'
+  expect 0 "" -- "$CCPACK" push -q --plain-http "$T/db.ccpack" "oci://$R/model:v1" --delta
+  expect 0 "" -- "$CCPACK" push -q --plain-http "$T/dc.ccpack" "oci://$R/model:other" --delta  # another tag's: not taken
+  expect 0 "" -- "$CCPACK" merge --json --plain-http "oci://$R/model:v1" --deltas-from-registry -o "$T/mreg.ccpack" "${SIGN[@]}"
+  json_is "$T/out" 'len(j["delta_tags"]) == 2 and all(t.startswith("v1.delta-") for t in j["delta_tags"]) and len(j["conflicts"]) == 1'
+  cmp -s "$T/m1.ccpack" "$T/mreg.ccpack" && ok || bad "the merge from the registry differs from the merge of the files"
+  [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "merge from the registry left its scratch folder"
+  expect 2 "takes --deltas-from-registry" -- "$CCPACK" merge --plain-http "oci://$R/model:v1" -o "$T/x.ccpack" "${SIGN[@]}"
+else
+  skip "registry merge" "docker-registry is not installed"
+fi
+
 # --- 100k files: memory bounded as create's ----------------------------------------------------------------------
 pod big
 "$PY" -c "
