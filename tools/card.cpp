@@ -180,7 +180,7 @@ std::string model_card(const CardInput& in) {
   if (!fp.recorded()) out += "- fingerprint: not recorded (made before fingerprints): nothing below describes a machine\n";
   out += signers(in);
   out += "- settled: " + settle_text(*in.manifest) + "\n";
-  out += "- merged: " + merge_text(*in.manifest) + "\n";
+  if (in.manifest->merge || in.manifest->delta) out += "- merged: " + merge_text(*in.manifest) + "\n";  // else as before
   fields(out, fp, "Hardware");
   fields(out, fp, "Software");
   fields(out, fp, "Compile settings");
