@@ -200,6 +200,7 @@ void add_create(CLI::App& app, Commands& commands) {
               "and symlinks the restore's entry list does not hold, with the base archive's digest and this pod's "
               "fingerprint; a folder ccpack did not restore exits 5")
       ->excludes("--settle");
+  add_common(c, o->common);
   commands.push_back({c, &o->common, [o] { return run(*o); }});
 }
 
