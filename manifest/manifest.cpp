@@ -137,6 +137,8 @@ std::string Manifest::to_json() const {
   }
   root["components"] = std::move(comps);
   if (settle) root["settle"] = settle->to_tree();  // absent from a plain create: its bytes are as before
+  if (delta) root["delta"] = delta->to_tree();     // likewise (delta_record.hpp)
+  if (merge) root["merge"] = merge->to_tree();
   root["tar_size"] = tar_size;
   ojson fr = ojson::array();
   for (const Frame& f : frames) {

@@ -21,6 +21,7 @@
 
 #include "manifest/entry_list.hpp"
 #include "manifest/fingerprint.hpp"
+#include "manifest/delta_record.hpp"
 #include "manifest/settle_record.hpp"
 #include "manifest/tar.hpp"
 #include "util/sha256.hpp"
@@ -86,6 +87,8 @@ struct Manifest {
   Fingerprint fingerprint;  // the environment it was built for, parsed and checked with the rest (fingerprint.hpp)
   std::vector<Component> components;
   std::optional<SettleRecord> settle;  // `create --settle` only (settle_record.hpp); absent: not settled (not tried)
+  std::optional<DeltaRecord> delta;    // `create --since-restore` only (delta_record.hpp); absent: a whole cache
+  std::optional<MergeRecord> merge;    // `ccpack merge` only (delta_record.hpp); absent: not merged
   std::vector<Frame> frames;
   EntryList entries;  // compact (manifest/entry_list.hpp)
   std::uint64_t tar_size = 0;

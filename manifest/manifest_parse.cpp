@@ -244,6 +244,8 @@ Manifest Manifest::from_top_level_tree(const nlohmann::json& root) {
   }
   (void)validate_components(m.components);
   if (auto settle = root.find("settle"); settle != root.end()) m.settle = SettleRecord::from_tree(*settle);
+  if (auto delta = root.find("delta"); delta != root.end()) m.delta = DeltaRecord::from_tree(*delta);
+  if (auto merge = root.find("merge"); merge != root.end()) m.merge = MergeRecord::from_tree(*merge);
   return m;
 }
 

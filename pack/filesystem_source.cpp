@@ -174,6 +174,7 @@ constexpr std::size_t kStampChunk = 4096;
 
 void FilesystemSource::open() {
   scanned_ = scan(dirs_);
+  if (keep_) scanned_ = keep_only(scanned_, keep_);
   count_unread();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,10 @@ namespace ccpack::pack {
 class FilesystemSource final : public EntrySource {
  public:
   explicit FilesystemSource(std::vector<manifest::CacheDir> dirs) : dirs_(std::move(dirs)) {}
+  // Only the files and symlinks whose archive path `keep` accepts, with the folders above them (scanner.hpp:
+  // keep_only): `create --since-restore` (pack/since_restore.hpp).
+  FilesystemSource(std::vector<manifest::CacheDir> dirs, std::function<bool(const std::string& path)> keep)
+      : dirs_(std::move(dirs)), keep_(std::move(keep)) {}
 
   void open() override;
   [[nodiscard]] manifest::EntryList& entries() override { return scanned_.entries; }
@@ -36,6 +41,7 @@ class FilesystemSource final : public EntrySource {
   void release_chunk(std::size_t chunk);
 
   std::vector<manifest::CacheDir> dirs_;
+  std::function<bool(const std::string& path)> keep_;  // empty: everything
   ScanResult scanned_;
   std::unique_ptr<std::atomic<std::uint32_t>[]> unread_;  // files not yet read, per chunk of stamps
 };

@@ -153,6 +153,8 @@ std::uint64_t plan_manifest(manifest::Manifest& m, const manifest::EntryList& sr
   m.compression = {"zstd", options.level, options.window_log};
   m.fingerprint = options.fingerprint;
   m.settle = options.settle;
+  m.delta = options.delta;
+  m.merge = options.merge;
   std::uint64_t total_bytes = 0;
   for (std::size_t i = 0; i < src.size(); ++i) total_bytes += src.file_size(i);
   return total_bytes;

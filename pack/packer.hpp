@@ -27,6 +27,8 @@ struct PackOptions {
   LayoutLimits layout;                     // where else frames end (pack/layout.hpp)
   manifest::Fingerprint fingerprint;       // not recorded(): none given; the source's derived one, if any, is used
   std::optional<manifest::SettleRecord> settle;  // `create --settle`: the manifest's "settle" field
+  std::optional<manifest::DeltaRecord> delta;    // `create --since-restore`: the manifest's "delta" field
+  std::optional<manifest::MergeRecord> merge;    // `ccpack merge`: the manifest's "merge" field
   bool progress = false;
   // Returns the signatures over the exact manifest bytes (set by the CLI when a signing key is given); the
   // packer writes their block. Unset: the archive is unsigned ("[]").

@@ -312,6 +312,36 @@ void sort_in_archive_order(std::vector<SourceEntry>& entries) {
   });
 }
 
+ScanResult keep_only(ScanResult& scanned, const std::function<bool(const std::string& path)>& keep) {
+  const manifest::EntryList& w = scanned.entries;
+  constexpr std::uint32_t kNone = manifest::EntryList::kNoParent;
+  std::vector<char> wanted(w.size(), 0);
+  std::string path;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w.type(i) == EntryType::dir) {
+      wanted[i] = w.parent(i) == kNone ? 1 : wanted[i];
+      continue;
+    }
+    path.clear();
+    w.append_path(path, i);
+    if (!keep(path)) continue;
+    wanted[i] = 1;
+    // Folders come before what is inside them, and a wanted folder's own folders are wanted already.
+    for (std::uint32_t p = w.parent(i); p != kNone && wanted[p] == 0; p = w.parent(p)) wanted[p] = 1;
+  }
+  ScanResult out;
+  std::vector<std::uint32_t> moved_to(w.size(), kNone);
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (wanted[i] == 0) continue;
+    std::uint32_t p = w.parent(i);
+    moved_to[i] = out.entries.append_from(w, i, p == kNone ? p : moved_to[p]);
+    out.stamps.push_back(scanned.stamps[i]);
+  }
+  out.skipped = std::move(scanned.skipped);
+  out.devices = std::move(scanned.devices);
+  return out;
+}
+
 ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
   ScanResult walk;
   for (const manifest::CacheDir& root : dirs) {

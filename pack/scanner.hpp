@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,6 +76,10 @@ void sort_in_archive_order(std::vector<SourceEntry>& entries);
 
 // Where archive path `path` of a scan of `dirs` is on disk.
 [[nodiscard]] std::string source_path(const std::vector<manifest::CacheDir>& dirs, std::string_view path);
+
+// What `keep` keeps of `scanned` (in archive order): the files and symlinks whose archive path it accepts, the
+// folders above them and each component root; the order, stamps, devices and skipped list go with them.
+[[nodiscard]] ScanResult keep_only(ScanResult& scanned, const std::function<bool(const std::string& path)>& keep);
 
 // Scans `dirs` (each must exist). Throws Error naming the offending path. Memory: the compact list and stamps
 // (about 135 bytes an entry), after a walk that holds about twice that for a moment and gives it back.

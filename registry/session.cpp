@@ -228,6 +228,33 @@ std::string Session::put_manifest(const std::string& reference, const std::strin
   return digest;
 }
 
+std::vector<std::string> Session::list_tags() {
+  std::vector<std::string> tags;
+  std::string last;  // the last tag of the page before, as the registry listed it (its order is its own)
+  for (std::size_t page = 0; page < kMaxTagPages; ++page) {
+    http::Request r;
+    r.url = url("/tags/list?n=" + std::to_string(kTagPage) + (last.empty() ? "" : "&last=" + last));
+    http::Response resp = send(r);
+    if (resp.status == 404 && page == 0) return tags;  // no repository yet: no tags
+    if (resp.status != 200) fail(r, resp, "listing the tags of");
+    nlohmann::json doc = nlohmann::json::parse(resp.body, nullptr, false);
+    if (!doc.is_object()) throw IntegrityError("the tag list of " + ref_.str() + " is not a JSON object");
+    auto list = doc.find("tags");
+    if (list == doc.end() || list->is_null()) break;
+    if (!list->is_array()) throw IntegrityError("the tag list of " + ref_.str() + " has no 'tags' array");
+    for (const nlohmann::json& t : *list) {
+      if (!t.is_string()) throw IntegrityError("the tag list of " + ref_.str() + " holds a tag that is not a string");
+      tags.push_back(t.get<std::string>());
+    }
+    if (list->size() < kTagPage || list->empty() || tags.back() == last) break;
+    last = tags.back();
+  }
+  std::sort(tags.begin(), tags.end());
+  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());  // a registry that ignores `last` repeats itself
+  if (tags.size() > kTagPage * kMaxTagPages) throw Error("the tag list of " + ref_.str() + " has more than " + std::to_string(kTagPage * kMaxTagPages) + " tags");
+  return tags;
+}
+
 bool Session::blob_exists(const std::string& digest) {
   http::Request r;
   r.method = "HEAD";

@@ -60,6 +60,12 @@ class Session {
   // PUT a manifest or index under a tag or its digest; returns the digest the registry stored.
   std::string put_manifest(const std::string& reference, const std::string& bytes, std::string_view media_type);
 
+  // GET /v2/<repo>/tags/list from the origin (mirrors do not list), page by page (?n=&last=, as distribution
+  // pages), at most kMaxTagPages pages of kTagPage tags. Throws IntegrityError when an answer does not parse.
+  static constexpr std::size_t kTagPage = 1000;
+  static constexpr std::size_t kMaxTagPages = 100;
+  [[nodiscard]] std::vector<std::string> list_tags();
+
   [[nodiscard]] bool blob_exists(const std::string& digest);
   // POST an upload, then PUT the bytes with ?digest= (a single POST's body is ignored by distribution).
   void upload_blob(const std::string& digest, const http::FileRange& body);

@@ -151,6 +151,16 @@ std::string settle_text(const manifest::Manifest& m) {
                    : "NOT settled: stopped at the run limit after " + runs + " (" + last + ")";
 }
 
+std::string merge_text(const manifest::Manifest& m) {
+  if (m.delta) return "a delta of archive " + m.delta->base_manifest_sha256.substr(0, 12) + " (create --since-restore): not a whole cache";
+  if (!m.merge) return "not merged (a whole cache as created)";
+  std::uint64_t added = 0;
+  for (const manifest::MergedDelta& d : m.merge->deltas) added += d.added;
+  std::string n = std::to_string(m.merge->deltas.size());
+  return n + (m.merge->deltas.size() == 1 ? " delta" : " deltas") + " into base " + m.merge->base_manifest_sha256.substr(0, 12) + " (" +
+         std::to_string(added) + " files and symlinks added)";
+}
+
 // "- signed: by key K at T, note: N" per signature, or "- signed: no (unsigned)".
 std::string signers(const CardInput& in) {
   if (in.signatures == nullptr || in.signatures->empty()) return "- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n";
@@ -170,6 +180,7 @@ std::string model_card(const CardInput& in) {
   if (!fp.recorded()) out += "- fingerprint: not recorded (made before fingerprints): nothing below describes a machine\n";
   out += signers(in);
   out += "- settled: " + settle_text(*in.manifest) + "\n";
+  if (in.manifest->merge || in.manifest->delta) out += "- merged: " + merge_text(*in.manifest) + "\n";  // else as before
   fields(out, fp, "Hardware");
   fields(out, fp, "Software");
   fields(out, fp, "Compile settings");

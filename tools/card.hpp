@@ -26,6 +26,9 @@ struct CardInput {
 // the card: "settled after 2 settle runs (the last compiled 0 Triton kernels)", "NOT settled ...", or "not
 // settled (not tried: made without --settle)".
 [[nodiscard]] std::string settle_text(const manifest::Manifest& m);
+// What the archive holds besides its create (manifest/delta_record.hpp), in one line for `inspect`, `check` and the
+// card: "2 deltas into base 0123456789ab (7 files and symlinks added)", "a delta of archive ...", or "not merged".
+[[nodiscard]] std::string merge_text(const manifest::Manifest& m);
 
 // Pure: the same input gives the same bytes.
 [[nodiscard]] std::string model_card(const CardInput& in);

@@ -88,5 +88,6 @@ void add_pull(CLI::App& app, Commands& commands);
 void add_ls(CLI::App& app, Commands& commands);
 void add_purge(CLI::App& app, Commands& commands);
 void add_status(CLI::App& app, Commands& commands);
+void add_merge(CLI::App& app, Commands& commands);
 
 }  // namespace ccpack::tools

@@ -22,6 +22,7 @@
 #include "registry/remote_archive.hpp"
 #include "registry/session.hpp"
 #include "tools/cache_dirs.hpp"
+#include "tools/card.hpp"
 #include "tools/comparison.hpp"
 #include "tools/machine.hpp"
 #include "tools/registry_options.hpp"
@@ -112,9 +113,12 @@ int run(CheckOptions& o) {
   ojson advice_json = ojson::array();
   for (const manifest::TuningAdvice& t : advice) advice_json.push_back({{"setting", t.setting}, {"why", t.why}});
   ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)}, {"machine", machine_json(machine)},
-             {"setup_notes", notes}, {"tuning_advice", std::move(advice_json)}};
+             {"setup_notes", notes}, {"tuning_advice", std::move(advice_json)},
+             {"settled", settle_text(a.manifest)}, {"merged", merge_text(a.manifest)}};
   if (!out.json()) {
     std::fputs(c.to_table(true).c_str(), stdout);
+    // What the archive covers beyond its create: said for a merged archive or a delta only (plain output unchanged).
+    if (a.manifest.merge || a.manifest.delta) std::printf("merged: %s; %s\n", merge_text(a.manifest).c_str(), settle_text(a.manifest).c_str());
     for (const manifest::TuningAdvice& t : advice) {
       std::printf("tuning: the warm-up ran without %s: %s (set it for the warm-up and the pods; docs/TUNING.md)\n",
                   t.setting.c_str(), t.why.c_str());

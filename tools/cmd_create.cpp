@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include "pack/create.hpp"
+#include "pack/since_restore.hpp"
 #include "tools/cache_dirs.hpp"
 #include "tools/cli.hpp"
 #include "tools/create_settle.hpp"
@@ -24,6 +25,7 @@ struct CreateOptions {
   SigningOptions signing;
   std::string python;
   SettleOptions settle;
+  bool since_restore = false;
 };
 
 struct Level {
@@ -82,7 +84,7 @@ std::optional<settle::SettleOutcome> settle_first(const CreateOptions& o, const 
 
 // create's --json report.
 void report_json(Reporter& out, const CreateOptions& o, const pack::CreateResult& created,
-                 const std::optional<manifest::PrivateKey>& key, const settle::SettleOutcome* settled) {
+                 const std::optional<manifest::PrivateKey>& key, const settle::SettleOutcome* settled, const ojson& delta) {
   const pack::PackResult& r = created.packed;
   std::uint64_t files = 0;
   std::uint64_t bytes = 0;
@@ -103,7 +105,23 @@ void report_json(Reporter& out, const CreateOptions& o, const pack::CreateResult
               {"fingerprint_warnings", created.fingerprint_warnings},
               {"threads", thread_budget().threads},
               {"threads_from", thread_budget().from},
-              {"settle", settle_json(settled)}});
+              {"settle", settle_json(settled)},
+              {"delta", delta}});
+}
+
+// --since-restore's part of the report: the base, and what a delta leaves out (null for a whole cache).
+ojson delta_json(const std::optional<pack::SinceRestoreResult>& delta) {
+  if (!delta) return nullptr;
+  return {{"base_manifest_sha256", delta->base_manifest_sha256},
+          {"base_entries_left_out", delta->base_entries},
+          {"note", "only files and symlinks added since the restore; files of the base changed in place are not in a delta"}};
+}
+
+// The create itself: a whole cache, or with --since-restore what the folders gained since their restore.
+pack::CreateResult create_or_delta(const CreateOptions& o, const pack::CreateRequest& rq, std::optional<pack::SinceRestoreResult>& delta) {
+  if (!o.since_restore) return pack::create(rq);
+  delta = pack::create_since_restore(rq);
+  return delta->created;
 }
 
 int run(CreateOptions& o) {
@@ -129,13 +147,14 @@ int run(CreateOptions& o) {
   rq.pack.jobs = thread_budget().threads;
   rq.pack.progress = out.progress();
   rq.pack.sign = manifest_signer(key, o.signing);
-  pack::CreateResult created = pack::create(rq);
+  std::optional<pack::SinceRestoreResult> delta;
+  pack::CreateResult created = create_or_delta(o, rq, delta);
   const std::vector<std::string>& fp_warnings = created.fingerprint_warnings;
   for (const std::string& w : fp_warnings) out.warn(w);
   const pack::PackResult& r = created.packed;
 
   if (out.json()) {
-    report_json(out, o, created, key, settled ? &*settled : nullptr);
+    report_json(out, o, created, key, settled ? &*settled : nullptr, delta_json(delta));
     return 0;
   }
   std::uint64_t files = 0;
@@ -153,6 +172,10 @@ int run(CreateOptions& o) {
   }
   std::string from;
   for (const manifest::Component& c : r.manifest.components) from += (from.empty() ? "" : ", ") + c.name + " " + quoted_path(c.source);
+  if (delta) {
+    out.say("delta of archive " + delta->base_manifest_sha256.substr(0, 12) + ": " + std::to_string(delta->base_entries) +
+            " entries of the base left out (a changed file of the base is not in a delta)");
+  }
   out.say("packed " + std::to_string(files) + " files (" + mb(bytes) + ") from " + from + " into " + quoted_path(o.output) + " (" +
           mb(r.archive_size) + ")" + (key ? ", signed with key " + key->key_id() : ", unsigned"));
   return 0;
@@ -172,6 +195,11 @@ void add_create(CLI::App& app, Commands& commands) {
   add_signing_options(c, o->signing, false);
   add_python_option(c, o->python);
   add_settle_options(c, o->settle);
+  c->add_flag("--since-restore", o->since_restore,
+              "Pack only what the folders gained since `ccpack restore` filled them (a delta for `ccpack merge`): the files "
+              "and symlinks the restore's entry list does not hold, with the base archive's digest and this pod's "
+              "fingerprint; a folder ccpack did not restore exits 5")
+      ->excludes("--settle");
   add_common(c, o->common);
   commands.push_back({c, &o->common, [o] { return run(*o); }});
 }

@@ -89,6 +89,9 @@ int run(const InspectOptions& o) {
                 // settle null: made without `create --settle` (not tried); else the manifest's "settle" field
                 {"settled", m.settle ? ojson(m.settle->settled) : ojson(false)},
                 {"settle", m.settle ? m.settle->to_tree() : ojson(nullptr)},
+                // delta: `create --since-restore` (not a whole cache); merge: `ccpack merge`'s record; null otherwise
+                {"delta", m.delta ? m.delta->to_tree() : ojson(nullptr)},
+                {"merge", m.merge ? m.merge->to_tree() : ojson(nullptr)},
                 {"manifest", j}});
     return 0;
   }
@@ -109,6 +112,7 @@ int run(const InspectOptions& o) {
   print_signers(trust);
   std::printf("fingerprint  %s\n", fingerprint_summary(a).c_str());
   std::printf("settle       %s\n", settle_text(m).c_str());
+  if (m.merge || m.delta) std::printf("merged       %s\n", merge_text(m).c_str());
   std::printf("components\n");
   for (const auto& c : m.components) {
     std::printf("  %-12s %-8s %6llu files %10s  from %s\n", c.name.c_str(), std::string(manifest::to_string(c.kind)).c_str(),

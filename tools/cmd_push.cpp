@@ -18,6 +18,7 @@
 // pushes it anyway, with a warning on every use.
 #include <sys/stat.h>
 
+#include "registry/delta_tags.hpp"
 #include "registry/oci.hpp"
 #include "manifest/tar.hpp"
 #include "registry/cosign_signatures.hpp"
@@ -43,6 +44,7 @@ struct PushOptions {
   std::string reference;
   bool index = false;
   bool as_image = false;
+  bool delta = false;  // a delta, under <tag>.delta-<12 hex> (registry/delta_tags.hpp)
   std::string image_tag;  // default: <tag>-image
   TrustOptions trust;     // only allow_unsigned: push checks that a signature is there, not whom it is from
   SigningOptions signing;       // --sign-key: the cosign signature by the manifest's key
@@ -151,14 +153,29 @@ std::string put_in_index(registry::Session& s, const std::string& tag, const oci
   return s.put_manifest(tag, oci::to_json(index), oci::kImageIndexType);
 }
 
+// --delta: the archive must be a delta; it goes under its delta tag next to the base's TAG, signed or not (a merge
+// judges every delta as untrusted input). Returns the reference it is pushed to.
+oci::Reference delta_reference(const PushOptions& o, const unpack::Archive& a, oci::Reference ref) {
+  if (o.index || o.as_image) throw UsageError("--delta pushes one delta under its own tag: not with --index or --as-image");
+  if (!a.manifest.delta) {
+    throw UsageError(quoted_path(o.archive) + " is not a delta (made by `create --since-restore`); push a whole archive without --delta");
+  }
+  ref.tag = registry::delta_tag(ref.tag, to_hex(a.manifest_digest()));
+  return ref;
+}
+
 int run(const PushOptions& o) {
   Reporter out(o.common);
   oci::Reference ref = oci::parse_reference(o.reference);
   if (!ref.digest.empty()) throw UsageError("push needs a tag, not a digest: '" + o.reference + "'");
+  if (o.delta) {
+    unpack::Archive d = unpack::Archive::open(o.archive);
+    ref = delta_reference(o, d, ref);
+  }
   std::string image_tag = o.image_tag.empty() ? ref.tag + "-image" : o.image_tag;
   (void)oci::parse_reference(ref.registry + "/" + ref.repository + ":" + image_tag);  // a valid tag, or exit 2
   unpack::Archive a = unpack::Archive::open(o.archive);
-  require_signed(a, o, out);
+  if (!o.delta) require_signed(a, o, out);
   const std::vector<manifest::PrivateKey> keys = cosign_keys(o);  // before anything is sent: a bad key is exit 1 here
   std::uint64_t size = a.header.header_size + a.header.payload_size;
   oci::Selection sel = oci::selection_of(a.manifest.fingerprint);
@@ -202,6 +219,7 @@ int run(const PushOptions& o) {
               {"layer_bytes", size},
               {"layer_uploaded", !present},
               {"index", o.index},
+              {"delta", o.delta},
               {"replaced_entries", replaced},
               {"cosign", cosign},
               {"selection", sel}});
@@ -223,6 +241,9 @@ void add_push(CLI::App& app, Commands& commands) {
               "Also publish the archive as a one-layer image (the .ccpack file in an uncompressed tar) for kubelet and "
               "image volumes");
   p->add_option("--image-tag", o->image_tag, "Tag of the --as-image image (default: <tag>-image)");
+  p->add_flag("--delta", o->delta,
+              "Push a delta (create --since-restore) next to its base: under TAG.delta-<12 hex of its manifest digest>, "
+              "where `merge oci://...:TAG --deltas-from-registry` finds it; signed or not");
   p->add_flag("--allow-unsigned", o->trust.allow_unsigned,
               "Push an archive that has no signature (also $CCPACK_ALLOW_UNSIGNED=1); pods refuse it unless they allow "
               "unsigned archives too");

@@ -99,6 +99,7 @@ int run_ccpack(int argc, char** argv) {
   tools::add_ls(app, commands);
   tools::add_purge(app, commands);
   tools::add_status(app, commands);
+  tools::add_merge(app, commands);
 
   if (std::optional<int> code = before_parse(app, argc, argv)) return *code;
   try {

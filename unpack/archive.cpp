@@ -39,7 +39,7 @@ bool same_top_level(const manifest::Manifest& a, const manifest::Manifest& b) {
   };
   return a.version == b.version && a.created_by == b.created_by && a.compression.codec == b.compression.codec &&
          a.compression.level == b.compression.level && a.compression.window_log == b.compression.window_log &&
-         a.fingerprint == b.fingerprint && a.tar_size == b.tar_size && a.settle == b.settle &&
+         a.fingerprint == b.fingerprint && a.tar_size == b.tar_size && a.settle == b.settle && a.delta == b.delta && a.merge == b.merge &&
          std::equal(a.components.begin(), a.components.end(), b.components.begin(), b.components.end(), same_component);
 }
 

@@ -83,6 +83,12 @@ bool policy_refuses(manifest::OnMismatch policy, const manifest::Comparison& fit
 RestoreResult judge_and_install(const RestoreRequest& rq, Archive& a, RestoreResult result, const manifest::Fingerprint& local,
                                 const std::vector<UniqueFd>* held = nullptr) {
   InstallRun run{{}, std::nullopt, rq.trust, held, rq.origin};
+  // defence: restore-delta
+  if (a.manifest.delta) {
+    throw UsageError("archive " + quoted_path(a.path) + " is a delta (only what a pod compiled since restoring archive " +
+                     a.manifest.delta->base_manifest_sha256.substr(0, 12) +
+                     "), not a whole cache: merge it into its base with `ccpack merge BASE DELTA -o NEXT` and restore NEXT");
+  }
   if (rq.on_machine) rq.on_machine();
   result.fit = compare_for_restore(a, result.dirs, local, rq.ignored);
   // defence: fingerprint-refusal

@@ -34,7 +34,7 @@ inline constexpr std::array<ExitCodeInfo, 10> kExitCodes{{
     {ExitCode::ok, "done (also: already restored)"},
     {ExitCode::error, "error: a missing or unreadable folder or file, an output path in a missing folder, I/O failure"},
     {ExitCode::usage, "usage: bad command line"},
-    {ExitCode::refused, "refused: the environment fingerprint differs"},
+    {ExitCode::refused, "refused: the environment fingerprint differs (merge: a delta of another base or environment)"},
     {ExitCode::integrity,
      "integrity: unsigned or not signed by a trusted key, not a ccpack archive, corrupt, truncated, tampered or unsafe content, hash mismatch"},
     {ExitCode::not_restored,

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <optional>
 #include <map>
 #include <string>
 
@@ -34,9 +36,16 @@ Entry file(Spec& s, std::string path, std::string bytes, std::uint32_t mode = 06
   return e;
 }
 
+// `ccpack_craft SCENARIO OUT BASE_DIGEST FINGERPRINT_FILE`: the scenario as a delta of that base, made for that
+// fingerprint (tests/cli/converge_test.sh), so that merge's delta gate lets it through to the reader's checks.
+std::optional<DeltaRecord> g_delta;
+Fingerprint g_fingerprint;
+
 std::string build(Spec s) {
   s.entries.insert(s.entries.begin(), dir("inductor"));
   test::BuiltArchive a = test::build_archive({{"inductor", ComponentKind::inductor, "/crafted", 0, 0}}, s.entries, s.content);
+  a.manifest.delta = g_delta;
+  if (g_delta) a.manifest.fingerprint = g_fingerprint;
   if (s.edit_frames) s.edit_frames(a.manifest, a.payload.size());
   ArchiveHeader h;
   h.manifest = a.manifest.to_json();
@@ -206,11 +215,16 @@ const std::map<std::string, std::function<std::string()>> kScenarios = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || kScenarios.count(argv[1]) == 0) {
-    std::fprintf(stderr, "usage: ccpack_craft SCENARIO OUT; scenarios:");
+  if ((argc != 3 && argc != 5) || kScenarios.count(argv[1]) == 0) {
+    std::fprintf(stderr, "usage: ccpack_craft SCENARIO OUT [BASE_DIGEST FINGERPRINT_FILE]; scenarios:");
     for (const auto& [name, make] : kScenarios) std::fprintf(stderr, " %s", name.c_str());
     std::fprintf(stderr, "\n");
     return 2;
+  }
+  if (argc == 5) {
+    g_delta = DeltaRecord{argv[3]};
+    std::ifstream fp(argv[4], std::ios::binary);
+    g_fingerprint = Fingerprint::from_json(std::string(std::istreambuf_iterator<char>(fp), {}));
   }
   std::string bytes = kScenarios.at(argv[1])();
   std::ofstream out(argv[2], std::ios::binary | std::ios::trunc);

@@ -5,7 +5,7 @@
 _ccpack() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="create restore verify inspect import keygen sign fingerprint check push pull ls purge status"
+  local commands="create restore verify inspect import keygen sign fingerprint check push pull ls purge status merge"
   local common="-h --help -j --jobs -q --quiet --json"
   local cmd="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -32,7 +32,7 @@ _ccpack() {
   local opts
   case $cmd in
     "") COMPREPLY=($(compgen -W "$commands -h --help --version" -- "$cur")); return ;;
-    create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout $common" ;;
+    create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout --since-restore $common" ;;
     restore) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
                    --registries-conf --require-cosign $common" ;;
@@ -45,7 +45,9 @@ _ccpack() {
     check) opts="--python --ignore --inductor-dir --triton-dir --add --fingerprint --select --plain-http --ca-file --authfile --registries-conf $common" ;;
     purge) opts="--inductor-dir --triton-dir --add --python --dry-run --lock-timeout $common" ;;
     status) opts="--inductor-dir --triton-dir --add --python --ignore --verify --max-compiled $common" ;;
-    push) opts="--index --as-image --image-tag --plain-http --ca-file --authfile --allow-unsigned --sign-key --cosign-key $common" ;;
+    merge) opts="-o --output --deltas-from-registry --trust --allow-unsigned --sign-key --note --plain-http --ca-file --authfile
+                 --registries-conf $common" ;;
+    push) opts="--index --as-image --image-tag --delta --plain-http --ca-file --authfile --allow-unsigned --sign-key --cosign-key $common" ;;
     pull) opts="-o --output --trust --require-cosign --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
     ls) opts="--plain-http --ca-file --authfile --registries-conf $common" ;;
     *) return ;;

@@ -163,3 +163,14 @@ TEST_CASE("card: whether the archive was settled, and what its last settle run c
   CHECK_THAT(card_of(m), Catch::Contains("\n- settled: NOT settled: stopped at the run limit after 1 settle run (the last compiled 7 "
                                          "Triton kernels, 1 FX graphs, 2 autotune results)\n"));
 }
+
+TEST_CASE("card: a merged archive names its base and deltas, a delta says it is one; others have no merged line", "[card]") {
+  manifest::Manifest m = sample();
+  CHECK(card_of(m).find("- merged:") == std::string::npos);
+  m.merge = manifest::MergeRecord{std::string(64, 'a'), {{std::string(64, 'b'), 5}, {std::string(64, 'c'), 2}}};
+  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: not settled (not tried: made without `create --settle`)\n"
+                                         "- merged: 2 deltas into base aaaaaaaaaaaa (7 files and symlinks added)\n"));
+  m.merge.reset();
+  m.delta = manifest::DeltaRecord{std::string(64, 'd')};
+  CHECK_THAT(card_of(m), Catch::Contains("\n- merged: a delta of archive dddddddddddd (create --since-restore): not a whole cache\n"));
+}

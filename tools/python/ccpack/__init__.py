@@ -36,7 +36,7 @@ from ccpack.errors import (CommandFailed, Error, IntegrityError, Interrupted, No
 #: What restore does when the fingerprint makes a component stale or refused.
 OnMismatch = Literal["refuse", "force", "purge"]
 
-__all__ = ["create", "restore", "check", "verify", "inspect", "fingerprint", "status", "push", "pull", "ls", "binary",
+__all__ = ["create", "merge", "restore", "check", "verify", "inspect", "fingerprint", "status", "push", "pull", "ls", "binary",
            "Error", "UsageError", "Refused", "IntegrityError", "NotRestored", "CommandFailed", "OverTheGate", "Interrupted",
            "Report"]
 
@@ -53,7 +53,7 @@ def create(out: PathArg, sign_key: Optional[PathArg] = None, note: Optional[str]
            inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
            add: Optional[Mapping[str, PathArg]] = None, level: Optional[str] = None, python: Optional[PathArg] = None,
            jobs: Optional[int] = None, settle: Optional[int] = None, command: Sequence[str] = (),
-           settle_timeout: Optional[int] = None, extra_args: Sequence[str] = ()) -> Report:
+           settle_timeout: Optional[int] = None, since_restore: bool = False, extra_args: Sequence[str] = ()) -> Report:
     """Pack this machine's cache folders into the archive ``out`` (written atomically), with its fingerprint.
 
     settle: run ``command`` (a list: ``["python", "warmup.py"]``) as the warm-up, then again on fresh relocated
@@ -62,6 +62,10 @@ def create(out: PathArg, sign_key: Optional[PathArg] = None, note: Optional[str]
     stopped. settle_timeout: seconds per run. Raises CommandFailed (the command failed or ran past its time limit)
     or Interrupted; nothing is written then.
 
+    since_restore: a delta for ``merge``: only what the restored folders gained since ``ccpack restore`` filled
+    them (``ccpack create --since-restore``; docs/CONVERGE.md); ``report["delta"]`` names the base. Raises
+    NotRestored when a folder was not restored by ccpack.
+
     sign_key: the private key file from ``ccpack keygen`` (else ``$CCPACK_SIGNING_KEY``; else unsigned).
     note: a note stored with the signature. add: extra folders, ``{"ext": "~/.cache/torch_extensions"}``.
     level: ``"default"``, ``"max"`` or a zstd level ``"1"``-``"19"``. python: the interpreter to fingerprint.
@@ -69,7 +73,7 @@ def create(out: PathArg, sign_key: Optional[PathArg] = None, note: Optional[str]
     """
     options = ["-o", _path(out)] + _dirs(inductor_dir, triton_dir, add)
     options += _opt("--sign-key", sign_key) + _opt("--note", note) + _opt("--level", level)
-    options += _opt("--python", python) + _opt("--jobs", jobs)
+    options += _opt("--python", python) + _opt("--jobs", jobs) + _flag("--since-restore", since_restore)
     if settle is not None:
         if not command:
             raise UsageError("create(settle=N) needs the warm-up command, e.g. command=['python', 'warmup.py']", exit_code=2)
@@ -158,15 +162,36 @@ def status(*, max_compiled: Optional[int] = None, extra_args: Sequence[str] = ()
     return _run("status", _opt("--max-compiled", max_compiled) + list(extra_args))
 
 
+def merge(base: PathArg, deltas: Sequence[PathArg], out: PathArg, sign_key: Optional[PathArg] = None, *,
+          note: Optional[str] = None, trust: Optional[Sequence[PathArg]] = None, allow_unsigned: bool = False,
+          deltas_from_registry: bool = False, plain_http: bool = False, ca_file: Optional[PathArg] = None,
+          authfile: Optional[PathArg] = None, registries_conf: Optional[PathArg] = None, jobs: Optional[int] = None,
+          extra_args: Sequence[str] = ()) -> Report:
+    """Write ``out``: the archive ``base`` (verified with the trusted keys) plus what the ``deltas`` (made by
+    ``create(since_restore=True)`` on pods restored from it) add, signed with ``sign_key`` (else
+    ``$CCPACK_SIGNING_KEY``). The same bytes in any order of the deltas. deltas_from_registry: ``base`` is
+    ``oci://host/repository:tag`` and its deltas are the tags pushed with ``push(..., delta=True)``.
+    Raises Refused for a delta of another base or environment, IntegrityError for a hostile or corrupt one.
+    ``report["deltas"]`` says, per delta, what it added and what was skipped and why; ``report["conflicts"]``
+    the files two deltas added with other bytes (docs/CONVERGE.md)."""
+    options = ["-o", _path(out)] + _opt("--sign-key", sign_key) + _opt("--note", note) + _opt("--jobs", jobs)
+    options += [a for t in (trust or ()) for a in ("--trust", _path(t))] + _flag("--allow-unsigned", allow_unsigned)
+    options += _flag("--deltas-from-registry", deltas_from_registry)
+    if deltas_from_registry:
+        options += _registry(plain_http, ca_file, authfile, registries_conf)
+    return _run("merge", options + list(extra_args), [str(base) if deltas_from_registry else _path(base)] + [_path(d) for d in deltas])
+
+
 def push(archive: PathArg, reference: str, *, index: bool = False, allow_unsigned: bool = False,
          plain_http: bool = False, ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
-         sign_key: Optional[PathArg] = None, cosign_key: Optional[PathArg] = None,
+         sign_key: Optional[PathArg] = None, cosign_key: Optional[PathArg] = None, delta: bool = False,
          extra_args: Sequence[str] = ()) -> Report:
     """Push ``archive`` to ``reference`` (``oci://host/repository:tag``); index=True adds it to the tag's image
     index, one entry per environment. An unsigned archive raises IntegrityError unless allow_unsigned.
     sign_key (else ``$CCPACK_SIGNING_KEY``), cosign_key: private key files whose cosign signatures of the pushed
-    manifest (and index) go under ``sha256-<hex>.sig``, for skopeo, podman, cosign and admission policies."""
-    options = _flag("--index", index) + _flag("--allow-unsigned", allow_unsigned)
+    manifest (and index) go under ``sha256-<hex>.sig``, for skopeo, podman, cosign and admission policies.
+    delta=True: ``archive`` is a delta, pushed next to its base under ``tag.delta-<12 hex>`` (signed or not)."""
+    options = _flag("--index", index) + _flag("--allow-unsigned", allow_unsigned) + _flag("--delta", delta)
     options += _opt("--sign-key", sign_key) + _opt("--cosign-key", cosign_key)
     options += _registry(plain_http, ca_file, authfile, None)
     return _run("push", options + list(extra_args), [_path(archive), reference])
