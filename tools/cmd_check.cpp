@@ -48,10 +48,12 @@ struct CheckOptions {
 struct CheckedArchive {
   manifest::Fingerprint fingerprint;
   std::vector<manifest::ComponentRef> components;
+  std::string settled, merged;  // what it covers beyond its create (settle_text, merge_text)
+  bool merged_or_delta = false;
 };
 
 CheckedArchive checked_archive(const manifest::Manifest& m) {
-  CheckedArchive j{m.fingerprint, {}};
+  CheckedArchive j{m.fingerprint, {}, settle_text(m), merge_text(m), m.merge || m.delta};
   for (const manifest::Component& c : m.components) j.components.push_back({c.name, c.kind});
   return j;
 }
@@ -114,11 +116,11 @@ int run(CheckOptions& o) {
   for (const manifest::TuningAdvice& t : advice) advice_json.push_back({{"setting", t.setting}, {"why", t.why}});
   ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)}, {"machine", machine_json(machine)},
              {"setup_notes", notes}, {"tuning_advice", std::move(advice_json)},
-             {"settled", settle_text(a.manifest)}, {"merged", merge_text(a.manifest)}};
+             {"settled", archive->settled}, {"merged", archive->merged}};
   if (!out.json()) {
     std::fputs(c.to_table(true).c_str(), stdout);
     // What the archive covers beyond its create: said for a merged archive or a delta only (plain output unchanged).
-    if (a.manifest.merge || a.manifest.delta) std::printf("merged: %s; %s\n", merge_text(a.manifest).c_str(), settle_text(a.manifest).c_str());
+    if (archive->merged_or_delta) std::printf("merged: %s; %s\n", archive->merged.c_str(), archive->settled.c_str());
     for (const manifest::TuningAdvice& t : advice) {
       std::printf("tuning: the warm-up ran without %s: %s (set it for the warm-up and the pods; docs/TUNING.md)\n",
                   t.setting.c_str(), t.why.c_str());
