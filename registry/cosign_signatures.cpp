@@ -140,10 +140,10 @@ CosignCheck check_cosign_signatures(Session& s, const std::string& manifest_dige
   try {
     m = existing_signatures(s, r.tag);
   } catch (const IntegrityError& e) {
-    r.problems.push_back(e.what());
+    r.problems.emplace_back(e.what());
     return r;
   }
-  if (m.layers.empty()) r.problems.push_back("no signature (the tag is missing or holds no layer)");
+  if (m.layers.empty()) r.problems.emplace_back("no signature (the tag is missing or holds no layer)");
   for (std::size_t i = 0; i < m.layers.size() && !r.verified(); ++i) {
     std::string problem;
     r.verified_by = check_layer(s, m.layers[i], manifest_digest, ref, trust, problem);

@@ -64,6 +64,7 @@ ojson sign_pushed(registry::Session& s, const oci::Reference& ref, const std::ve
                   const std::vector<manifest::PrivateKey>& keys, const Reporter& out) {
   if (keys.empty()) return nullptr;
   std::vector<const manifest::PrivateKey*> signers;
+  signers.reserve(keys.size());
   for (const manifest::PrivateKey& k : keys) signers.push_back(&k);
   ojson list = ojson::array();
   for (const std::string& digest : digests) {

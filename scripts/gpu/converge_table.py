@@ -15,7 +15,8 @@ def med(values):
 def pods(kind):
     out = []
     for r in runs:
-        if r["label"].startswith(kind + "-") and "first_answers_s" in r:
+        # the pods of the runs: "<kind>-<round>" ("base-cold" is the warm-up, not a pod)
+        if r["label"].startswith(kind + "-") and r["label"][len(kind) + 1:].isdigit() and "first_answers_s" in r:
             k = by_label.get("status-" + r["label"], {}).get("triton_kernels_since_restore")
             out.append((r["first_answers_s"], k))
     return out
