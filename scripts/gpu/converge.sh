@@ -29,7 +29,7 @@ LOG=$W/converge.jsonl
 PTX=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "bin", "ptxas"))')
 [ -x "$PTX" ] || PTX=$(python3 -c 'import os, triton; print(os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas"))')
 PINS="TRITON_PTXAS_PATH=$PTX TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0 TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0"
-fail() { echo "{\"label\": \"FAIL $1\"}" >>"$LOG"; echo "converge.sh: FAIL $1" >&2; }
+fail() { echo "{\"label\": \"FAIL ${1//\"/\'}\"}" >>"$LOG"; echo "converge.sh: FAIL $1" >&2; }
 # serve DIR SHAPES LABEL THREADS: one fresh serving process on the folders DIR/ind, DIR/tri
 serve() {
   env $PINS ${4:+TORCHINDUCTOR_COMPILE_THREADS=$4} SHAPES="$2" TORCHINDUCTOR_CACHE_DIR="$1/ind" TRITON_CACHE_DIR="$1/tri" \
@@ -39,7 +39,7 @@ serve() {
 restore() {
   rm -rf "$2"
   env $PINS TORCHINDUCTOR_COMPILE_THREADS=1 "$BIN" restore "$1" -q --trust "$W/ci.key.pub" --inductor-dir "$2/ind" --triton-dir "$2/tri" \
-    || fail "restore $1 into $2"
+    2>>"$W/restore.err" || fail "restore $1 into $2: $(tail -n 1 "$W/restore.err")"
 }
 # status DIR LABEL: the Triton kernels the pod compiled since its restore
 status() {
@@ -52,7 +52,7 @@ delta_pod() {  # NAME SHAPE: restore the base, serve one new shape, make the del
   restore "$W/base.ccpack" "$p"
   serve "$p" "$2" "delta-pod-$1" 1
   status "$p" "delta-pod-$1"
-  "$BIN" create --json -o "$W/delta-$1.ccpack" --since-restore --inductor-dir "$p/ind" --triton-dir "$p/tri" \
+  env $PINS TORCHINDUCTOR_COMPILE_THREADS=1 "$BIN" create --json -o "$W/delta-$1.ccpack" --since-restore --inductor-dir "$p/ind" --triton-dir "$p/tri" \
     >"$W/delta-$1.json" 2>"$W/delta-$1.err" || fail "create --since-restore $1"
 }
 mkdir -p "$W" "$R"
@@ -60,12 +60,13 @@ if [ "$PHASE" = warmup ]; then
   rm -rf "${W:?}"/* ; : >"$LOG"
   "$BIN" keygen -q --out "$W/ci.key"
   serve "$W/build" "$BASE_SHAPE" base-cold ""
-  "$BIN" create -q -o "$W/base.ccpack" --sign-key "$W/ci.key" --inductor-dir "$W/build/ind" --triton-dir "$W/build/tri" || fail "create base"
+  env $PINS "$BIN" create -q -o "$W/base.ccpack" --sign-key "$W/ci.key" --inductor-dir "$W/build/ind" --triton-dir "$W/build/tri" || fail "create base"
   delta_pod a "$POD_A_SHAPE" & delta_pod b "$POD_B_SHAPE" & wait
-  "$BIN" merge --json "$W/base.ccpack" "$W/delta-a.ccpack" "$W/delta-b.ccpack" -o "$W/merged.ccpack" --sign-key "$W/ci.key" \
+  env $PINS "$BIN" merge --json "$W/base.ccpack" "$W/delta-a.ccpack" "$W/delta-b.ccpack" -o "$W/merged.ccpack" --sign-key "$W/ci.key" \
+    --trust "$W/ci.key.pub" \
     >"$W/merge.json" 2>"$W/merge.err" || fail "merge"
-  SOURCE_DATE_EPOCH=1 "$BIN" merge -q "$W/base.ccpack" "$W/delta-a.ccpack" "$W/delta-b.ccpack" -o "$W/m1.ccpack" --sign-key "$W/ci.key"
-  SOURCE_DATE_EPOCH=1 "$BIN" merge -q "$W/base.ccpack" "$W/delta-b.ccpack" "$W/delta-a.ccpack" -o "$W/m2.ccpack" --sign-key "$W/ci.key"
+  env $PINS SOURCE_DATE_EPOCH=1 "$BIN" merge -q "$W/base.ccpack" "$W/delta-a.ccpack" "$W/delta-b.ccpack" -o "$W/m1.ccpack" --sign-key "$W/ci.key" --trust "$W/ci.key.pub"
+  env $PINS SOURCE_DATE_EPOCH=1 "$BIN" merge -q "$W/base.ccpack" "$W/delta-b.ccpack" "$W/delta-a.ccpack" -o "$W/m2.ccpack" --sign-key "$W/ci.key" --trust "$W/ci.key.pub"
   cmp -s "$W/m1.ccpack" "$W/m2.ccpack" && echo '{"label": "merge-order", "same_bytes": true}' >>"$LOG" || fail "merge bytes differ with the deltas' order"
   "$BIN" inspect "$W/merged.ccpack" >"$W/merged-inspect.txt"
   ls -l "$W"/*.ccpack >"$W/archives.txt"

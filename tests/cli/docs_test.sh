@@ -63,6 +63,9 @@ docs/PURGE.md | ccpack: warning: fingerprint field | skip | a transcript of a re
 docs/REGISTRY.md | ccpack push ARCHIVE | synopsis
 docs/REGISTRY.md | TAG ──> image index | skip | a drawing of the OCI documents (registry_test.sh checks them)
 docs/REGISTRY.md | sha256-<hex>.sig ──> image manifest | skip | a drawing of the cosign signature documents (cosign_test.sh checks them)
+docs/REGISTRY.md | TAG                         the base | skip | a drawing of the delta tag scheme (converge_test.sh pushes and lists such tags)
+docs/CONVERGE.md | # on each pod, after serving for a while | skip | a fleet's flow: pods whose folders ccpack restored and that compiled since (converge_test.sh runs it with such folders)
+docs/CONVERGE.md | ccpack push pod.delta.ccpack | skip | a fleet's flow through a registry: the same pods (converge_test.sh pushes deltas and merges from a registry on 127.0.0.1)
 docs/SETTLE.md | ccpack create -o model.ccpack --sign-key ci.key --settle | sh | trust cold
 docs/SETTLE.md | ccpack: warm-up: exit 0 | skip | a transcript of a real warm-up's timings (settle_test.sh checks these lines)
 docs/SETTLE.md | ccpack restore model.ccpack && python smoke_test.py | sh | trust cold

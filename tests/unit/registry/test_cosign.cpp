@@ -70,7 +70,7 @@ TEST_CASE("cosign signature tag and config") {
         R"({"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":[")" + kDigest + R"("]}})");
 }
 
-TEST_CASE("cosign identity: the same registry and repository; tag and digest not compared") {
+TEST_CASE("cosign identity: the same registry and repository, tag and digest not compared") {
   oci::Reference ref = oci::parse_reference("127.0.0.1:5000/team/cache:v1");
   CHECK_FALSE(cosign::identity_mismatch("127.0.0.1:5000/team/cache:v1", ref));
   CHECK_FALSE(cosign::identity_mismatch("127.0.0.1:5000/team/cache", ref));

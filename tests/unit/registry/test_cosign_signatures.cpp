@@ -109,7 +109,7 @@ TEST_CASE("cosign check: another digest, another repository, another key: each r
             ": layer 0: signed by no trusted key); trust the signer's public key with --trust FILE or CCPACK_TRUSTED_KEYS");
 }
 
-TEST_CASE("cosign check: an oversized payload is not fetched; a payload that is not its digest is an integrity error") {
+TEST_CASE("cosign check: an oversized payload is not fetched, a payload that is not its digest is an integrity error") {
   NoCredentials none;
   manifest::PrivateKey key = manifest::PrivateKey::generate();
   manifest::TrustStore trust;

@@ -164,7 +164,7 @@ TEST_CASE("card: whether the archive was settled, and what its last settle run c
                                          "Triton kernels, 1 FX graphs, 2 autotune results)\n"));
 }
 
-TEST_CASE("card: a merged archive names its base and deltas, a delta says it is one; others have no merged line", "[card]") {
+TEST_CASE("card: a merged archive names its base and deltas, a delta says it is one, others have no merged line", "[card]") {
   manifest::Manifest m = sample();
   CHECK(card_of(m).find("- merged:") == std::string::npos);
   m.merge = manifest::MergeRecord{std::string(64, 'a'), {{std::string(64, 'b'), 5}, {std::string(64, 'c'), 2}}};

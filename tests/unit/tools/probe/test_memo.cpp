@@ -68,7 +68,7 @@ TEST_CASE("memo file: $CCPACK_PROBE_CACHE (off, 0 or empty disable it), else XDG
   CHECK_FALSE(ProbeMemo::default_file());
 }
 
-TEST_CASE("memo keys: an ELF program or a small script found on disk is memoised; other files, a missing program or no memo are not", "[memo]") {
+TEST_CASE("memo keys: an ELF program or a small script found on disk is memoised, other files, a missing program or no memo are not", "[memo]") {
   test::ScratchDir t;
   ProbeMemo off(std::nullopt);
   CHECK(why_not(off, "python3") == "off");
