@@ -248,9 +248,11 @@ ProbeMemo::ProbeMemo(std::optional<fs::path> file) : file_(std::move(file)) {
     if (j.value("schema", 0) != kMemoSchema) return;
     if (j.contains("python") && j["python"].is_array()) python_ = std::move(j["python"]);
     if (j.contains("ptxas") && j["ptxas"].is_array()) ptxas_ = std::move(j["ptxas"]);
+    if (j.contains("gpu") && j["gpu"].is_array()) gpu_ = std::move(j["gpu"]);
   } catch (const std::exception&) {
     python_ = json::array();
     ptxas_ = json::array();
+    gpu_ = json::array();
   }
 }
 
@@ -336,12 +338,42 @@ void ProbeMemo::put_ptxas(const std::string& path, const std::string& version) {
   dirty_ = true;
 }
 
+std::optional<Fingerprint> ProbeMemo::gpu(const json& key) const {
+  const json* e = find_by(gpu_, "key", key);
+  if (e == nullptr || !e->contains("fields") || !(*e)["fields"].is_object() || (*e)["fields"].empty()) return std::nullopt;
+  Fingerprint fp;
+  for (const auto& [name, v] : (*e)["fields"].items()) {
+    // [value or null, source]; anything else is a memo that does not read: the probe runs.
+    if (!name.starts_with("gpu.") || !v.is_array() || v.size() != 2 || !v[1].is_string() || !(v[0].is_string() || v[0].is_null())) {
+      return std::nullopt;
+    }
+    if (v[0].is_null()) {
+      fp.absent(name, v[1].get<std::string>());
+    } else {
+      fp.set(name, v[0].get<std::string>(), v[1].get<std::string>());
+    }
+  }
+  return fp;
+}
+
+void ProbeMemo::put_gpu(const json& key, const Fingerprint& fp) {
+  const manifest::FieldValue* vendor = fp.get(field::gpu_vendor);
+  const manifest::FieldValue* count = fp.get(field::gpu_count);
+  if (!file_ || !vendor || vendor->source != "nvml" || !count || !count->value || *count->value == "0") return;
+  json fields = json::object();
+  for (const auto& [name, v] : fp.fields) {
+    if (name.starts_with("gpu.")) fields[name] = json::array({v.value ? json(*v.value) : json(nullptr), v.source});
+  }
+  put_first(gpu_, "key", {{"key", key}, {"fields", std::move(fields)}});
+  dirty_ = true;
+}
+
 void ProbeMemo::save() const {
   if (!file_ || !dirty_) return;
   try {
     std::error_code ec;
     fs::create_directories(file_->parent_path(), ec);
-    std::string text = json{{"schema", kMemoSchema}, {"python", python_}, {"ptxas", ptxas_}}.dump();
+    std::string text = json{{"schema", kMemoSchema}, {"python", python_}, {"ptxas", ptxas_}, {"gpu", gpu_}}.dump();
     if (text.size() > kMaxMemoBytes) return;
     AtomicFile out(*file_, 0600);
     out.write(text.data(), text.size());

@@ -14,7 +14,9 @@
 //     the current folder when PYTHONPATH holds a relative entry;
 //   - which of the site folders `site` would add exist (a new site-packages changes sys.path);
 //   - the start-up files in the sys.path folders (*.pth, sitecustomize.py, usercustomize.py): the same set with
-//     the same stat. The distributions and torch/version.py are read again on every probe, never memoised.
+//     the same stat.
+// NVML's GPU fields are kept under gpu_memo_key (probe.hpp): the driver's version file, the GPUs it holds, the
+// container's GPU device nodes and the device-choosing variables. The distributions and torch/version.py are read again on every probe, never memoised.
 // A missing, unreadable, oversized or malformed memo is an empty one; a failure to write it is ignored (it is
 // only a cache). The file is $CCPACK_PROBE_CACHE, "off" disables it; else $XDG_CACHE_HOME/ccpack/probe-memo.json,
 // else ~/.cache/ccpack/probe-memo.json; written atomically, mode 0600, at most kMaxMemoEntries of each kind.
@@ -88,6 +90,11 @@ class ProbeMemo {
   [[nodiscard]] std::optional<std::string> ptxas(const std::string& path) const;
   void put_ptxas(const std::string& path, const std::string& version);
 
+  // The GPU fields NVML gave under `key` (probe.hpp gpu_memo_key), when recorded. put_gpu records `fp`'s gpu.*
+  // fields, only when they came from NVML and name at least one GPU (nvidia-smi and KFD answers are not kept).
+  [[nodiscard]] std::optional<Fingerprint> gpu(const nlohmann::json& key) const;
+  void put_gpu(const nlohmann::json& key, const Fingerprint& fp);
+
   // Writes the memo when something was put; errors are ignored.
   void save() const;
 
@@ -96,11 +103,14 @@ class ProbeMemo {
 
   // How the last python probe went, for `ccpack fingerprint --json`: "hit", "miss", "off" or "not memoised: ...".
   std::string python_status = "off";
+  // How the GPU probe went: "hit", "miss", "off" or "not memoised: ...".
+  std::string gpu_status = "off";
 
  private:
   std::optional<std::filesystem::path> file_;
   nlohmann::json python_ = nlohmann::json::array();  // [{key, report, exists, startup}], most recent first
   nlohmann::json ptxas_ = nlohmann::json::array();   // [{path, id, version}]
+  nlohmann::json gpu_ = nlohmann::json::array();     // [{key, fields: {name: [value or null, source]}}]
   bool dirty_ = false;
 };
 

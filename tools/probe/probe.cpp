@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <memory>
 #include <thread>
@@ -99,9 +100,22 @@ void probe_env(Fingerprint& fp, const std::vector<CacheDir>& dirs) {
   }
 }
 
-Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status) {
-  // The GPU probe runs on its own thread; NVML calls cannot be interrupted, so past the deadline the thread is
-  // left to finish (or not) on its own copy of the state, and the fields say it timed out.
+namespace {
+
+// The GPU fields: from the memo when it holds NVML's answer for this machine's GPU key, else from the GPU probe.
+// The probe runs on its own thread while `meanwhile` runs; NVML calls cannot be interrupted, so past the deadline
+// the thread is left to finish (or not) on its own copy of the state, and the fields say it timed out.
+void probe_gpu_fields(Fingerprint& fp, const ProbeOptions& options, ProbeMemo& memo, const std::function<void()>& meanwhile) {
+  std::optional<nlohmann::json> key = memo.enabled() ? gpu_memo_key() : std::nullopt;
+  memo.gpu_status = !memo.enabled() ? "off" : key ? "miss" : "not memoised: no NVIDIA driver files in /proc";
+  if (key) {
+    if (std::optional<Fingerprint> known = memo.gpu(*key)) {
+      memo.gpu_status = "hit";
+      meanwhile();
+      for (auto& [name, v] : known->fields) fp.fields.insert_or_assign(name, v);
+      return;
+    }
+  }
   auto gpu = std::make_shared<Fingerprint>();
   auto done = std::make_shared<std::promise<void>>();
   std::future<void> gpu_done = done->get_future();
@@ -111,17 +125,10 @@ Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status)
     done->set_value();
   });
 
-  Fingerprint fp;
-  probe_host(fp);
-  probe_env(fp, options.dirs);
-  ProbeMemo memo(options.memo_file);
-  std::string triton_site = probe_python(fp, python_of(options), options.limits, memo);
-  probe_ptxas(fp, triton_site, options.limits, memo);
-  memo.save();
-  if (memo_status) *memo_status = memo.python_status;
-
+  meanwhile();
   if (gpu_done.wait_for(options.limits.timeout + std::chrono::milliseconds(500)) == std::future_status::ready) {
     worker.join();
+    if (key) memo.put_gpu(*key, *gpu);
     for (auto& [name, v] : gpu->fields) fp.fields.insert_or_assign(name, v);
   } else {
     worker.detach();
@@ -131,6 +138,21 @@ Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status)
       fp.absent(f, why);
     }
   }
+}
+
+}  // namespace
+
+Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status) {
+  Fingerprint fp;
+  ProbeMemo memo(options.memo_file);
+  probe_gpu_fields(fp, options, memo, [&] {
+    probe_host(fp);
+    probe_env(fp, options.dirs);
+    std::string triton_site = probe_python(fp, python_of(options), options.limits, memo);
+    probe_ptxas(fp, triton_site, options.limits, memo);
+  });
+  memo.save();
+  if (memo_status) *memo_status = memo.python_status;
   return fp;
 }
 

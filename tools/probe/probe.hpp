@@ -61,6 +61,10 @@ struct Discovery {
 };
 [[nodiscard]] Discovery discover(const std::vector<std::string>& sys_path);
 void probe_gpu(Fingerprint& fp, const RunLimits& limits);
+// The key under which the probe memo keeps NVML's answer (gpu_key.cpp): the driver's version file, the GPUs it
+// holds, this container's GPU device nodes and the device-choosing variables; nullopt without the NVIDIA driver's
+// /proc files. `root` is put in front of /proc and /dev (tests).
+[[nodiscard]] std::optional<nlohmann::json> gpu_memo_key(const std::string& root = "");
 
 // --- parsers (pure; unit-tested) ---
 // The JSON the python probe's script prints; nullopt when it is not a JSON object. Untrusted: bounded.

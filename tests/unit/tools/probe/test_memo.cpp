@@ -7,10 +7,13 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "tools/probe/memo.hpp"
+#include "tools/probe/probe.hpp"
 #include "unit/support.hpp"
 
 using namespace ccpack;
@@ -302,4 +305,72 @@ TEST_CASE("memo: a version-manager shim is reused while its choice inputs and th
   scripted.executable = shim;
   CHECK(memo.put_python(rekeyed, scripted, {}) == "the script ran no ELF interpreter (sys.executable)");
   CHECK(memo.put_python(rekeyed, InterpreterReport{}, {}) == "the interpreter named no site folders");
+}
+
+TEST_CASE("GPU memo key: the driver's version file, its GPUs, the container's device nodes and the choosing variables", "[memo]") {
+  test::ScratchDir t;
+  const std::string root = t.path().string();
+  CHECK_FALSE(tools::probe::gpu_memo_key(root));  // no NVIDIA driver files: no key, the probe runs every time
+  test::write_file(t / "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15\n");
+  test::write_file(t / "proc/driver/nvidia/gpus/0000:19:00.0/information", "Model: \t\t NVIDIA H200\n");
+  test::write_file(t / "dev/nvidia0", "");
+  test::write_file(t / "dev/nvidiactl", "");  // not a GPU node
+  test::ScopedEnv cvd("CUDA_VISIBLE_DEVICES", std::nullopt);
+  auto key = tools::probe::gpu_memo_key(root);
+  REQUIRE(key);
+  CHECK((*key)["gpus"] == nlohmann::json::array({nlohmann::json::array({"0000:19:00.0", "Model: \t\t NVIDIA H200\n"})}));
+  CHECK((*key)["nodes"].size() == 1);
+  CHECK((*key)["nodes"][0][0] == "nvidia0");
+  auto changed = [&](const std::function<void()>& change) {
+    change();
+    return tools::probe::gpu_memo_key(root) != key;
+  };
+  CHECK(changed([&] { test::write_file(t / "dev/nvidia1", ""); }));  // another GPU given to the container
+  key = tools::probe::gpu_memo_key(root);
+  CHECK(changed([&] { test::write_file(t / "proc/driver/nvidia/version", "NVRM version: 580.65.06\n"); }));
+  key = tools::probe::gpu_memo_key(root);
+  CHECK(changed([&] { test::write_file(t / "proc/driver/nvidia/gpus/0000:19:00.0/information", "Model: NVIDIA H100\n"); }));
+  key = tools::probe::gpu_memo_key(root);
+  test::ScopedEnv other("CUDA_VISIBLE_DEVICES", "1");
+  CHECK(tools::probe::gpu_memo_key(root) != key);
+}
+
+TEST_CASE("GPU memo: NVML's fields are kept and come back after save, other sources and no GPU are not kept", "[memo]") {
+  test::ScratchDir t;
+  const nlohmann::json key = {{"driver", "NVRM 570"}, {"nodes", nlohmann::json::array()}};
+  manifest::Fingerprint nvml;
+  nvml.set(manifest::field::gpu_vendor, "nvidia", "nvml");
+  nvml.set(manifest::field::gpu_count, "1", "nvml");
+  nvml.set(manifest::field::gpu_arch, "sm_90", "nvml");
+  nvml.absent(manifest::field::gpu_sm_count, "nvml: nvmlDeviceGetAttributes_v2 gives no SM count on this device");
+  nvml.set(manifest::field::python_version, "3.12.3", "python sys.version_info");  // not a GPU field: not kept
+  {
+    ProbeMemo memo(t / "memo.json");
+    CHECK_FALSE(memo.gpu(key));
+    manifest::Fingerprint smi = nvml;
+    smi.set(manifest::field::gpu_vendor, "nvidia", "nvidia-smi");
+    memo.put_gpu(key, smi);
+    CHECK_FALSE(memo.gpu(key));
+    manifest::Fingerprint none = nvml;
+    none.set(manifest::field::gpu_count, "0", "nvml");
+    memo.put_gpu(key, none);
+    CHECK_FALSE(memo.gpu(key));
+    memo.put_gpu(key, nvml);
+    memo.save();
+  }
+  ProbeMemo again(t / "memo.json");
+  auto back = again.gpu(key);
+  REQUIRE(back);
+  CHECK(back->fields.size() == 4);
+  CHECK(back->fields == std::map<std::string, manifest::FieldValue, std::less<>>{
+                            {"gpu.arch", {"sm_90", "nvml"}},
+                            {"gpu.count", {"1", "nvml"}},
+                            {"gpu.sm_count", {std::nullopt, "nvml: nvmlDeviceGetAttributes_v2 gives no SM count on this device"}},
+                            {"gpu.vendor", {"nvidia", "nvml"}}});
+  CHECK_FALSE(again.gpu({{"driver", "NVRM 580"}}));
+  // An entry that does not read (a field that is not gpu.*, a value of the wrong shape) is no answer.
+  test::write_file(t / "bad.json", R"({"schema": 1, "gpu": [{"key": {"driver": "NVRM 570", "nodes": []}, "fields": {"gpu.count": [1, "nvml"]}}]})");
+  CHECK_FALSE(ProbeMemo(t / "bad.json").gpu(key));
+  test::write_file(t / "bad.json", R"({"schema": 1, "gpu": [{"key": {"driver": "NVRM 570", "nodes": []}, "fields": {"python.version": ["3", "x"]}}]})");
+  CHECK_FALSE(ProbeMemo(t / "bad.json").gpu(key));
 }

@@ -1,0 +1,66 @@
+// The GPU probe's memo key: what NVML's answer depends on, read in well under a millisecond.
+//
+// Why: loading NVML and nvmlInit_v2 cost ~20 ms on an H200 host, most of a no-op restore once the Python probe is
+// memoised (docs/FINGERPRINT.md). NVML reports the GPUs this container can open, their names, compute capability,
+// SM counts and the driver's version. Those change only with the driver (its /proc version file), the GPUs the
+// driver holds (the PCI addresses under /proc/driver/nvidia/gpus and each one's information file, which names the
+// model), the device nodes this container was given (/dev/nvidia<N>: names and device numbers, so another GPU of
+// the node is another key), and the variables that choose devices or the probe's library. Without the driver's
+// /proc files there is no key, and the GPU probe runs every time.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "tools/probe/probe.hpp"
+
+namespace ccpack::tools::probe {
+namespace {
+
+constexpr std::size_t kMaxKeyFile = 4096;
+constexpr std::size_t kMaxKeyNames = 4096;
+
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return names;
+  while (dirent* e = ::readdir(d.get())) {
+    std::string_view n(e->d_name);
+    if (n != "." && n != ".." && names.size() < kMaxKeyNames) names.emplace_back(n);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool is_gpu_node(std::string_view name) {
+  return name.size() > 6 && name.starts_with("nvidia") &&
+         name.find_first_not_of("0123456789", 6) == std::string_view::npos;
+}
+
+}  // namespace
+
+std::optional<nlohmann::json> gpu_memo_key(const std::string& root) {
+  std::optional<std::string> version = read_prefix(root + "/proc/driver/nvidia/version", kMaxKeyFile);
+  if (!version || version->empty()) return std::nullopt;
+  nlohmann::json gpus = nlohmann::json::array();
+  const std::string gpu_dir = root + "/proc/driver/nvidia/gpus";
+  for (const std::string& pci : names_in(gpu_dir)) {
+    gpus.push_back({pci, read_prefix(gpu_dir + "/" + pci + "/information", kMaxKeyFile).value_or("")});
+  }
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const std::string& n : names_in(root + "/dev")) {
+    struct stat st {};
+    if (!is_gpu_node(n) || ::stat((root + "/dev/" + n).c_str(), &st) != 0) continue;
+    nodes.push_back({n, ::major(st.st_rdev), ::minor(st.st_rdev)});
+  }
+  nlohmann::json env = nlohmann::json::object();
+  for (const char* v : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CCPACK_NVML_LIBRARY"}) {
+    if (const char* value = std::getenv(v)) env[v] = value;
+  }
+  return nlohmann::json{{"driver", *version}, {"gpus", gpus}, {"nodes", nodes}, {"env", env}};
+}
+
+}  // namespace ccpack::tools::probe
