@@ -18,7 +18,10 @@
 # CCPACK_DIR holds bin/ccpack (the unpacked portable package of scripts/ci/package). Work folder
 # $CONVERGE_WORK (default /tmp/ccconverge), kept between the commands; the log, reports and table are copied to $OUT
 # when set, else stay there.
+# MODE: serve_step.py's compile mode, torch.compile's default here (docs/CONVERGE.md has its figures); max-autotune
+# makes each new shape minutes of GPU benchmarks and the runs pass the device's 10 minutes per command.
 set -u
+export MODE=${MODE:-default}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 D=$(cd "$(dirname "$0")" && pwd)
 BIN=$1/bin/ccpack
