@@ -1,6 +1,7 @@
 #!/bin/bash
-# A fleet that converges, on the GPU, for the serving decoder of serve_step.py (inference, max-autotune with CUDA
-# graphs, static shapes). Two commands, since one would pass 10 minutes:
+# A fleet that converges, on the GPU, for the serving decoder of serve_step.py (inference, static shapes, the compile
+# mode of $MODE below). Two commands (about 70 s and 165 s on the H200 in the default mode; with max-autotune each
+# would pass 10 minutes):
 #   PHASE=warmup converge.sh CCPACK_DIR   the base: a cold warm-up on one shape (BASE_SHAPE) in its build folders,
 #       `ccpack create` (signed); then two pods side by side, each a fresh relocated restore of the base and a fresh
 #       process serving one new shape (POD_A_SHAPE, POD_B_SHAPE), each then `ccpack create --since-restore` (its
