@@ -48,12 +48,17 @@ std::optional<nlohmann::json> gpu_memo_key(const std::string& root) {
   nlohmann::json gpus = nlohmann::json::array();
   const std::string gpu_dir = root + "/proc/driver/nvidia/gpus";
   for (const std::string& pci : names_in(gpu_dir)) {
-    gpus.push_back({pci, read_prefix(gpu_dir + "/" + pci + "/information", kMaxKeyFile).value_or("")});
+    std::string info = gpu_dir;
+    info.append("/").append(pci).append("/information");
+    gpus.push_back({pci, read_prefix(info, kMaxKeyFile).value_or("")});
   }
   nlohmann::json nodes = nlohmann::json::array();
-  for (const std::string& n : names_in(root + "/dev")) {
+  const std::string dev_dir = root + "/dev";
+  for (const std::string& n : names_in(dev_dir)) {
     struct stat st {};
-    if (!is_gpu_node(n) || ::stat((root + "/dev/" + n).c_str(), &st) != 0) continue;
+    std::string node = dev_dir;
+    node.append("/").append(n);
+    if (!is_gpu_node(n) || ::stat(node.c_str(), &st) != 0) continue;
     nodes.push_back({n, ::major(st.st_rdev), ::minor(st.st_rdev)});
   }
   nlohmann::json env = nlohmann::json::object();
