@@ -169,13 +169,10 @@ int run(const PushOptions& o) {
   Reporter out(o.common);
   oci::Reference ref = oci::parse_reference(o.reference);
   if (!ref.digest.empty()) throw UsageError("push needs a tag, not a digest: '" + o.reference + "'");
-  if (o.delta) {
-    unpack::Archive d = unpack::Archive::open(o.archive);
-    ref = delta_reference(o, d, ref);
-  }
+  unpack::Archive a = unpack::Archive::open(o.archive);
+  if (o.delta) ref = delta_reference(o, a, ref);
   std::string image_tag = o.image_tag.empty() ? ref.tag + "-image" : o.image_tag;
   (void)oci::parse_reference(ref.registry + "/" + ref.repository + ":" + image_tag);  // a valid tag, or exit 2
-  unpack::Archive a = unpack::Archive::open(o.archive);
   if (!o.delta) require_signed(a, o, out);
   const std::vector<manifest::PrivateKey> keys = cosign_keys(o);  // before anything is sent: a bad key is exit 1 here
   std::uint64_t size = a.header.header_size + a.header.payload_size;
