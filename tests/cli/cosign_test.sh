@@ -26,16 +26,6 @@ done
 start_plain_registry
 R=127.0.0.1:$PORT
 cd "$T"
-# tool_expect CODE PATTERN -- command...: as expect, for another tool (no "ccpack: error:" line to count).
-tool_expect() {
-  local code=$1 pattern=$2
-  shift 3
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "$* -> exit $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
-  if [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$T/err"; then bad "$* -> stderr '$(cat "$T/err")' lacks /$pattern/"; return; fi
-  ok
-}
 push_bare() {  # push_bare TAG [ARCHIVE]: an unsigned archive under TAG, no cosign signature; prints its manifest digest
   "$CCPACK" push --plain-http --allow-unsigned --json "${2:-unsigned.ccpack}" "$R/cache:$1" 2>/dev/null |
     "$PY" -c "import json,sys; print(json.load(sys.stdin)['manifest_digest'])"

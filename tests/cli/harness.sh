@@ -40,15 +40,26 @@ finish() {
 # With EXPECT_LOG set, each passing command's output and errors are appended to that file (a suite searches it for
 # what must never be printed: key bytes, secrets).
 expect() {
+  exit_and_stderr "$@" || return 0
+  if [ "$1" -ne 0 ] && [ "$(grep -c 'ccpack: error:' "$T/err")" -ne 1 ]; then bad "${*:4} -> not exactly one error line"; return; fi
+  [ -z "${EXPECT_LOG:-}" ] || cat "$T/out" "$T/err" >>"$EXPECT_LOG"
+  ok
+}
+
+# tool_expect CODE PATTERN -- command...: as expect, for another tool (no "ccpack: error:" line to count).
+tool_expect() {
+  if exit_and_stderr "$@"; then ok; fi
+}
+
+# The checks expect and tool_expect share: runs the command (output in $T/out, $T/err), then the exit code and
+# the stderr pattern; returns 1 after counting a failure.
+exit_and_stderr() {
   local code=$1 pattern=$2
   shift 3
   "$@" >"$T/out" 2>"$T/err"
   local rc=$?
-  if [ "$rc" -ne "$code" ]; then bad "$* -> exit $rc, expected $code; stderr: $(cat "$T/err")"; return; fi
-  if [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$T/err"; then bad "$* -> stderr '$(cat "$T/err")' lacks /$pattern/"; return; fi
-  if [ "$code" -ne 0 ] && [ "$(grep -c 'ccpack: error:' "$T/err")" -ne 1 ]; then bad "$* -> not exactly one error line"; return; fi
-  [ -z "${EXPECT_LOG:-}" ] || cat "$T/out" "$T/err" >>"$EXPECT_LOG"
-  ok
+  if [ "$rc" -ne "$code" ]; then bad "$* -> exit $rc, expected $code; stderr: $(cat "$T/err")"; return 1; fi
+  if [ -n "$pattern" ] && ! grep -Eq -- "$pattern" "$T/err"; then bad "$* -> stderr '$(cat "$T/err")' lacks /$pattern/"; return 1; fi
 }
 
 # isolate_home: HOME and TMPDIR inside $T, and none of the caller's registry credentials, registry mirrors or

@@ -47,13 +47,39 @@ ScratchDir::~ScratchDir() {
   }
 }
 
-long peak_rss_growth_kib(const std::function<void()>& work) {
+namespace {
+
+// What a child wrote to its pipe, and how it ended (waitpid's status).
+struct ChildResult {
+  std::string text;
+  int status = 0;
+};
+
+// Runs `child` in a forked child that writes its answer to the pipe and _exit(0)s; the parent reads it all.
+ChildResult run_in_child(const std::function<std::string()>& child) {
   int pipe_fds[2];
   if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork");
   if (pid == 0) {
     ::close(pipe_fds[0]);
+    std::string text = child();
+    (void)!::write(pipe_fds[1], text.data(), text.size());
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  ChildResult r;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) r.text.append(buf, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  ::waitpid(pid, &r.status, 0);
+  return r;
+}
+
+}  // namespace
+
+long peak_rss_growth_kib(const std::function<void()>& work) {
+  ChildResult r = run_in_child([&] {
     rusage before{}, after{};
     ::getrusage(RUSAGE_SELF, &before);
     long growth = -1;
@@ -63,25 +89,13 @@ long peak_rss_growth_kib(const std::function<void()>& work) {
       growth = after.ru_maxrss - before.ru_maxrss;
     } catch (...) {
     }
-    (void)!::write(pipe_fds[1], &growth, sizeof growth);
-    ::_exit(0);
-  }
-  ::close(pipe_fds[1]);
-  long growth = -2;
-  (void)!::read(pipe_fds[0], &growth, sizeof growth);
-  ::close(pipe_fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return growth;
+    return std::to_string(growth);
+  });
+  return r.text.empty() ? -2 : std::stol(r.text);
 }
 
 std::string error_as_other_user(const std::function<void()>& work) {
-  int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork");
-  if (pid == 0) {
-    ::close(pipe_fds[0]);
+  return run_in_child([&] {
     std::string message = "(no Error)";
     if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) message = "(other: cannot drop privileges)";
     try {
@@ -91,45 +105,28 @@ std::string error_as_other_user(const std::function<void()>& work) {
     } catch (const std::exception& e) {
       message = std::string("(other: ") + e.what() + ")";
     }
-    (void)!::write(pipe_fds[1], message.data(), message.size());
-    ::_exit(0);
-  }
-  ::close(pipe_fds[1]);
-  std::string message;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) message.append(buf, static_cast<std::size_t>(n));
-  ::close(pipe_fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return message;
+    return message;
+  }).text;
 }
 
 std::string answer_within(unsigned seconds, const std::function<std::string()>& work) {
-  int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe");
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork");
-  if (pid == 0) {
-    ::close(pipe_fds[0]);
+  ChildResult r = run_in_child([&] {
     ::alarm(seconds);  // default action of SIGALRM: the child ends, the parent sees the signal
-    std::string answer;
     try {
-      answer = work();
+      return work();
     } catch (const std::exception& e) {
-      answer = std::string("(threw: ") + e.what() + ")";
+      return std::string("(threw: ") + e.what() + ")";
     }
-    (void)!::write(pipe_fds[1], answer.data(), answer.size());
-    ::_exit(0);
-  }
-  ::close(pipe_fds[1]);
-  std::string answer;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
-  ::close(pipe_fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status)) return "(hung: no answer in " + std::to_string(seconds) + " s)";
-  return answer;
+  });
+  if (WIFSIGNALED(r.status)) return "(hung: no answer in " + std::to_string(seconds) + " s)";
+  return r.text;
+}
+
+NoCredentials::NoCredentials() {
+  ::setenv("HOME", dir_.path().c_str(), 1);
+  ::setenv("DOCKER_CONFIG", dir_.path().c_str(), 1);
+  ::unsetenv("REGISTRY_AUTH_FILE");
+  ::unsetenv("XDG_RUNTIME_DIR");
 }
 
 void write_file(const fs::path& path, const std::string& content, unsigned mode) {

@@ -82,6 +82,16 @@ template <class E>
 // is a hang detector, far above the call's time, never a speed limit.
 [[nodiscard]] std::string answer_within(unsigned seconds, const std::function<std::string()>& work);
 
+// No registry credentials from the caller's files for one scope: HOME and DOCKER_CONFIG point into an empty
+// scratch folder, REGISTRY_AUTH_FILE and XDG_RUNTIME_DIR are unset.
+class NoCredentials {
+ public:
+  NoCredentials();
+
+ private:
+  ScratchDir dir_;
+};
+
 void write_file(const std::filesystem::path& path, const std::string& content, unsigned mode = 0644);
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);
 

@@ -103,8 +103,6 @@ class ProbeMemo {
 
   // How the last python probe went, for `ccpack fingerprint --json`: "hit", "miss", "off" or "not memoised: ...".
   std::string python_status = "off";
-  // How the GPU probe went: "hit", "miss", "off" or "not memoised: ...".
-  std::string gpu_status = "off";
 
  private:
   std::optional<std::filesystem::path> file_;

@@ -107,10 +107,8 @@ namespace {
 // the thread is left to finish (or not) on its own copy of the state, and the fields say it timed out.
 void probe_gpu_fields(Fingerprint& fp, const ProbeOptions& options, ProbeMemo& memo, const std::function<void()>& meanwhile) {
   std::optional<nlohmann::json> key = memo.enabled() ? gpu_memo_key() : std::nullopt;
-  memo.gpu_status = !memo.enabled() ? "off" : key ? "miss" : "not memoised: no NVIDIA driver files in /proc";
   if (key) {
     if (std::optional<Fingerprint> known = memo.gpu(*key)) {
-      memo.gpu_status = "hit";
       meanwhile();
       for (auto& [name, v] : known->fields) fp.fields.insert_or_assign(name, v);
       return;

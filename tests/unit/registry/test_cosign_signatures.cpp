@@ -23,18 +23,7 @@ namespace {
 
 const std::string kArtifact = "sha256:" + std::string(64, 'b');
 
-class NoCredentials {
- public:
-  NoCredentials() {
-    ::setenv("HOME", dir_.path().c_str(), 1);
-    ::setenv("DOCKER_CONFIG", dir_.path().c_str(), 1);
-    ::unsetenv("REGISTRY_AUTH_FILE");
-    ::unsetenv("XDG_RUNTIME_DIR");
-  }
-
- private:
-  test::ScratchDir dir_;
-};
+using test::NoCredentials;
 
 // The reference the identity is checked against (the session talks to the loopback server).
 const oci::Reference kRef = oci::parse_reference("registry.example/team/model:v1");

@@ -20,19 +20,7 @@ using test::http_answer;
 
 namespace {
 
-// No credentials from the caller's files: HOME and DOCKER_CONFIG point into an empty scratch folder.
-class NoCredentials {
- public:
-  NoCredentials() {
-    ::setenv("HOME", dir_.path().c_str(), 1);
-    ::setenv("DOCKER_CONFIG", dir_.path().c_str(), 1);
-    ::unsetenv("REGISTRY_AUTH_FILE");
-    ::unsetenv("XDG_RUNTIME_DIR");
-  }
-
- private:
-  test::ScratchDir dir_;
-};
+using test::NoCredentials;
 
 registry::Session session_for(const test::LoopbackHttp& server) {
   registry::SessionOptions o;
