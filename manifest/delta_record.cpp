@@ -10,12 +10,7 @@ namespace {
 
 using json = nlohmann::json;
 using detail::bad;
-
-const json& member(const json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) bad(where + "." + key, "is missing");
-  return *it;
-}
+using detail::member;
 
 // A lower-case 64-hex SHA-256, as every digest of the format is written.
 std::string digest_hex(const json& obj, const char* key, const std::string& where) {

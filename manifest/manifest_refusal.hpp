@@ -8,6 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "manifest/manifest.hpp"
 
 namespace ccpack::manifest::detail {
@@ -16,6 +18,8 @@ namespace ccpack::manifest::detail {
 [[noreturn]] void bad(const std::string& field, const std::string& why);
 // An untrusted name inside a message: quoted and escaped (util/escape.hpp), so the message stays one line.
 [[nodiscard]] std::string q(std::string_view untrusted);
+// The member `key` of the object `obj`, whose JSON path is `where`; refused as "<where>.<key>" "is missing".
+[[nodiscard]] const nlohmann::json& member(const nlohmann::json& obj, const char* key, const std::string& where);
 
 using ComponentNames = std::unordered_set<std::string_view>;
 // Components: valid, unique names whose kind matches; returns the names, which every entry path must start with.

@@ -20,6 +20,12 @@ void bad(const std::string& field, const std::string& why) {
 
 std::string q(std::string_view untrusted) { return "'" + escaped(untrusted) + "'"; }
 
+const nlohmann::json& member(const nlohmann::json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) bad(where + "." + key, "is missing");
+  return *it;
+}
+
 }  // namespace detail
 
 namespace {

@@ -9,14 +9,9 @@ namespace {
 
 using json = nlohmann::json;
 using detail::bad;
+using detail::member;
 
 constexpr std::uint64_t kMaxRuns = 1000;  // far past any --settle=N a build runs; bounds a hostile value's use
-
-const json& member(const json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) bad(where + "." + key, "is missing");
-  return *it;
-}
 
 std::uint64_t count(const json& obj, const char* key, const std::string& where) {
   const json& v = member(obj, key, where);
