@@ -8,6 +8,7 @@ namespace ccpack::unpack {
 FolderPrefixes::FolderPrefixes() : nodes_(1) {}
 
 std::uint32_t FolderPrefixes::child(std::uint32_t node, std::string_view element) const {
+  ++lookups_;
   const auto& children = nodes_[node].children;
   auto it = children.find(element);
   return it == children.end() ? kNone : it->second;

@@ -30,6 +30,9 @@ class FolderPrefixes {
   [[nodiscard]] bool contains(std::string_view folder) const;
   [[nodiscard]] std::size_t longest_folder() const { return longest_folder_; }  // the length of the longest folder
   [[nodiscard]] std::size_t size() const { return count_; }
+  // The element lookups made so far by insert, longest and contains: the measure of their work that tests bound
+  // (a count, so a loaded machine cannot make it pass or fail).
+  [[nodiscard]] std::uint64_t lookups() const { return lookups_; }
 
  private:
   struct Hash {
@@ -46,6 +49,7 @@ class FolderPrefixes {
   std::vector<Node> nodes_;
   std::size_t longest_folder_ = 0;
   std::size_t count_ = 0;
+  mutable std::uint64_t lookups_ = 0;
 };
 
 }  // namespace ccpack::unpack

@@ -62,6 +62,9 @@ class PickleStream {
   bool finish();
 
   [[nodiscard]] std::uint64_t strings_rewritten() const { return moved_; }
+  // The build-folder element lookups made so far (FolderPrefixes::lookups): what tests bound to show the cost is
+  // linear in the strs.
+  [[nodiscard]] std::uint64_t folder_lookups() const { return roots_.lookups(); }
   [[nodiscard]] std::uint64_t written() const { return written_; }    // output bytes handed to write
   [[nodiscard]] std::uint64_t consumed() const { return consumed_; }  // packed bytes those stand for
   // After a failure: the packed bytes from consumed() on that were fed and not written.
