@@ -31,7 +31,8 @@ class FolderPrefixes {
   [[nodiscard]] std::size_t longest_folder() const { return longest_folder_; }  // the length of the longest folder
   [[nodiscard]] std::size_t size() const { return count_; }
   // The element lookups made so far by insert, longest and contains: the measure of their work that tests bound
-  // (a count, so a loaded machine cannot make it pass or fail).
+  // (a count, so a loaded machine cannot make it pass or fail). Counting makes every call a write: one owner's
+  // thread at a time, as PickleStream, its only user, has.
   [[nodiscard]] std::uint64_t lookups() const { return lookups_; }
 
  private:
