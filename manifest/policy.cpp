@@ -41,7 +41,7 @@ const std::vector<FieldRule> kRules = {
     {field::env_triton, stale, none, none, "cache-invalidating TRITON_* settings enter Triton's cache key"},
     {field::env_torch_cuda_arch_list, none, warn, stale, "torch extensions are built for the archs it lists"},
     {field::env_cuda_visible_devices, warn, warn, warn, "which GPUs a process sees; kernels do not depend on it"},
-    {field::env_compile_threads, warn, warn, warn, "compile threads change speed, not results"},
+    {field::env_compile_threads, none, none, none, "compile threads change speed, not results: never a warning"},
     {field::world_size, warn, warn, warn, "ranks of another world size may compile other graphs (sharded shapes)"},
     {field::paths_inductor, none, warn, none,
      "relocated: its FX-graph and AOTAutograd entries name the build folder; restore rewrites them"},

@@ -11,7 +11,23 @@ using json = nlohmann::json;
 using detail::bad;
 using detail::member;
 
-constexpr std::uint64_t kMaxRuns = 1000;  // far past any --settle=N a build runs; bounds a hostile value's use
+constexpr std::uint64_t kMaxRuns = 1000;
+constexpr std::size_t kMaxTuningEntries = 32;    // three settings today
+constexpr std::size_t kMaxTuningText = 4096;     // one "K=V" (a ptxas path) or "K: why"
+
+std::vector<std::string> texts(const json& obj, const char* key) {
+  const std::string where = std::string("settle.tuning.") + key;
+  const json& v = member(obj, key, "settle.tuning");
+  if (!v.is_array() || v.size() > kMaxTuningEntries) bad(where, "is not an array of at most " + std::to_string(kMaxTuningEntries) + " strings");
+  std::vector<std::string> out;
+  for (const json& s : v) {
+    if (!s.is_string() || s.get<std::string>().empty() || s.get<std::string>().size() > kMaxTuningText) {
+      bad(where, "holds an entry that is not a string of 1-" + std::to_string(kMaxTuningText) + " bytes");
+    }
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}  // far past any --settle=N a build runs; bounds a hostile value's use
 
 std::uint64_t count(const json& obj, const char* key, const std::string& where) {
   const json& v = member(obj, key, where);
@@ -25,8 +41,17 @@ nlohmann::ordered_json CompiledCounts::to_tree() const {
   return {{"triton_kernels", triton_kernels}, {"fx_graphs", fx_graphs}, {"autotune", autotune}, {"other", other}};
 }
 
+nlohmann::ordered_json TuningRecord::to_tree() const { return {{"applied", applied}, {"kept", kept}, {"skipped", skipped}}; }
+
+TuningRecord TuningRecord::from_tree(const json& tree) {
+  if (!tree.is_object()) bad("settle.tuning", "is not an object");
+  return {texts(tree, "applied"), texts(tree, "kept"), texts(tree, "skipped")};
+}
+
 nlohmann::ordered_json SettleRecord::to_tree() const {
-  return {{"runs", runs}, {"settled", settled}, {"stopped", stopped}, {"last_run_compiled", last_run_compiled.to_tree()}};
+  nlohmann::ordered_json t = {{"runs", runs}, {"settled", settled}, {"stopped", stopped}, {"last_run_compiled", last_run_compiled.to_tree()}};
+  if (tuning) t["tuning"] = tuning->to_tree();  // absent from the archives of a ccpack that set nothing: as before
+  return t;
 }
 
 SettleRecord SettleRecord::from_tree(const json& tree) {
@@ -51,6 +76,7 @@ SettleRecord SettleRecord::from_tree(const json& tree) {
   if (r.settled != (r.stopped == kStoppedFixedPoint) || r.settled != r.last_run_compiled.settled()) {
     bad("settle", "is inconsistent: 'settled' must be true exactly when stopped is 'fixed-point' and the last run compiled no kernel, FX graph or autotune result");
   }
+  if (auto t = tree.find("tuning"); t != tree.end()) r.tuning = TuningRecord::from_tree(*t);
   return r;
 }
 

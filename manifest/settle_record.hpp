@@ -5,6 +5,8 @@
 //   "settle": {"runs": K, "settled": true|false, "stopped": "fixed-point"|"run-limit",
 //              "last_run_compiled": {"triton_kernels": n, "fx_graphs": n, "autotune": n, "other": n}}
 //
+//   "tuning": {"applied": ["K=V", ...], "kept": ["K=V", ...], "skipped": ["K: why", ...]}   (inside "settle")
+//
 // runs: settle runs after the warm-up (1 or more); settled: the last run compiled nothing in the kernel groups
 // (triton_kernels, fx_graphs and autotune all 0), which is exactly stopped == "fixed-point"; "run-limit": the
 // runs ran out first. The field is written only by `create --settle`, after "components"; a manifest without
@@ -15,7 +17,9 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 namespace ccpack::manifest {
 
@@ -35,11 +39,25 @@ struct CompiledCounts {
 inline constexpr std::string_view kStoppedFixedPoint = "fixed-point";
 inline constexpr std::string_view kStoppedRunLimit = "run-limit";
 
+// What create --settle set for the warm-up and its runs (manifest/tuning_advice.hpp's kTunedSettings): the settings
+// ccpack applied (TRITON_PTXAS_PATH with the build machine's file), those the user had set already and ccpack kept,
+// and those not applied with why (a torch known to be hurt, no ptxas found, --no-tuned-settings). Absent from the
+// archives of a ccpack that did not set them.
+struct TuningRecord {
+  std::vector<std::string> applied;
+  std::vector<std::string> kept;
+  std::vector<std::string> skipped;
+  [[nodiscard]] nlohmann::ordered_json to_tree() const;
+  [[nodiscard]] static TuningRecord from_tree(const nlohmann::json& tree);
+  bool operator==(const TuningRecord&) const = default;
+};
+
 struct SettleRecord {
   std::uint64_t runs = 0;
   bool settled = false;
   std::string stopped;  // kStoppedFixedPoint or kStoppedRunLimit
   CompiledCounts last_run_compiled;
+  std::optional<TuningRecord> tuning;
 
   [[nodiscard]] nlohmann::ordered_json to_tree() const;
   // Reads and checks the field of an untrusted manifest; throws IntegrityError naming "settle.<field>".

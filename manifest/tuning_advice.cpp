@@ -18,24 +18,22 @@ bool has_setting(const Fingerprint& fp, std::string_view entry) {
 
 }  // namespace
 
+std::optional<std::string> hurt_by(const TunedSetting& /*setting*/, std::string_view /*torch_version*/) { return std::nullopt; }
+
 std::vector<TuningAdvice> tuning_advice(const Fingerprint& fp) {
   const FieldValue* torch = fp.get(field::torch_version);
   if (torch == nullptr || !torch->value) return {};
   std::vector<TuningAdvice> advice;
-  if (!has_setting(fp, "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0")) {
-    advice.push_back({"TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0",
-                      "kernels bundled into FX-graph entries lose their tuned config, so every fresh process runs "
-                      "coordinate descent again"});
-  }
-  if (!has_setting(fp, "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0")) {
-    advice.push_back({"TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0",
-                      "register-heavy reductions get a second launcher that every fresh process tunes again"});
-  }
-  const FieldValue* ptxas = fp.get(field::ptxas_version);
-  if (ptxas != nullptr && ptxas->value && ptxas->source.find(kPtxasFromEnv) == std::string::npos) {
-    advice.push_back({"TRITON_PTXAS_PATH",
-                      "without it compile workers and the main process key kernels with two ptxas versions, and a "
-                      "kernel a worker compiled misses in every pod"});
+  for (const TunedSetting& s : kTunedSettings) {
+    if (s.name == kPtxasVariable) {
+      const FieldValue* ptxas = fp.get(field::ptxas_version);
+      if (ptxas != nullptr && ptxas->value && ptxas->source.find(kPtxasFromEnv) == std::string::npos) {
+        advice.push_back({std::string(s.name), std::string(s.why)});
+      }
+      continue;
+    }
+    std::string entry = std::string(s.name) + "=" + std::string(s.value);
+    if (!has_setting(fp, entry)) advice.push_back({entry, std::string(s.why)});
   }
   return advice;
 }

@@ -160,6 +160,7 @@ manifest::SettleRecord SettleOutcome::record() const {
   r.settled = stopped == Stopped::fixed_point;
   r.stopped = std::string(to_string(stopped));
   if (!runs.empty() && runs.back().compiled) r.last_run_compiled = *runs.back().compiled;
+  r.tuning = tuning;
   return r;
 }
 
@@ -172,6 +173,7 @@ SettleOutcome settle(const SettleRequest& rq) {
   check_signal();
   out.original = rq.dirs;
   out.fingerprint = rq.fingerprint;
+  out.tuning = rq.tuning;
   std::vector<manifest::CacheDir> dirs = rq.packable();
   for (unsigned k = 1; k <= rq.max_runs; ++k) {
     RunReport report;

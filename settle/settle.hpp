@@ -67,6 +67,8 @@ struct SettleRequest {
   std::filesystem::path scratch_parent;  // where the scratch folder is made (beside the output)
   manifest::Fingerprint fingerprint;     // recorded in the scratch archives and used as the machine's
   unsigned jobs = 0;
+  // The tuned settings the caller set in this process's environment for every run (recorded in the manifest).
+  std::optional<manifest::TuningRecord> tuning;
   std::function<void(const RunReport&)> on_run;  // each run as it ends (the report's lines)
 };
 
@@ -90,6 +92,7 @@ struct SettleOutcome {
   std::vector<manifest::CacheDir> original;  // the user's folders (the request's), recorded as the build folders
   std::vector<manifest::CacheDir> settled;   // the last run's scratch folders that exist, same order
   manifest::Fingerprint fingerprint;         // the request's
+  std::optional<manifest::TuningRecord> tuning;  // the request's
   std::unique_ptr<ScratchFolder> scratch;    // holds `settled` until the outcome is destroyed
   [[nodiscard]] manifest::SettleRecord record() const;
 };

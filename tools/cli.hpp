@@ -61,6 +61,9 @@ struct Command {
   CLI::App* app = nullptr;
   CommonOptions* common = nullptr;  // main.cpp fills in the thread count
   std::function<int()> run;
+  // A command that runs another program (`create --settle`, `run`) takes every word after the first `--` here,
+  // untouched by the parser (main.cpp splits it off before CLI11 sees it); nullptr: `--` is a usage error.
+  std::vector<std::string>* trailing = nullptr;
 };
 using Commands = std::vector<Command>;
 
@@ -89,5 +92,7 @@ void add_ls(CLI::App& app, Commands& commands);
 void add_purge(CLI::App& app, Commands& commands);
 void add_status(CLI::App& app, Commands& commands);
 void add_merge(CLI::App& app, Commands& commands);
+void add_env(CLI::App& app, Commands& commands);
+void add_run(CLI::App& app, Commands& commands);
 
 }  // namespace ccpack::tools

@@ -1,6 +1,7 @@
 // `ccpack create`: pack the cache folders found from the environment (or flags) into one archive.
 #include <sys/stat.h>
 
+#include "manifest/tuning_advice.hpp"
 #include "pack/create.hpp"
 #include "pack/since_restore.hpp"
 #include "tools/cache_dirs.hpp"
@@ -79,7 +80,7 @@ std::optional<settle::SettleOutcome> settle_first(const CreateOptions& o, const 
                                                  std::vector<std::string>& looked) {
   check_settle_options(o.settle, o.dirs);
   return settle_if_asked(o.settle, resolved, [&resolved, &looked] { return folders_to_pack(resolved, looked); }, o.output,
-                         [&o, &resolved] { return probe_local(o.python, resolved); }, o.common);
+                         [&o, &resolved] { return probe_local(o.python, resolved); }, o.common, o.python);
 }
 
 // create's --json report.
@@ -124,6 +125,16 @@ pack::CreateResult create_or_delta(const CreateOptions& o, const pack::CreateReq
   return delta->created;
 }
 
+// A plain create of a cache warmed without the tuned settings: its pods will not settle; one line says how to fix it.
+void warn_untuned(const Reporter& out, const manifest::Fingerprint& fp) {
+  std::vector<manifest::TuningAdvice> advice = manifest::tuning_advice(fp);
+  if (advice.empty()) return;
+  std::string missing;
+  for (const manifest::TuningAdvice& a : advice) missing += (missing.empty() ? "" : ", ") + a.setting;
+  out.warn("this cache was warmed without " + missing + ": pods restoring it will compile and tune again; warm up with "
+           "`ccpack create -o OUT --settle -- CMD ARGS...`, which sets them (docs/TUNING.md)");
+}
+
 int run(CreateOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
@@ -152,6 +163,7 @@ int run(CreateOptions& o) {
   const std::vector<std::string>& fp_warnings = created.fingerprint_warnings;
   for (const std::string& w : fp_warnings) out.warn(w);
   const pack::PackResult& r = created.packed;
+  if (!settled && !o.since_restore) warn_untuned(out, r.manifest.fingerprint);
 
   if (out.json()) {
     report_json(out, o, created, key, settled ? &*settled : nullptr, delta_json(delta));
@@ -201,7 +213,8 @@ void add_create(CLI::App& app, Commands& commands) {
               "fingerprint; a folder ccpack did not restore exits 5")
       ->excludes("--settle");
   add_common(c, o->common);
-  commands.push_back({c, &o->common, [o] { return run(*o); }});
+  c->footer("With --settle, every word after `--` is the warm-up command's: `ccpack create -o m.ccpack --settle -- python serve.py --warmup-only`.");
+  commands.push_back({c, &o->common, [o] { return run(*o); }, &o->settle.command});
 }
 
 }  // namespace ccpack::tools

@@ -14,6 +14,8 @@
 #include <optional>
 
 #include "tools/cache_dirs.hpp"
+#include "tools/pod_settings.hpp"
+#include "tools/restore_command.hpp"
 #include "tools/cli.hpp"
 #include "tools/comparison.hpp"
 #include "tools/purge_report.hpp"
@@ -33,24 +35,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct RestoreOptions {
-  CommonOptions common;
-  fs::path archive;
-  CacheDirOptions dirs;
-  std::vector<std::string> extras;
-  bool durable = false;
-  bool no_relocate = false;
-  bool at_build_paths = false;
-  bool print_env = false;
-  TrustOptions trust;
-  std::string python;
-  std::vector<std::string> ignored;
-  std::string on_mismatch;  // empty: $CCPACK_ON_MISMATCH, else refuse
-  MachineOptions machine;
-  RegistryOptions registry;
-  bool verbose = false;  // -v: also what needs no action (each component, relocation, --select, unseen GPU fields)
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-};
 
 // What a restore into other folders than the build machine's rewrote, and what that implies, from this run's
 // counts (docs/RELOCATION.md): nothing to warn about when every path-bearing file was rewritten.
@@ -69,12 +53,6 @@ std::string relocation_line(const unpack::ComponentOutcome& c) {
             "(`restore --at-build-paths --print-env` restores exactly where it was built)";
   }
   return line;
-}
-
-std::string shell_quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 // --print-env: the variables that point torch and triton at the folders just restored.
@@ -211,15 +189,31 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
   if (purged) say_purge(out, *purged, false);
 }
 
+// The refusal (exit 3). Where this process only lacks the settings the cache was built with, one line names them with
+// their values and the commands that set them, and --on-mismatch=force (every entry would miss) is not offered.
+int refuse(const RestoreOptions& o, const Reporter& out, const manifest::Comparison& fit, const Machine& machine) {
+  ojson body = {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}, {"machine", machine_json(machine)}};
+  bool only_settings = false;
+  std::vector<std::string> missing = missing_settings(fit, &only_settings);
+  if (!out.json() && (!only_settings || o.verbose)) std::fputs(fit.to_table(true).c_str(), stderr);
+  if (missing.empty()) {
+    return refused(out, std::move(body), "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
+                                             " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
+  }
+  std::string list;
+  for (const std::string& m : missing) list += (list.empty() ? "" : " ") + m;
+  body["missing_settings"] = missing;
+  std::string archive = escaped(o.archive.string(), 200);
+  return refused(out, std::move(body),
+                 "not restoring " + quoted_path(o.archive) + ": this process lacks the settings its cache was built with, so every entry would miss: " +
+                     list + (only_settings ? "" : " (and more: the table above)") + "; `ccpack run " + archive + " -- CMD` restores and runs CMD with them, `eval \"$(ccpack env " +
+                     archive + ")\"` exports them (nothing written)");
+}
+
 // After unpack::restore: the refusal (exit 3, the table of `check` on stderr), or the warnings and the report.
 int finish(const RestoreOptions& o, const Reporter& out, const unpack::RestoreResult& r, const unpack::TrustReport& trust,
            const Machine& machine, const std::function<ojson()>& registry) {
-  if (r.refused) {
-    if (!out.json()) std::fputs(r.fit.to_table(true).c_str(), stderr);
-    return refused(out, {{"archive", o.archive.string()}, {"fingerprint", comparison_json(r.fit)}, {"machine", machine_json(machine)}},
-                   "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + r.fit.summary() +
-                       " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
-  }
+  if (r.refused) return refuse(o, out, r.fit, machine);
   // After the restore: a manifest that fails validation (read by the restore unless it is a no-op) is refused
   // with its one error line and no warning before it.
   warn_differences(out, r.fit, r.fit.blocks() && !r.purging, machine, o);
@@ -283,7 +277,9 @@ int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::Rest
   return rc;
 }
 
-int run(RestoreOptions& o) {
+}  // namespace
+
+int run_restore(RestoreOptions& o) {
   interrupt::install();  // SIGINT/SIGTERM: staging removed, "interrupted, nothing changed", exit 130/143
   Reporter out(o.common);
   require_file_or_reference(o.archive.string());
@@ -304,36 +300,41 @@ int run(RestoreOptions& o) {
   return finish(o, out, result, trust, *machine, {});
 }
 
-}  // namespace
+void add_restore_flags(CLI::App* r, RestoreOptions& o, bool for_run) {
+  r->add_option("archive", o.archive, "The .ccpack archive, or oci://host[:port]/repository[:tag|@digest] in a registry")
+      ->required();
+  add_cache_dirs(r, o.dirs, o.extras, "restore into");
+  r->add_flag("--durable", o.durable, "Flush the restored files to disk (one syncfs) before they are swapped into place");
+  r->add_flag("--at-build-paths", o.at_build_paths,
+              "Restore each component into the folder it was packed from on the build machine (exact warmth; see --print-env)");
+  if (!for_run) {
+    r->add_flag("--print-env", o.print_env,
+                "Print `export TORCHINDUCTOR_CACHE_DIR=... TRITON_CACHE_DIR=...` lines for the folders restored, for eval "
+                "(`ccpack env` also prints the settings the archive was built with)");
+  }
+  r->add_flag("--no-relocate", o.no_relocate,
+              "Restore every file as packed: Triton's __grp__*.json files and Inductor's pickled FX-graph and AOTAutograd "
+              "entries then name the build machine's folders");
+  add_trust_options(r, o.trust);
+  add_cosign_option(r, o.trust);
+  add_python_option(r, o.python);
+  add_ignore_option(r, o.ignored);
+  r->add_option("--on-mismatch", o.on_mismatch,
+                "When the fingerprint makes a component stale or refused: 'refuse' (default: write nothing, exit 3) or "
+                "'force' (restore anyway, warn) or 'purge' (restore what fits, remove what is stale here; see `ccpack purge`); "
+                "default $CCPACK_ON_MISMATCH, else refuse");
+  add_machine_options(r, o.machine);
+  add_registry_options(r, o.registry);
+  r->add_flag("-v,--verbose", o.verbose,
+              "Also print what needs no action: each component on its line, relocation, each --select, and the GPU fields "
+              "this machine does not show when --select named gpu.arch (the default is one line)");
+  add_common(r, o.common, !for_run);
+}
 
 void add_restore(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<RestoreOptions>();
   CLI::App* r = app.add_subcommand("restore", "Check an archive and restore it into this machine's cache folders");
-  r->add_option("archive", o->archive, "The .ccpack archive, or oci://host[:port]/repository[:tag|@digest] in a registry")
-      ->required();
-  add_cache_dirs(r, o->dirs, o->extras, "restore into");
-  r->add_flag("--durable", o->durable, "Flush the restored files to disk (one syncfs) before they are swapped into place");
-  r->add_flag("--at-build-paths", o->at_build_paths,
-              "Restore each component into the folder it was packed from on the build machine (exact warmth; see --print-env)");
-  r->add_flag("--print-env", o->print_env,
-              "Print `export TORCHINDUCTOR_CACHE_DIR=... TRITON_CACHE_DIR=...` lines for the folders restored, for eval");
-  r->add_flag("--no-relocate", o->no_relocate,
-              "Restore every file as packed: Triton's __grp__*.json files and Inductor's pickled FX-graph and AOTAutograd "
-              "entries then name the build machine's folders");
-  add_trust_options(r, o->trust);
-  add_cosign_option(r, o->trust);
-  add_python_option(r, o->python);
-  add_ignore_option(r, o->ignored);
-  r->add_option("--on-mismatch", o->on_mismatch,
-                "When the fingerprint makes a component stale or refused: 'refuse' (default: write nothing, exit 3) or "
-                "'force' (restore anyway, warn) or 'purge' (restore what fits, remove what is stale here; see `ccpack purge`); "
-                "default $CCPACK_ON_MISMATCH, else refuse");
-  add_machine_options(r, o->machine);
-  add_registry_options(r, o->registry);
-  r->add_flag("-v,--verbose", o->verbose,
-              "Also print what needs no action: each component on its line, relocation, each --select, and the GPU fields "
-              "this machine does not show when --select named gpu.arch (the default is one line)");
-  add_common(r, o->common);
+  add_restore_flags(r, *o, false);
   r->footer(
       "The archive's fingerprint is checked against this machine's first, on every run (see `ccpack check`). Each "
       "target folder is replaced as a whole: the archive is extracted into a hidden staging folder beside it, every "
@@ -341,7 +342,7 @@ void add_restore(CLI::App& app, Commands& commands) {
       "swapped back. Running it again with the same archive does nothing. The archive must carry a signature that "
       "verifies with a trusted key (--trust, $CCPACK_TRUSTED_KEYS, else /etc/ccpack/trusted.d and "
       "~/.config/ccpack/trusted.d), checked before anything is written; --allow-unsigned turns that off, loudly.");
-  commands.push_back({r, &o->common, [o] { return run(*o); }});
+  commands.push_back({r, &o->common, [o] { return run_restore(*o); }});
 }
 
 }  // namespace ccpack::tools

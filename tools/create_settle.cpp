@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 
+#include "tools/pod_settings.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::tools {
@@ -71,13 +72,17 @@ void add_settle_options(CLI::App* create, SettleOptions& options) {
   create->add_option("--settle-timeout", options.timeout_s,
                      "With --settle: the time limit of each run of the command, in seconds (its process group is killed; exit 6)")
       ->type_name("SECONDS");
-  create->add_option("command", options.command, "With --settle: the warm-up command and its arguments, after --");
+  create->add_flag("--no-tuned-settings", options.untuned,
+                   "With --settle: run the warm-up and its runs with torch's defaults, not the settings that make a cache "
+                   "settle (TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0, TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0, one "
+                   "TRITON_PTXAS_PATH; docs/TUNING.md)");
 }
 
 void check_settle_options(const SettleOptions& options, const CacheDirOptions& dirs) {
   if (!options.runs) {
     if (!options.command.empty()) throw UsageError("a command after -- is run only with --settle");
     if (options.timeout_s) throw UsageError("--settle-timeout needs --settle");
+    if (options.untuned) throw UsageError("--no-tuned-settings needs --settle (a plain create runs nothing)");
     return;
   }
   if (options.command.empty()) throw UsageError("--settle needs the warm-up command after --, e.g. `-- python warmup.py`");
@@ -91,9 +96,13 @@ void check_settle_options(const SettleOptions& options, const CacheDirOptions& d
 std::optional<settle::SettleOutcome> settle_if_asked(const SettleOptions& options, std::vector<manifest::CacheDir> dirs,
                                                      std::function<std::vector<manifest::CacheDir>()> packable,
                                                      const std::filesystem::path& output,
-                                                     const std::function<manifest::Fingerprint()>& probe, const CommonOptions& common) {
+                                                     const std::function<manifest::Fingerprint()>& probe, const CommonOptions& common,
+                                                     const std::string& python) {
   if (!options.runs) return std::nullopt;
   settle::SettleRequest request;
+  // First: the warm-up, every run and the fingerprint probed below all see the settings.
+  request.tuning = apply_tuned_settings(python, options.untuned);
+  if (!common.quiet) std::fprintf(stderr, "ccpack: %s\n", tuning_line(*request.tuning).c_str());
   request.dirs = std::move(dirs);
   request.packable = std::move(packable);
   request.scratch_parent = std::filesystem::absolute(output).parent_path();

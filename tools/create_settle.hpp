@@ -23,20 +23,23 @@ namespace ccpack::tools {
 struct SettleOptions {
   std::optional<unsigned> runs;      // set by --settle (its value, else settle::kDefaultRuns)
   std::optional<unsigned> timeout_s;  // --settle-timeout, per run
-  std::vector<std::string> command;  // after --
+  std::vector<std::string> command;  // after -- (main.cpp hands it over: Command::trailing)
+  bool untuned = false;              // --no-tuned-settings
 };
 
 void add_settle_options(CLI::App* create, SettleOptions& options);
 // Usage errors: a command without --settle, --settle without a command, --add or --settle-timeout 0.
 void check_settle_options(const SettleOptions& options, const CacheDirOptions& dirs);
 
-// Without --settle: nullopt. With it: runs the warm-up and the settle runs on `dirs` (scratch folder beside
+// Without --settle: nullopt. With it: sets the tuned settings in this process's environment (unless
+// --no-tuned-settings; tools/pod_settings.hpp), then runs the warm-up and the settle runs on `dirs` (scratch folder beside
 // `output`; `packable`: create's rule for the folders to pack; `probe`: this machine's fingerprint, probed once
 // and kept in the outcome); each run's line on stderr unless quiet, the stop line at the end.
 [[nodiscard]] std::optional<settle::SettleOutcome> settle_if_asked(const SettleOptions& options, std::vector<manifest::CacheDir> dirs,
                                                                  std::function<std::vector<manifest::CacheDir>()> packable,
                                                                  const std::filesystem::path& output,
-                                                                 const std::function<manifest::Fingerprint()>& probe, const CommonOptions& common);
+                                                                 const std::function<manifest::Fingerprint()>& probe, const CommonOptions& common,
+                                                                 const std::string& python);
 
 // create's --json "settle": null without --settle.
 [[nodiscard]] ojson settle_json(const settle::SettleOutcome* outcome);

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/cli.hpp"
@@ -74,6 +75,18 @@ std::optional<int> before_parse(const CLI::App& app, int argc, char** argv) {
   return static_cast<int>(ExitCode::usage);
 }
 
+// The words after the first `--` (past the command name): a program to run and its own arguments, which CLI11
+// must not read as ccpack's options (`create --settle -- python serve.py --warmup-only`). argc is cut before it.
+std::optional<std::vector<std::string>> split_trailing(int& argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (std::string_view(argv[i]) != "--") continue;
+    std::vector<std::string> tail(argv + i + 1, argv + argc);
+    argc = i;
+    return tail;
+  }
+  return std::nullopt;
+}
+
 int run_ccpack(int argc, char** argv) {
   namespace tools = ccpack::tools;
   CLI::App app{
@@ -100,8 +113,11 @@ int run_ccpack(int argc, char** argv) {
   tools::add_purge(app, commands);
   tools::add_status(app, commands);
   tools::add_merge(app, commands);
+  tools::add_env(app, commands);
+  tools::add_run(app, commands);
 
   if (std::optional<int> code = before_parse(app, argc, argv)) return *code;
+  std::optional<std::vector<std::string>> trailing = split_trailing(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -117,6 +133,12 @@ int run_ccpack(int argc, char** argv) {
 
   for (const tools::Command& command : commands) {
     if (!command.app->parsed()) continue;
+    if (trailing && command.trailing == nullptr) {
+      std::fprintf(stderr, "ccpack: error: `ccpack %s` runs no command: nothing may follow `--` (see ccpack %s --help)\n",
+                   command.app->get_name().c_str(), command.app->get_name().c_str());
+      return static_cast<int>(ExitCode::usage);
+    }
+    if (trailing) *command.trailing = std::move(*trailing);
     try {
       ProcessSettings settings(*command.common);
       return command.run();

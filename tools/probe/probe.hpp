@@ -48,8 +48,11 @@ struct ProbeOptions {
 
 void probe_host(Fingerprint& fp);
 void probe_env(Fingerprint& fp, const std::vector<CacheDir>& dirs);
-// Returns the sys.path folder holding triton (empty when unknown), for the ptxas probe.
-std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits, ProbeMemo& memo);
+struct Discovery;
+// Returns the sys.path folder holding triton (empty when unknown), for the ptxas probe; `found` (when given) gets
+// the listing of sys.path.
+std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits, ProbeMemo& memo,
+                         Discovery* found = nullptr);
 void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimits& limits, ProbeMemo& memo);
 
 // What the listing of sys.path found (dists.cpp).
@@ -65,6 +68,17 @@ void probe_gpu(Fingerprint& fp, const RunLimits& limits);
 // holds, this container's GPU device nodes and the device-choosing variables; nullopt without the NVIDIA driver's
 // /proc files. `root` is put in front of /proc and /dev (tests).
 [[nodiscard]] std::optional<nlohmann::json> gpu_memo_key(const std::string& root = "");
+
+// A ptxas on this machine and what `--version` says (ptxas.cpp).
+struct PtxasFile {
+  std::string path;
+  std::string version;
+  std::string from;  // "torch's bin/ptxas", "triton's bundled ptxas", "$CUDA_HOME/bin/ptxas", ...
+};
+// The ptxas files this machine has, in the order a warm-up picks one: $TRITON_PTXAS_PATH, torch's bin/ptxas (what its compile workers set
+// TRITON_PTXAS_PATH to), Triton's bundled one, then $CUDA_HOME/bin/ptxas and /usr/local/cuda/bin/ptxas; only
+// executable files whose --version is read (memoised as the probe's). `python` as for ProbeOptions.
+[[nodiscard]] std::vector<PtxasFile> ptxas_files(const ProbeOptions& options);
 
 // --- parsers (pure; unit-tested) ---
 // The JSON the python probe's script prints; nullopt when it is not a JSON object. Untrusted: bounded.

@@ -182,7 +182,7 @@ std::string fill_python_fields(const InterpreterReport& interp, const Discovery&
   return triton_site;
 }
 
-std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits, ProbeMemo& memo) {
+std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits, ProbeMemo& memo, Discovery* found_out) {
   std::string why;
   std::optional<json> key = memo.interpreter_key(python, why);
   if (key) {
@@ -190,6 +190,7 @@ std::string probe_python(Fingerprint& fp, const std::string& python, const RunLi
       Discovery found = discover(known->path);
       if (memo.startup_unchanged(*key, found.startup)) {
         memo.python_status = "hit";
+        if (found_out) *found_out = found;
         return fill_python_fields(*known, found, fp);
       }
     }
@@ -208,6 +209,7 @@ std::string probe_python(Fingerprint& fp, const std::string& python, const RunLi
     return {};
   }
   Discovery found = discover(interp->path);
+  if (found_out) *found_out = found;
   if (key) {
     if (std::string not_kept = memo.put_python(*key, *interp, found.startup); !not_kept.empty()) memo.python_status = "not memoised: " + not_kept;
   }
