@@ -157,12 +157,13 @@ void set_in_process(const PodEnvironment& env) {
 
 std::vector<std::string> missing_settings(const manifest::Comparison& fit, bool* only) {
   std::vector<std::string> missing;
+  std::string ptxas;  // said last, after the settings
   bool others = false;
   for (const manifest::ComparisonRow& row : fit.rows) {
     bool blocks = std::any_of(row.verdicts.begin(), row.verdicts.end(), [](manifest::Verdict v) { return v >= manifest::Verdict::stale; });
     if (!blocks) continue;
     if (row.field == manifest::field::ptxas_version && row.archive) {
-      missing.push_back(std::string(manifest::kPtxasVariable) + "=<a ptxas " + *row.archive + ">");
+      ptxas = std::string(manifest::kPtxasVariable) + "=<a ptxas " + *row.archive + ">";
       continue;
     }
     if (row.field != manifest::field::env_inductor && row.field != manifest::field::env_triton) {
@@ -183,6 +184,7 @@ std::vector<std::string> missing_settings(const manifest::Comparison& fit, bool*
       if (!named) missing.push_back("unset " + name);
     }
   }
+  if (!ptxas.empty()) missing.push_back(ptxas);
   if (only) *only = !others && !missing.empty();
   return missing;
 }

@@ -10,6 +10,9 @@ Inductor's do) and one .best_config. Everything is derived from n and the folder
 folders write the same bytes.
   STANDIN_FAIL_AT=N   when n == N: write one stray file, then exit 7
   STANDIN_SLEEP_AT=N  when n == N: touch $STANDIN_STATE/ready, then sleep 60 s
+  STANDIN_ENVLOG=FILE  each run appends one JSON line: its arguments and the TORCHINDUCTOR_*/TRITON_* variables
+                       it got (arguments are otherwise ignored, so a warm-up's own flags can be passed)
+  STANDIN_EXIT=N       exit N after the run's work (0 when unset)
 SIGINT/SIGTERM: the signal's name is written to $STANDIN_STATE/signal, then exit 1.
 """
 import hashlib
@@ -65,6 +68,10 @@ def main():
     signal.signal(signal.SIGINT, caught)
     signal.signal(signal.SIGTERM, caught)
     ind, tri = os.environ.get("TORCHINDUCTOR_CACHE_DIR"), os.environ.get("TRITON_CACHE_DIR")
+    if os.environ.get("STANDIN_ENVLOG"):
+        seen = {k: v for k, v in os.environ.items() if k.startswith(("TORCHINDUCTOR_", "TRITON_"))}
+        with open(os.environ["STANDIN_ENVLOG"], "a") as f:
+            f.write(json.dumps({"argv": sys.argv[1:], "env": seen}, sort_keys=True) + "\n")
     if not ind or not tri:
         print("standin: TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR must be set", file=sys.stderr)
         return 9
@@ -84,7 +91,7 @@ def main():
     if add:
         add_graph(ind, n)
     print("standin: %d kernels there, %d added" % (n, add))
-    return 0
+    return int(os.environ.get("STANDIN_EXIT", "0"))
 
 
 if __name__ == "__main__":
