@@ -62,7 +62,7 @@ struct Command {
   CommonOptions* common = nullptr;  // main.cpp fills in the thread count
   std::function<int()> run;
   // A command that runs another program (`create --settle`, `run`) takes every word after the first `--` here,
-  // untouched by the parser (main.cpp splits it off before CLI11 sees it); nullptr: `--` is a usage error.
+  // untouched by the parser (main.cpp splits it off before CLI11 sees it); nullptr: `--` is CLI11's end of options.
   std::vector<std::string>* trailing = nullptr;
 };
 using Commands = std::vector<Command>;

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -75,9 +76,13 @@ std::optional<int> before_parse(const CLI::App& app, int argc, char** argv) {
   return static_cast<int>(ExitCode::usage);
 }
 
-// The words after the first `--` (past the command name): a program to run and its own arguments, which CLI11
-// must not read as ccpack's options (`create --settle -- python serve.py --warmup-only`). argc is cut before it.
-std::optional<std::vector<std::string>> split_trailing(int& argc, char** argv) {
+// For a command that runs a program (Command::trailing): the words after the first `--`, the program and its own
+// arguments, which CLI11 must not read as ccpack's options (`create --settle -- python serve.py --warmup-only`);
+// argc is cut before it. Other commands keep `--` as CLI11's end of options (a path that starts with '-').
+std::optional<std::vector<std::string>> split_trailing(const ccpack::tools::Commands& commands, int& argc, char** argv) {
+  bool takes = std::any_of(commands.begin(), commands.end(),
+                           [&](const ccpack::tools::Command& c) { return c.trailing != nullptr && c.app->check_name(argv[1]); });
+  if (!takes) return std::nullopt;
   for (int i = 2; i < argc; ++i) {
     if (std::string_view(argv[i]) != "--") continue;
     std::vector<std::string> tail(argv + i + 1, argv + argc);
@@ -117,7 +122,7 @@ int run_ccpack(int argc, char** argv) {
   tools::add_run(app, commands);
 
   if (std::optional<int> code = before_parse(app, argc, argv)) return *code;
-  std::optional<std::vector<std::string>> trailing = split_trailing(argc, argv);
+  std::optional<std::vector<std::string>> trailing = split_trailing(commands, argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -133,11 +138,6 @@ int run_ccpack(int argc, char** argv) {
 
   for (const tools::Command& command : commands) {
     if (!command.app->parsed()) continue;
-    if (trailing && command.trailing == nullptr) {
-      std::fprintf(stderr, "ccpack: error: `ccpack %s` runs no command: nothing may follow `--` (see ccpack %s --help)\n",
-                   command.app->get_name().c_str(), command.app->get_name().c_str());
-      return static_cast<int>(ExitCode::usage);
-    }
     if (trailing) *command.trailing = std::move(*trailing);
     try {
       ProcessSettings settings(*command.common);

@@ -211,7 +211,15 @@ class Api(unittest.TestCase):
             ccpack.create(work / "u.ccpack", settle=2)
         try:
             pod = {"inductor_dir": work / "pod" / "ind", "triton_dir": work / "pod" / "tri"}
-            ccpack.restore(work / "s.ccpack", allow_unsigned=True, **pod)
+            # A plain restore in a process without the settings create(settle=...) set for its runs is refused ...
+            with self.assertRaises(ccpack.Refused) as lacking:
+                ccpack.restore(work / "s.ccpack", allow_unsigned=True, **pod)
+            self.assertIn("TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0 TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0", lacking.exception.message)
+            # ... and activate() sets them in os.environ, then restores.
+            r = ccpack.activate(work / "s.ccpack", allow_unsigned=True, **pod)
+            self.assertEqual((r["env"]["TORCHINDUCTOR_CACHE_DIR"], r["env"]["TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK"]), (str(pod["inductor_dir"]), "0"))
+            self.assertEqual(os.environ["TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE"], "0")
+            self.assertEqual([c["status"] for c in r["components"]], ["restored", "restored"])
             gate = ["--inductor-dir", str(pod["inductor_dir"]), "--triton-dir", str(pod["triton_dir"])]
             self.assertEqual(ccpack.status(max_compiled=0, extra_args=gate)["triton_kernels_since_restore"], 0)
             os.environ.update(TORCHINDUCTOR_CACHE_DIR=str(pod["inductor_dir"]), TRITON_CACHE_DIR=str(pod["triton_dir"]), STANDIN_MODE="always")
@@ -220,7 +228,8 @@ class Api(unittest.TestCase):
                 ccpack.status(max_compiled=0, extra_args=gate)
             self.assertEqual(over.exception.report["triton_kernels_since_restore"], 1)
         finally:
-            for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "STANDIN_MODE"):
+            for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "STANDIN_MODE", "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE",
+                        "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK", "TRITON_PTXAS_PATH", "TORCHINDUCTOR_COMPILE_THREADS"):
                 os.environ.pop(var, None)
 
     def test_registry_push_ls_pull_restore(self) -> None:

@@ -11,9 +11,11 @@ A warm-up script ends with::
 
     ccpack.create("model.ccpack", sign_key="ci.key", note="pipeline 42")
 
-and a serving entrypoint starts with::
+and a serving entrypoint starts, before torch is imported, with::
 
-    ccpack.restore("model.ccpack")          # trusted keys from /etc/ccpack/trusted.d, or trust=...
+    ccpack.activate("model.ccpack")         # trusted keys from /etc/ccpack/trusted.d, or trust=...
+
+which sets in ``os.environ`` the folders and the settings the cache was built with (``ccpack env``), then restores.
 
 The folders are the ones torch and triton use (``TORCHINDUCTOR_CACHE_DIR``, ``TRITON_CACHE_DIR`` and their
 defaults) unless ``inductor_dir`` / ``triton_dir`` say otherwise. Anything else the binary takes goes in
@@ -36,7 +38,7 @@ from ccpack.errors import (CommandFailed, Error, IntegrityError, Interrupted, No
 #: What restore does when the fingerprint makes a component stale or refused.
 OnMismatch = Literal["refuse", "force", "purge"]
 
-__all__ = ["create", "merge", "restore", "check", "verify", "inspect", "fingerprint", "status", "push", "pull", "ls", "binary",
+__all__ = ["create", "merge", "restore", "activate", "env", "check", "verify", "inspect", "fingerprint", "status", "push", "pull", "ls", "binary",
            "Error", "UsageError", "Refused", "IntegrityError", "NotRestored", "CommandFailed", "OverTheGate", "Interrupted",
            "Report"]
 
@@ -113,6 +115,48 @@ def restore(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
     options += _flag("--no-relocate", not relocate) + _flag("--durable", durable) + _each("--ignore", ignore)
     options += _opt("--python", python) + _opt("--jobs", jobs)
     return _run("restore", options + list(extra_args), [_path(archive)])
+
+
+def env(archive: PathArg, *, trust: Union[PathArg, Sequence[PathArg], None] = None, allow_unsigned: bool = False,
+        inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None, python: Optional[PathArg] = None,
+        select: Optional[Select] = None, fingerprint: Optional[PathArg] = None, plain_http: bool = False,
+        ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None, registries_conf: Optional[PathArg] = None,
+        require_cosign: bool = False, extra_args: Sequence[str] = ()) -> Dict[str, str]:
+    """What a process must have in its environment to use ``archive`` (``ccpack env``): the cache folders, the
+    settings its cache key recorded and a ptxas of the recorded version, as ``{name: value}`` in the order to set them.
+    The archive's signature is checked as restore checks it."""
+    options = _trust(trust, allow_unsigned) + _flag("--require-cosign", require_cosign) + _machine(select, fingerprint)
+    options += _registry(plain_http, ca_file, authfile, registries_conf) + _dirs(inductor_dir, triton_dir, None)
+    options += _opt("--python", python)
+    report = _run("env", options + list(extra_args), [_path(archive)])
+    return {v["name"]: v["value"] for v in report["variables"]}
+
+
+def activate(archive: PathArg, on_mismatch: Optional[OnMismatch] = None, *,
+             trust: Union[PathArg, Sequence[PathArg], None] = None, allow_unsigned: bool = False,
+             inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
+             python: Optional[PathArg] = None, select: Optional[Select] = None, fingerprint: Optional[PathArg] = None,
+             plain_http: bool = False, ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
+             registries_conf: Optional[PathArg] = None, require_cosign: bool = False) -> Report:
+    """A serving or training script's first call, before ``import torch``: sets ``os.environ`` to what
+    ``env(archive)`` returns (the folders, the settings the cache was built with, a ptxas of the recorded version),
+    then restores the archive, whose fingerprint check judges this process with them; ``ccpack run`` in Python.
+    python: the interpreter whose torch the process uses (default: this one). Returns restore's report with
+    ``"env"`` added. Raises as restore does; os.environ is set first either way, so a caller that catches Refused
+    starts cold with the settings. Torch reads them when it is imported: a process that imported torch already
+    gets a warning on stderr."""
+    where = dict(trust=trust, allow_unsigned=allow_unsigned, inductor_dir=inductor_dir, triton_dir=triton_dir, select=select,
+                 fingerprint=fingerprint, plain_http=plain_http, ca_file=ca_file, authfile=authfile,
+                 registries_conf=registries_conf, require_cosign=require_cosign)
+    python = python if python is not None else sys.executable
+    variables = env(archive, python=python, **where)
+    if "torch" in sys.modules:
+        sys.stderr.write("ccpack: warning: activate() after `import torch`: torch has read its settings already; "
+                         "call it first\n")
+    os.environ.update(variables)
+    report = restore(archive, on_mismatch, python=python, **where)
+    report["env"] = variables
+    return report
 
 
 def check(archive: PathArg, *, inductor_dir: Optional[PathArg] = None, triton_dir: Optional[PathArg] = None,
