@@ -5,7 +5,8 @@
 # every Inductor counter, and the files the run added to the cache folders by kind (hf_step.py's listing), so
 # fresh restores of a settled and an unsettled archive can be compared field by field.
 # Usage: serve_step.py LABEL   (cache folders from TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR; MODE overrides the
-# compile mode; SHAPES="1x96,4x200" overrides the shapes)
+# compile mode; SHAPES="1x96,4x200" overrides the shapes; STEADY=N adds the steady-state time per call of each shape,
+# the median of N timed calls after the first answers, in ms)
 import time
 START = time.time()
 import json, os, sys
@@ -41,12 +42,27 @@ def main():
             torch.cuda.synchronize()
             per_shape["%dx%d" % (b, n)] = round(time.time() - t0, 2)
     first_answers = time.time() - START
+    steady = {}
+    with torch.no_grad():
+        for b, n in shapes[:] if int(os.environ.get("STEADY", "0")) else []:
+            ids = torch.randint(0, 16384, (b, n), device="cuda")
+            times = []
+            for _ in range(int(os.environ["STEADY"])):
+                t0 = torch.cuda.Event(enable_timing=True)
+                t1 = torch.cuda.Event(enable_timing=True)
+                t0.record()
+                cmodel(input_ids=ids)
+                t1.record()
+                torch.cuda.synchronize()
+                times.append(t0.elapsed_time(t1))
+            times.sort()
+            steady["%dx%d" % (b, n)] = round(times[len(times) // 2], 4)
     added = sorted(listing() - before)
     by_kind = {}
     for p in added:
         by_kind[kind(p)] = by_kind.get(kind(p), 0) + 1
     print(json.dumps({"label": label, "model": "serve", "first_answers_s": round(first_answers, 2),
-                      "first_step_s": round(first_answers, 2), "per_shape_s": per_shape, "answers": answers, "work": work_metrics(), "real": dict(REAL),
+                      "first_step_s": round(first_answers, 2), "per_shape_s": per_shape, "steady_ms": steady, "answers": answers, "work": work_metrics(), "real": dict(REAL),
                       "counters": {k: dict(v) for k, v in counters.items()}, "added": by_kind,
                       "added_kernels": sorted({os.path.basename(p)[:-6] for p in added if p.endswith(".cubin")})}),
           flush=True)

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Tuned by default, on the GPU: the serving decoder of serve_step.py (max-autotune with CUDA graphs, two shapes) warmed
+# and served with nothing exported by hand. Two commands, each under 10 minutes:
+#   PHASE=warmup tuned.sh CCPACK_DIR   two chains side by side on the GPU: "default", a cold warm-up with torch's
+#       defaults and a plain `ccpack create` of its folders; "tuned", `ccpack create --settle -- python3 serve_step.py`
+#       (ccpack sets the settings for the warm-up and the settle runs, and records them).
+#   PHASE=pods tuned.sh CCPACK_DIR     RUNS rounds (default 3), the two kinds alternating: a "default" pod restores the
+#       plain archive into fresh folders with `ccpack restore` and runs serve_step.py with torch's defaults; a "tuned"
+#       pod is `ccpack run ARCHIVE --inductor-dir ... --triton-dir ... -- python3 serve_step.py` (the settings come from
+#       the archive). Each pod reports its time to both first answers, the Triton kernels it compiled (`ccpack
+#       status`) and its steady-state time per call (STEADY calls per shape, default 200); tuned_table.py prints the
+#       medians and PASS/FAIL against: tuned at most 0.3x the default pods' time, 0 kernels (median), steady state
+#       within 3%.
+# CCPACK_DIR holds bin/ccpack (the unpacked portable package). Work folder $TUNED_WORK (default /tmp/cctuned), kept
+# between the two commands; the log and table are copied to $OUT when set. No torch or Triton setting is exported
+# here: the script unsets every TORCHINDUCTOR_* and TRITON_* it inherits.
+set -u
+for v in $(env | sed -n 's/^\(TORCHINDUCTOR_[A-Z_]*\|TRITON_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+D=$(cd "$(dirname "$0")" && pwd)
+BIN=$1/bin/ccpack
+W=${TUNED_WORK:-/tmp/cctuned}; R=${OUT:-$W}; PHASE=${PHASE:-warmup}; RUNS=${RUNS:-3}
+export STEADY=${STEADY:-200} SHAPES=${SHAPES:-1x96,4x200}
+LOG=$W/tuned.jsonl
+SERVE=${SERVE:-"python3 $D/serve_step.py"}  # a CPU check of this script passes a stand-in
+mkdir -p "$W" "$R"
+if [ "$PHASE" = warmup ]; then
+  rm -rf "${W:?}"/*; : >"$LOG"
+  $BIN keygen -q --out "$W/ci.key"
+  (
+    TORCHINDUCTOR_CACHE_DIR=$W/default/ind TRITON_CACHE_DIR=$W/default/tri timeout 560 $SERVE default-cold 2>"$W/default-cold.err" | tail -1 >>"$LOG"
+    $BIN create -o "$W/default.ccpack" --sign-key "$W/ci.key" --inductor-dir "$W/default/ind" --triton-dir "$W/default/tri" \
+      2>"$W/default-create.err" || echo '{"label": "FAIL create default"}' >>"$LOG"
+  ) &
+  (
+    timeout 570 "$BIN" create --json -o "$W/tuned.ccpack" --sign-key "$W/ci.key" --inductor-dir "$W/tuned/ind" \
+      --triton-dir "$W/tuned/tri" --settle -- $SERVE tuned-settle >"$W/tuned-report.json" 2>"$W/tuned-settle.err" \
+      || echo "{\"label\": \"FAIL settle tuned: exit $?\"}" >>"$LOG"
+    grep '^{' "$W/tuned-settle.err" | head -1 | sed 's/"label": "tuned-settle"/"label": "tuned-cold"/' >>"$LOG"
+  ) &
+  wait
+  ls -l "$W"/*.ccpack | tee "$W/archives.txt"
+  cat "$W/default-create.err"; grep "^ccpack: " "$W/tuned-settle.err"
+  [ "$R" = "$W" ] || cp "$LOG" "$R/tuned-warmup.jsonl"
+  exit 0
+fi
+[ -f "$W/ci.key.pub" ] || { echo "tuned.sh: no warm-up in $W (run PHASE=warmup first, on the same machine)" >&2; exit 1; }
+WARMLOG=$LOG; LOG=$W/pods.jsonl; : >"$LOG"  # this phase's pods, beside the warm-up's lines
+pod() {  # kind round
+  local k=$1 r=$2 p=$W/pod-$1
+  rm -rf "$p"
+  if [ "$k" = default ]; then
+    $BIN restore "$W/default.ccpack" -q --trust "$W/ci.key.pub" --inductor-dir "$p/ind" --triton-dir "$p/tri" \
+      || echo "{\"label\": \"FAIL restore default $r\"}" >>"$LOG"
+    TORCHINDUCTOR_CACHE_DIR=$p/ind TRITON_CACHE_DIR=$p/tri timeout 300 $SERVE "default-$r" 2>"$W/default-$r.err" | tail -1 >>"$LOG"
+  else
+    timeout 300 "$BIN" run "$W/tuned.ccpack" --trust "$W/ci.key.pub" --inductor-dir "$p/ind" --triton-dir "$p/tri" \
+      -- $SERVE "tuned-$r" 2>"$W/tuned-$r.err" | tail -1 >>"$LOG"
+  fi
+  local n; n=$($BIN status --json --inductor-dir "$p/ind" --triton-dir "$p/tri" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("triton_kernels_since_restore", -1))')
+  echo "{\"label\": \"status-$k-$r\", \"triton_kernels_since_restore\": $n}" >>"$LOG"
+}
+for r in $(seq "$RUNS"); do
+  if [ $((r % 2)) = 1 ]; then pod default "$r"; pod tuned "$r"; else pod tuned "$r"; pod default "$r"; fi
+done
+grep -h "^ccpack: " "$W"/tuned-1.err | head -5
+[ "$R" = "$W" ] || cp "$LOG" "$R/tuned-pods.jsonl"
+python3 "$D/tuned_table.py" "$WARMLOG" "$LOG" | tee "$R/tuned-table.txt"
