@@ -8,7 +8,9 @@
                                         recipe needs (see REQUIRED below); prints what is wrong, exit 1
   deploy_check.py init FILE.yaml ROOT   prints the first init container of a Pod or Deployment as shell lines:
                                         its env (mount paths moved under ROOT), its command, and the local folders
-                                        of its mounts ("MOUNT path local kind"), for the suite to run it
+                                        of its mounts ("MOUNT path local kind"), for the suite to run it; nothing
+                                        when there is none
+  deploy_check.py main FILE.yaml ROOT   the same for the first container (the server)
 """
 import os
 import re
@@ -135,8 +137,6 @@ def problems(doc):
     if not any("emptyDir" in v for v in volumes.values()):
         out.append("no emptyDir volume for the cache")
     inits, mains = spec.get("initContainers") or [], spec.get("containers") or []
-    if not inits:
-        out.append("no init container")
     if not mains:
         out.append("no container")
     for c in inits + mains:
@@ -154,12 +154,16 @@ def problems(doc):
                 out.append("container %s: mount of unknown volume %r" % (name, m.get("name")))
             if not str(m.get("mountPath", "")).startswith("/"):
                 out.append("container %s: mountPath %r" % (name, m.get("mountPath")))
+    runners = [c for c in inits + mains if re.search(r"(^|[\s;&|])ccpack(\s|$)", " ".join(map(str, c.get("command") or [])))]
+    if not runners:
+        out.append("no container runs ccpack")
     for c in inits:
         if not c.get("command"):
             out.append("init container %s: no command" % c.get("name"))
+    for c in runners:
         keys = [m for m in c.get("volumeMounts") or [] if m.get("mountPath") == "/etc/ccpack/trusted.d"]
         if not keys or not any(k in volumes.get(keys[0].get("name"), {}) for k in ("configMap", "secret")):
-            out.append("init container %s: no trusted key mounted into /etc/ccpack/trusted.d from a ConfigMap or Secret"
+            out.append("container %s: no trusted key mounted into /etc/ccpack/trusted.d from a ConfigMap or Secret"
                        % c.get("name"))
     return out
 
@@ -176,10 +180,13 @@ def validate(path):
     return 1 if found else 0
 
 
-def init(path, root):
+def plan(path, root, which):
     doc = load(path)
     spec = pod_spec(doc)
-    c = (spec.get("initContainers") or [])[0]
+    found = spec.get("initContainers" if which == "init" else "containers") or []
+    if not found:
+        return
+    c = found[0]
     volumes = {v["name"]: v for v in spec.get("volumes") or []}
     mounts = []
     for m in c.get("volumeMounts") or []:
@@ -206,7 +213,7 @@ if __name__ == "__main__":
         blocks(sys.argv[2], sys.argv[3])
     elif what == "validate" and len(sys.argv) == 3:
         sys.exit(validate(sys.argv[2]))
-    elif what == "init" and len(sys.argv) == 4:
-        init(sys.argv[2], sys.argv[3])
+    elif what in ("init", "main") and len(sys.argv) == 4:
+        plan(sys.argv[2], sys.argv[3], what)
     else:
         sys.exit(__doc__)

@@ -4,10 +4,13 @@
 # is a Pod or a Deployment, have what a pod of the recipe needs (metadata.name, securityContext runAsUser/fsGroup,
 # resources, an emptyDir, the trusted key mounted into /etc/ccpack/trusted.d from a ConfigMap or Secret); the TOML
 # must parse; each shell block runs, by its role (its first line): "# once" (keygen, kubectl stands in), "# build
-# pipeline" (a fake H200 through the stub NVML, a warm-up that fills the caches from the sample cache), and the
-# image's entrypoint ("#!/bin/sh"). Then the Pod's and the Deployment's init containers run as a GPU-less pod would:
-# their command and env from the YAML, their mounts as local folders, as uid/gid of the securityContext when this
-# suite runs as root. A new shell block with no role here fails the suite, so the page cannot drift from it.
+# pipeline" (a fake H200 through the stub NVML, `create --settle` of a warm-up that fills the caches from the sample
+# cache), and the image's entrypoint ("#!/bin/sh"). Then each Pod's and Deployment's containers run: the init
+# container (when there is one) as a GPU-less container would, then the server's container with the GPU; their
+# command and env from the YAML, their mounts as local folders, as uid/gid of the securityContext when this suite
+# runs as root. The stand-in server says "serving warm" only when the cache was restored and the archive's settings
+# reached it (nobody exported them: `ccpack run` or `ccpack env` did). A new shell block with no role here fails the
+# suite, so the page cannot drift from it.
 # Usage: deploy_test.sh PATH/TO/ccpack PATH/TO/tests/data PATH/TO/nvml_stub.so
 set -u
 CCPACK=$(realpath "$1")
@@ -42,6 +45,7 @@ if [ "\${2:-}" = --warmup-only ]; then
   exit
 fi
 [ -f "\$TORCHINDUCTOR_CACHE_DIR/.ccpack-marker.json" ] && [ -f "\$TRITON_CACHE_DIR/.ccpack-marker.json" ] || { echo "serving cold" >&2; exit 1; }
+[ "\${TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE:-}" = 0 ] && [ "\${TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK:-}" = 0 ] || { echo "serving without the archive's settings" >&2; exit 1; }
 echo "serving warm"
 EOF
 cat >"$T/bin/kubectl" <<EOF
@@ -110,21 +114,23 @@ done
 [ -f "$T/configmaps/ccpack-trusted-keys/ci.pub" ] && ok || bad "no ConfigMap with the public key"
 expect 0 "" -- "$CCPACK" verify "$T/ci/model-h200.ccpack" --trust "$T/configmaps/ccpack-trusted-keys"
 
-# --- the Pod's and the Deployment's init containers, as a GPU-less pod runs them -------------------------------------
-# run_init YAML ROOT: mounts as folders under ROOT (the emptyDir group-owned by fsGroup and setgid, as kubelet
-# makes it; the ConfigMap's files), the env and command of the YAML, as runAsUser:fsGroup when root may switch.
-run_init() {
-  local yaml=$1 root=$2 line uid gid cmd=""
+# --- the Pod's and the Deployment's containers: the init container without a GPU, the server's with it --------------
+# run_container init|main YAML ROOT nogpu|gpu: mounts as folders under ROOT (the emptyDir group-owned by fsGroup and
+# setgid, as kubelet makes it; the ConfigMap's files), the env and command of the YAML, as runAsUser:fsGroup when
+# root may switch. Exit 75 when the YAML has no such container.
+run_container() {
+  local which=$1 yaml=$2 root=$3 machine=$4 line uid gid cmd=""
   local -a envs=()
   mkdir -p "$root" && chmod 755 "$root"
-  "$PY" "$CHECK" init "$yaml" "$root" >"$T/init.plan" || { bad "cannot read the init container of $yaml"; return 1; }
+  "$PY" "$CHECK" "$which" "$yaml" "$root" >"$T/init.plan" || { bad "cannot read the $which container of $yaml"; return 1; }
+  [ -s "$T/init.plan" ] || return 75
   while IFS= read -r line; do
     case "$line" in
       MOUNT*)
         eval "set -- ${line#MOUNT }"
         case "$3" in
           emptyDir) mkdir -p "$2" ;;
-          configMap) cp -r "$T/configmaps/$4" "$2" ;;
+          configMap) [ -d "$2" ] || cp -r "$T/configmaps/$4" "$2" ;;
           secret) mkdir -p "$2" ;;
         esac
         [ "$1" = /etc/ccpack/trusted.d ] && envs+=("CCPACK_TRUSTED_KEYS=$2")  # the mount's place, named
@@ -136,21 +142,31 @@ run_init() {
   done <"$T/init.plan"
   local -a as=()
   if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-    for d in "$root"/*; do chgrp -R "$gid" "$d" && chmod 2775 "$d"; done
+    for d in "$root"/*; do [ "$d" = "$root/home" ] || { chgrp -R "$gid" "$d" && chmod 2775 "$d"; }; done
     as=(setpriv --reuid="$uid" --regid="$gid" --groups="$gid")
   fi
   mkdir -p "$root/home" && chmod 777 "$root/home"
-  eval "nogpu env HOME=$root/home TMPDIR=$root/home XDG_CACHE_HOME=$root/home/.cache CCPACK_PROBE_CACHE=$root/home/probe.json ${envs[*]@Q} ${as[*]} $cmd"
+  eval "$machine env HOME=$root/home TMPDIR=$root/home XDG_CACHE_HOME=$root/home/.cache CCPACK_PROBE_CACHE=$root/home/probe.json ${envs[*]@Q} ${as[*]} $cmd"
 }
 
 for kind in Pod Deployment; do
   Y=$(grep -l "^kind: $kind" "$T"/blocks/*.yaml | head -1)
   R="$T/pod-$kind"
-  run_init "$Y" "$R" >"$T/out" 2>"$T/err"
+  first=init
+  run_container init "$Y" "$R" nogpu >"$T/out" 2>"$T/err"
   rc=$?
-  [ "$rc" -eq 0 ] && ok || bad "$kind: the init container exited $rc: $(cat "$T/err")"
-  n=$(cat "$T/out" "$T/err" | wc -l)
-  [ "$n" -le 2 ] && ! grep -q warning "$T/err" && ok || bad "$kind: the init container printed $n lines: $(cat "$T/out" "$T/err")"
+  if [ "$rc" -eq 75 ]; then
+    first=main
+  else
+    [ "$rc" -eq 0 ] && ok || bad "$kind: the init container exited $rc: $(cat "$T/err")"
+    n=$(cat "$T/out" "$T/err" | wc -l)
+    [ "$n" -le 2 ] && ! grep -q warning "$T/err" && ok || bad "$kind: the init container printed $n lines: $(cat "$T/out" "$T/err")"
+  fi
+  # The server's container: warm, with the archive's settings, and ccpack's own lines at most two.
+  run_container main "$Y" "$R" gpu >"$T/out" 2>"$T/err"
+  rc=$?
+  [ "$rc" -eq 0 ] && grep -qx "serving warm" "$T/out" && ok || bad "$kind: the server's container exited $rc: $(cat "$T/out" "$T/err")"
+  [ "$(wc -l <"$T/err")" -le 2 ] && ! grep -q warning "$T/err" && ok || bad "$kind: the server's container printed: $(cat "$T/err")"
   cp "$T/err" "$T/transcript-$kind"
   if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then  # restored as the pod's user, into the fsGroup volume
     [ "$(stat -c %u "$R/compile-cache/inductor")" = 1000 ] && ok || bad "$kind: not restored as runAsUser 1000"
@@ -159,11 +175,9 @@ for kind in Pod Deployment; do
   diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude='__grp__*.json' "$SAMPLE/inductor_cache" "$R/compile-cache/inductor" >/dev/null &&
     diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude='__grp__*.json' "$SAMPLE/triton_cache" "$R/compile-cache/triton" >/dev/null &&
     ok || bad "$kind: the restored folders differ from the cache the pipeline packed"
-  TORCHINDUCTOR_CACHE_DIR="$R/compile-cache/inductor" TRITON_CACHE_DIR="$R/compile-cache/triton" python serve.py >"$T/out" 2>&1 &&
-    ok || bad "$kind: the server found the cache cold: $(cat "$T/out")"
   # A restart: nothing fetched but the header, still at most two lines.
-  run_init "$Y" "$R" >"$T/out" 2>"$T/err" && grep -q "already restored" "$T/err" && [ "$(cat "$T/out" "$T/err" | wc -l)" -le 2 ] &&
-    ok || bad "$kind: the restart: $(cat "$T/out" "$T/err")"
+  run_container "$first" "$Y" "$R" "$( [ "$first" = init ] && echo nogpu || echo gpu)" >"$T/out" 2>"$T/err" && grep -q "already restored" "$T/err" &&
+    [ "$(cat "$T/err" | wc -l)" -le 2 ] && ok || bad "$kind: the restart: $(cat "$T/out" "$T/err")"
   expect 0 "" -- nogpu "$CCPACK" status --json --inductor-dir "$R/compile-cache/inductor" --triton-dir "$R/compile-cache/triton"
   json_is "$T/out" "[f['archive']['origin'] for f in j['folders']]==['oci://$REG/ml/model-cache:v42']*2"
 done
@@ -176,5 +190,5 @@ D="$T/docker"
   grep -qx "serving warm" "$T/out" && ok || bad "the entrypoint: $(cat "$T/out" "$T/err")"
 [ "$(wc -l <"$T/err")" -le 2 ] && ok || bad "the entrypoint's restore printed more than two lines: $(cat "$T/err")"
 
-echo "deploy: the Pod's init container said: $(cat "$T/transcript-Pod" 2>/dev/null)"
+echo "deploy: the Deployment's server container said: $(cat "$T/transcript-Deployment" 2>/dev/null)"
 finish
