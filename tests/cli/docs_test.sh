@@ -68,13 +68,14 @@ docs/CONVERGE.md | # on each pod, after serving for a while | skip | a fleet's f
 docs/CONVERGE.md | ccpack push pod.delta.ccpack | skip | a fleet's flow through a registry: the same pods (converge_test.sh pushes deltas and merges from a registry on 127.0.0.1)
 docs/SETTLE.md | ccpack create -o model.ccpack --sign-key ci.key --settle | sh | trust cold
 docs/SETTLE.md | ccpack: warm-up: exit 0 | skip | a transcript of a real warm-up's timings (settle_test.sh checks these lines)
-docs/SETTLE.md | ccpack restore model.ccpack && python smoke_test.py | sh | trust cold
+docs/SETTLE.md | ccpack run model.ccpack -- python smoke_test.py | sh | trust cold
 docs/SETTLE.md | import ccpack | py
 docs/SIGNING.md | # once, on a trusted machine | sh | trust
 docs/SIGNING.md | # once: an ECDSA P-256 key pair | sh | trust
 docs/SIGNING.md | tag sha256-<hex>.sig | skip | a drawing of the cosign signature layout and payload (cosign_test.sh checks them)
 docs/SIGNING.md | # /etc/containers/registries.d/ccpack.yaml | skip | skopeo's configuration; Debian 12's skopeo has sigstore patched out (cosign_test.sh pins that)
-docs/TUNING.md | export TRITON_PTXAS_PATH | sh
+docs/TUNING.md | TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0 | skip | the settings create --settle sets, no command (tuned_test.sh checks each run got them)
+docs/TUNING.md | ccpack run model.ccpack -- python serve.py | skip | a pod's two ways to get the settings; tuned_test.sh runs both on an archive made with create --settle
 EOF
 )
 
