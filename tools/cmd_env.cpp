@@ -56,7 +56,9 @@ int run(EnvOptions& eo) {
 ArchiveForPod archive_for_pod(const RestoreOptions& o, const Reporter& out) {
   require_file_or_reference(o.archive.string());
   ArchiveForPod a;
-  if (!o.at_build_paths) a.dirs = resolve_cache_dirs(o.dirs);
+  CacheDirOptions dirs = o.dirs;  // a copy: restore resolves its own --add values again
+  resolve_extras(dirs, o.extras);
+  if (!o.at_build_paths) a.dirs = resolve_cache_dirs(dirs);
   if (registry::oci::is_reference(o.archive.string())) {
     if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
     a.manifest = remote_manifest(o, out, a.dirs);

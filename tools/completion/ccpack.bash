@@ -5,7 +5,7 @@
 _ccpack() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local prev=${COMP_WORDS[COMP_CWORD-1]}
-  local commands="create restore verify inspect import keygen sign fingerprint check push pull ls purge status merge"
+  local commands="create restore run env verify inspect import keygen sign fingerprint check push pull ls purge status merge"
   local common="-h --help -j --jobs -q --quiet --json"
   local cmd="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -32,10 +32,15 @@ _ccpack() {
   local opts
   case $cmd in
     "") COMPREPLY=($(compgen -W "$commands -h --help --version" -- "$cur")); return ;;
-    create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout --since-restore $common" ;;
+    create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout --no-tuned-settings --since-restore $common" ;;
     restore) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
                    --registries-conf --require-cosign $common" ;;
+    run) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --no-relocate --trust
+               --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
+               --registries-conf --require-cosign --cold-on-failure -j --jobs -q --quiet" ;;
+    env) opts="--inductor-dir --triton-dir --add --at-build-paths --trust --allow-unsigned --require-cosign --python --fingerprint
+               --select --plain-http --ca-file --authfile --registries-conf $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
     inspect) opts="--files --card --trust $common" ;;
     import) opts="-o --output --map --fingerprint --sign-key --note $common" ;;
