@@ -56,6 +56,7 @@ void add_key_settings(const manifest::Manifest& archive, PodEnvironment& env) {
     for (const std::string& entry : settings_of(archive.fingerprint, field)) {
       std::size_t eq = entry.find('=');
       std::string name = entry.substr(0, eq);
+      // defence: env-plain-settings
       if (eq == std::string::npos || !exportable(name)) {
         env.notes.push_back("not exported: " + escaped(name, 128) + " from the archive's " + std::string(field) +
                             " (not a plain setting: set it yourself if the pod needs it)");

@@ -75,3 +75,27 @@ TEST_CASE("settle record: each malformed field refused by name") {
              Catch::StartsWith("manifest field 'settle' is inconsistent"));
   CHECK(refusal(R"({"runs":1,"settled":true,"stopped":"fixed-point",)" + ok + "}") == "accepted");
 }
+
+TEST_CASE("settle record: the tuning the runs had is written inside settle and read back exactly") {
+  SettleRecord r = settled();
+  r.tuning = TuningRecord{{"TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0", "TRITON_PTXAS_PATH=/opt/torch/bin/ptxas"},
+                          {"TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=1"},
+                          {}};
+  nlohmann::json tree = nlohmann::json::parse(r.to_tree().dump());
+  CHECK(tree["tuning"]["applied"][1] == "TRITON_PTXAS_PATH=/opt/torch/bin/ptxas");
+  CHECK(SettleRecord::from_tree(tree) == r);
+  // Without it (a ccpack that set nothing) the field is as before, and reads back without tuning.
+  CHECK(settled().to_tree().dump().find("tuning") == std::string::npos);
+  CHECK_FALSE(SettleRecord::from_tree(nlohmann::json::parse(settled().to_tree().dump())).tuning);
+}
+
+TEST_CASE("settle record: a malformed tuning is refused by its field name") {
+  const std::string head = R"({"runs": 1, "settled": true, "stopped": "fixed-point", "last_run_compiled": {"triton_kernels": 0, "fx_graphs": 0, "autotune": 0, "other": 0}, "tuning": )";
+  CHECK(refusal(head + R"("x"})").find("settle.tuning") != std::string::npos);
+  CHECK(refusal(head + R"({"applied": [], "kept": []}})").find("settle.tuning") != std::string::npos);
+  CHECK(refusal(head + R"({"applied": [1], "kept": [], "skipped": []}})").find("settle.tuning.applied") != std::string::npos);
+  CHECK(refusal(head + R"({"applied": [""], "kept": [], "skipped": []}})").find("settle.tuning.applied") != std::string::npos);
+  std::string many = R"({"applied": [)";
+  for (int i = 0; i < 33; ++i) many += std::string(i ? "," : "") + "\"K=V\"";
+  CHECK(refusal(head + many + R"(], "kept": [], "skipped": []}})").find("settle.tuning.applied") != std::string::npos);
+}

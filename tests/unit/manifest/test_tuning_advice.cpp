@@ -54,3 +54,11 @@ TEST_CASE("tuning advice: nothing to advise without torch, and no ptxas advice w
   no_ptxas.absent(field::ptxas_version, "ptxas: no TRITON_PTXAS_PATH and no triton distribution");
   CHECK(tuning_advice(no_ptxas).empty());
 }
+
+TEST_CASE("tuned settings: the list create --settle sets is the list the advice names, and no torch is known hurt") {
+  CHECK(kTunedSettings.size() == 3);
+  CHECK(kTunedSettings[2].name == kPtxasVariable);
+  CHECK(kTunedSettings[2].value.empty());  // a file found on each machine
+  for (const TunedSetting& s : kTunedSettings) CHECK_FALSE(hurt_by(s, "2.11.0+cu130"));
+  CHECK(kPodCompileThreads.name == "TORCHINDUCTOR_COMPILE_THREADS");
+}
