@@ -25,6 +25,7 @@
 #include "tools/card.hpp"
 #include "tools/comparison.hpp"
 #include "tools/machine.hpp"
+#include "tools/pod_settings.hpp"
 #include "tools/registry_options.hpp"
 #include "util/fs.hpp"
 
@@ -128,7 +129,9 @@ int run(CheckOptions& o) {
   }
   for (const std::string& n : notes) out.warn(n);
   if (c.blocks()) {
-    return refused(out, std::move(body), "archive " + quoted_path(o.archive) + " does not fit this machine: " + c.summary());
+    std::string settings = settings_clause(c, o.archive.string());
+    return refused(out, std::move(body), "archive " + quoted_path(o.archive) + " does not fit this machine: " + c.summary() +
+                                             (settings.empty() ? "" : "; " + settings));
   }
   out.report(std::move(body));
   out.say(c.worst() == manifest::Verdict::match ? "the archive fits this machine"

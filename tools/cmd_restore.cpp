@@ -194,20 +194,16 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
 int refuse(const RestoreOptions& o, const Reporter& out, const manifest::Comparison& fit, const Machine& machine) {
   ojson body = {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}, {"machine", machine_json(machine)}};
   bool only_settings = false;
-  std::vector<std::string> missing = missing_settings(fit, &only_settings);
+  std::string settings = settings_clause(fit, o.archive.string(), &only_settings);
   if (!out.json() && (!only_settings || o.verbose)) std::fputs(fit.to_table(true).c_str(), stderr);
-  if (missing.empty()) {
+  if (settings.empty()) {
     return refused(out, std::move(body), "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
                                              " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
   }
-  std::string list;
-  for (const std::string& m : missing) list += (list.empty() ? "" : " ") + m;
-  body["missing_settings"] = missing;
-  std::string archive = escaped(o.archive.string(), 200);
+  body["missing_settings"] = missing_settings(fit);
   return refused(out, std::move(body),
-                 "not restoring " + quoted_path(o.archive) + ": this process lacks the settings its cache was built with, so every entry would miss: " +
-                     list + (only_settings ? "" : " (and more: the table above)") + "; `ccpack run " + archive + " -- CMD` restores and runs CMD with them, `eval \"$(ccpack env " +
-                     archive + ")\"` exports them (nothing written)");
+                 "not restoring " + quoted_path(o.archive) + ": " + settings + (only_settings ? "" : " (and more differs: the table above)") +
+                     " (nothing written)");
 }
 
 // After unpack::restore: the refusal (exit 3, the table of `check` on stderr), or the warnings and the report.

@@ -190,4 +190,14 @@ std::vector<std::string> missing_settings(const manifest::Comparison& fit, bool*
   return missing;
 }
 
+std::string settings_clause(const manifest::Comparison& fit, const std::string& archive, bool* only) {
+  std::vector<std::string> missing = missing_settings(fit, only);
+  if (missing.empty()) return {};
+  std::string list;
+  for (const std::string& m : missing) list += (list.empty() ? "" : " ") + m;
+  std::string a = escaped(archive, 200);
+  return "this process lacks the settings its cache was built with, so every entry would miss: " + list + "; `ccpack run " + a +
+         " -- CMD` restores and runs CMD with them, `eval \"$(ccpack env " + a + ")\"` exports them";
+}
+
 }  // namespace ccpack::tools

@@ -57,4 +57,9 @@ void set_in_process(const PodEnvironment& env);
 // no settings row blocks. `only` (when given) says whether those rows are all that blocks.
 [[nodiscard]] std::vector<std::string> missing_settings(const manifest::Comparison& fit, bool* only = nullptr);
 
+// The clause restore and check end a refusal with when settings rows block (empty otherwise): "this process lacks
+// the settings its cache was built with, so every entry would miss: K=V ...; `ccpack run A -- CMD` restores and runs
+// CMD with them, `eval "$(ccpack env A)"` exports them". `only` as for missing_settings.
+[[nodiscard]] std::string settings_clause(const manifest::Comparison& fit, const std::string& archive, bool* only = nullptr);
+
 }  // namespace ccpack::tools
