@@ -77,6 +77,8 @@ BASE_SHA=$("$PY" -c "import json,sys; print(json.load(sys.stdin)['manifest_sha25
 expect 0 "" -- "$CCPACK" inspect "$T/m.ccpack"
 [ "$(grep -E '^(settle|merged) ' "$T/out")" = "settle       $SETTLED
 merged       2 deltas into base $BASE_SHA (5 files and symlinks added)" ] && ok || bad "inspect: $(grep -E '^(settle|merged)' "$T/out")"
+expect 0 "" -- "$CCPACK" inspect --json "$T/m.ccpack"
+json_is "$T/out" 'j["settled"] is False and j["settle"]["settled"] is True and len(j["merge"]["deltas"]) == 2'
 expect 0 "" -- "$CCPACK" inspect --card "$T/m.ccpack"
 [ "$(grep -E '^- (settled|merged):' "$T/out")" = "- settled: $SETTLED
 - merged: 2 deltas into base $BASE_SHA (5 files and symlinks added)" ] && ok || bad "card: $(grep -E '^- (settled|merged)' "$T/out")"
