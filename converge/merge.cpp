@@ -77,6 +77,8 @@ void merge_delta(const unpack::Archive& delta, std::size_t index, MergePlan& pla
     if (d.conflict) result.conflicts.push_back(std::move(*d.conflict));
     if (d.action == Decision::Action::skip) report.skipped.push_back({e.path, d.reason});
   }
+  unpack::RelocationStats moved = folders.stats();
+  report.relocated = moved.paths_rewritten + moved.pickle_paths_rewritten;
   fs::remove_all(from);
 }
 

@@ -36,6 +36,7 @@ ojson deltas_json(const converge::MergeResult& r) {
                     {"duplicate", d.duplicate},
                     {"added", d.added},
                     {"kept", d.kept},
+                    {"relocated", d.relocated},
                     {"skipped", skipped}});
   }
   return list;

@@ -63,6 +63,8 @@ cmp -s "$T/a/tri/NEWKERNEL/__grp__triton_new.json" "$T/second-pod/triton-cache/N
 expect 0 "" -- "$CCPACK" merge --json "$T/base.ccpack" "$T/da.ccpack" "$T/db.ccpack" -o "$T/m.ccpack" "${SIGN[@]}"
 [ ! -s "$T/err" ] && ok || bad "merge of the same kernels warned: $(cat "$T/err")"
 json_is "$T/out" 'j["conflicts"] == [] and j["added"] == 5 and sorted(len(d["added"]) for d in j["deltas"]) == [0, 5]'
+# Each delta's group file (2 child paths) and pickle (2 strs) were moved from its pod's folders to the base's.
+json_is "$T/out" '[d["relocated"] for d in j["deltas"]] == [4, 4]'
 json_is "$T/out" 'sorted({s["reason"][:20] for d in j["deltas"] for s in d["skipped"]}) == ["the same bytes as de"] and sum(len(d["skipped"]) for d in j["deltas"]) == 5'
 # Restored into a third pod's folders: each file once, relocated there, as that pod would have compiled it.
 pod third i t
