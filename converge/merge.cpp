@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "converge/delta_folders.hpp"
 #include "converge/delta_gate.hpp"
 #include "converge/scratch.hpp"
 #include "manifest/cache_dir.hpp"
@@ -22,10 +23,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Extracts the components of `archive` that the base has into `<dir>/<name>`, as packed (no relocation), with
-// every check of a restore; the others are checked and not written.
+// Extracts the components of `archive` that the base has into `<dir>/<name>`, with every check of a restore; the
+// others are checked and not written. As packed (no relocation), unless `relocate` (a delta, delta_folders.hpp).
 void extract_into(const unpack::Archive& archive, const fs::path& dir, const std::vector<manifest::Component>& base,
-                  const pack::PackOptions& options) {
+                  const pack::PackOptions& options, const DeltaFolders* relocate = nullptr) {
   if (::mkdir(dir.c_str(), 0700) != 0) throw_errno("cannot create " + quoted_path(dir));
   std::vector<UniqueFd> fds;
   std::vector<unpack::StagingTarget> targets;
@@ -36,7 +37,7 @@ void extract_into(const unpack::Archive& archive, const fs::path& dir, const std
     if (::mkdir(root.c_str(), 0700) != 0) throw_errno("cannot create " + quoted_path(root));
     fds.emplace_back(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fds.back().valid()) throw_errno("cannot open " + quoted_path(root));
-    targets.push_back(unpack::StagingTarget{c.name, fds.back().get(), nullptr});
+    targets.push_back(unpack::StagingTarget{c.name, fds.back().get(), relocate ? relocate->relocator(c.name) : nullptr});
   }
   (void)unpack::extract(archive, targets, unpack::ExtractOptions{options.jobs, options.progress});
 }
@@ -52,16 +53,20 @@ void carry_out(const Decision& d, const manifest::Entry& e, const fs::path& tree
   }
 }
 
-// Delta `index` merged into `tree`: extracted beside it, each entry decided by the plan and carried out.
+// Delta `index` merged into `tree`: extracted beside it relocated to the base's build folders `build`, each entry
+// decided by the plan on those bytes and carried out.
 void merge_delta(const unpack::Archive& delta, std::size_t index, MergePlan& plan, const fs::path& scratch,
-                 const std::vector<manifest::Component>& base, const pack::PackOptions& options, MergeResult& result) {
+                 const std::vector<manifest::Component>& base, const std::vector<manifest::CacheDir>& build,
+                 const pack::PackOptions& options, MergeResult& result) {
   fs::path from = scratch / "delta";
-  extract_into(delta, from, base, options);
+  DeltaFolders folders(delta.manifest, build);
+  extract_into(delta, from, base, options, &folders);
   DeltaReport& report = result.deltas[index];
   plan.begin_delta(index, report.manifest_sha256.substr(0, 12));
   const manifest::EntryList& entries = delta.manifest.entries;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     manifest::Entry e = entries[i];
+    if (e.type == manifest::EntryType::file) e.sha256 = folders.identity(i, from);  // relocated: its pod's folders left out
     Decision d = plan.offer(e);
     carry_out(d, e, scratch / "tree", from);
     if (d.action == Decision::Action::add || d.action == Decision::Action::replace) {
@@ -72,6 +77,8 @@ void merge_delta(const unpack::Archive& delta, std::size_t index, MergePlan& pla
     if (d.conflict) result.conflicts.push_back(std::move(*d.conflict));
     if (d.action == Decision::Action::skip) report.skipped.push_back({e.path, d.reason});
   }
+  unpack::RelocationStats moved = folders.stats();
+  report.relocated = moved.paths_rewritten + moved.pickle_paths_rewritten;
   fs::remove_all(from);
 }
 
@@ -106,11 +113,12 @@ manifest::MergeRecord build_tree(const MergeRequest& rq, const unpack::Archive& 
   std::vector<unpack::Archive> deltas = open_deltas(rq, base, result);
   extract_into(base, scratch / "tree", base.manifest.components, rq.pack);
   MergePlan plan(base.manifest.components, base.manifest.entries);
+  std::vector<manifest::CacheDir> build = manifest::build_dirs(base.manifest);
   manifest::MergeRecord record{result.base_manifest_sha256, {}};
   std::size_t k = 0;
   for (std::size_t i = 0; i < result.deltas.size(); ++i) {
     if (result.deltas[i].duplicate) continue;
-    merge_delta(deltas[k++], i, plan, scratch, base.manifest.components, rq.pack, result);
+    merge_delta(deltas[k++], i, plan, scratch, base.manifest.components, build, rq.pack, result);
   }
   for (const DeltaReport& r : result.deltas) {
     if (!r.duplicate) record.deltas.push_back({r.manifest_sha256, r.kept});

@@ -8,7 +8,9 @@
 //            or whose fingerprint does not fit the base's (manifest::compare), is refused with exit 3 naming the
 //            field. They are sorted by their manifest digests; the same delta twice counts once;
 //   tree     the base extracted as packed (no relocation) into a scratch folder beside the output; then each
-//            delta in turn, extracted beside it, its entries decided by the rule of merge_plan.hpp and moved in;
+//            delta in turn, extracted beside it relocated to the base's build folders (delta_folders.hpp: its
+//            pod's folders left out of its bytes), its entries decided on those bytes by the rule of
+//            merge_plan.hpp and moved in;
 //   pack     the tree packed as create packs folders (pack/packer.hpp: same order, same layout, mtime 0), recorded
 //            with the base's components (build folders), fingerprint, compression level and settle record, and a
 //            "merge" field naming the base and each delta merged (manifest/delta_record.hpp); signed, written
@@ -49,13 +51,14 @@ struct DeltaReport {
   std::vector<std::string> added;   // archive paths of the files and symlinks it added (replacements included)
   std::vector<SkippedEntry> skipped;
   std::uint64_t kept = 0;  // of `added`, what the merged archive holds (less what a later delta won in a conflict)
+  std::uint64_t relocated = 0;  // paths in its group files and pickles moved from its pod's folders to the base's
 };
 
 struct MergeResult {
   pack::PackResult packed;
   std::string base_manifest_sha256;
   std::vector<DeltaReport> deltas;  // in merge order (by manifest digest)
-  std::vector<Conflict> conflicts;  // Conflict::kept/dropped index `deltas`
+  std::vector<Conflict> conflicts;  // Conflict::kept/dropped index `deltas`; identities of the relocated bytes
 };
 
 // Throws Error(refused) for a delta of another base or fingerprint, IntegrityError for a hostile or corrupt one,

@@ -21,6 +21,18 @@ bool is_hex_digest(const std::string& s) {
   return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
+// The "settle" key, when it is there and reads: else the marker does not say (never a reason to drop it).
+void read_settle(const ojson& j, Marker& m) {
+  auto it = j.find("settle");
+  if (it == j.end()) return;
+  try {
+    if (!it->is_null()) m.settle = SettleRecord::from_tree(nlohmann::json::parse(it->dump()));
+    m.settle_recorded = true;
+  } catch (const IntegrityError&) {
+    m.settle.reset();
+  }
+}
+
 }  // namespace
 
 std::string Marker::to_json() const {
@@ -32,6 +44,7 @@ std::string Marker::to_json() const {
   j["restored_at"] = restored_at;
   j["signed_by"] = signed_by.empty() ? ojson(nullptr) : ojson(signed_by);
   j["origin"] = origin.empty() ? ojson(nullptr) : ojson(origin.substr(0, kMaxMarkerOrigin));
+  if (settle_recorded) j["settle"] = settle ? settle->to_tree() : ojson(nullptr);
   // Keys sorted, as every marker so far has them: the tree goes through nlohmann::json, whose objects sort.
   j["fingerprint"] = ojson::parse(nlohmann::json::parse(fingerprint.to_json()).dump());
   return j.dump() + "\n";
@@ -53,6 +66,7 @@ std::optional<Marker> Marker::parse(std::string_view text) {
     m.restored_at = j.value("restored_at", std::string());
     if (auto it = j.find("signed_by"); it != j.end() && !it->is_null()) m.signed_by = it->get<std::string>();
     if (auto it = j.find("origin"); it != j.end() && !it->is_null()) m.origin = it->get<std::string>().substr(0, kMaxMarkerOrigin);
+    read_settle(j, m);
     const ojson& fp = j.at("fingerprint");
     if (!fp.is_object()) return std::nullopt;
     try {

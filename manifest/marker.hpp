@@ -5,13 +5,15 @@
 //
 //   {"marker": 1, "archive_manifest_sha256": "<64 hex>", "component": "inductor",
 //    "restored_by": "ccpack 0.1.0", "restored_at": "2026-12-01T09:30:00Z", "signed_by": "<key id>" | null,
-//    "origin": "/abs/model.ccpack" | "oci://host/repo:tag" | null, "fingerprint": {...}}
+//    "origin": "/abs/model.ccpack" | "oci://host/repo:tag" | null, "settle": {...} | null, "fingerprint": {...}}
 //
 // Markers written before the "marker" version key existed have the same other keys and read as version 1.
 // "restored_at" and "signed_by" (the trusted key whose signature the restore verified; null when restored with
 // --allow-unsigned and no trusted signature) came later in version 1: a marker without them reads with both empty,
 // and an older ccpack ignores them; so did "origin" (where the archive came from, for `status`: at most
-// kMaxMarkerOrigin bytes, longer is cut). Beside the marker, restore keeps the folder's entry list
+// kMaxMarkerOrigin bytes, longer is cut), and "settle" (the archive's own "settle" field, manifest/settle_record.hpp,
+// or null when it has none: so `status` can tell a pod's settled archive from one never settled; a marker without
+// the key does not say, and one whose record does not read says nothing either). Beside the marker, restore keeps the folder's entry list
 // (manifest/restored_entries.hpp).
 // A marker that cannot be read or parsed is treated as absent: the folder is restored again, never trusted.
 // The fingerprint is written with its keys sorted (as markers always had it) and parsed once, by parse().
@@ -24,6 +26,7 @@
 #include <string_view>
 
 #include "manifest/fingerprint.hpp"
+#include "manifest/settle_record.hpp"
 
 namespace ccpack::manifest {
 
@@ -39,6 +42,8 @@ struct Marker {
   std::string restored_at;  // UTC, RFC 3339; empty in older markers
   std::string signed_by;    // key id; empty: no trusted signature, or an older marker
   std::string origin;       // the archive file's absolute path or oci://REFERENCE; empty: not recorded
+  bool settle_recorded = false;         // whether the marker says how the archive was settled (older ones do not)
+  std::optional<SettleRecord> settle;   // the archive's settle record; nullopt: not settled (not tried) or not recorded
   Fingerprint fingerprint;  // as recorded in the archive
   // Why the recorded fingerprint could not be read (empty: it was). The marker still names its archive, so a
   // restore of that archive stays a no-op; purge and status report the folder as unjudged.

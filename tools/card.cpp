@@ -138,9 +138,8 @@ void triggers(std::string& out, const CardInput& in) {
   }
 }
 
-}  // namespace
-
-std::string settle_text(const manifest::Manifest& m) {
+// What the archive's own create recorded: its settle runs, or none.
+std::string created_settle_text(const manifest::Manifest& m) {
   if (!m.settle) return "not settled (not tried: made without `create --settle`)";
   const manifest::SettleRecord& s = *m.settle;
   const manifest::CompiledCounts& c = s.last_run_compiled;
@@ -149,6 +148,16 @@ std::string settle_text(const manifest::Manifest& m) {
                      " FX graphs, " + std::to_string(c.autotune) + " autotune results";
   return s.settled ? "settled after " + runs + " (fixed point: " + last + ")"
                    : "NOT settled: stopped at the run limit after " + runs + " (" + last + ")";
+}
+
+}  // namespace
+
+std::string settle_text(const manifest::Manifest& m) {
+  if (!m.merge) return created_settle_text(m);
+  // A merged archive keeps its base's record, which says nothing of what the deltas added.
+  std::size_t n = m.merge->deltas.size();
+  return "base " + created_settle_text(m) + "; merged " + std::to_string(n) + (n == 1 ? " delta" : " deltas") +
+         " (their additions not settle-tested)";
 }
 
 std::string merge_text(const manifest::Manifest& m) {

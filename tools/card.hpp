@@ -22,9 +22,10 @@ struct CardInput {
   const std::vector<manifest::Signature>* signatures = nullptr;
 };
 
-// Whether the archive was settled (`create --settle`, manifest/settle_record.hpp), in one line for `inspect` and
-// the card: "settled after 2 settle runs (the last compiled 0 Triton kernels)", "NOT settled ...", or "not
-// settled (not tried: made without --settle)".
+// Whether the archive was settled (`create --settle`, manifest/settle_record.hpp), in one line for `inspect`,
+// `check` and the card: "settled after 2 settle runs (the last compiled 0 Triton kernels)", "NOT settled ...", or
+// "not settled (not tried: made without --settle)"; for a merged archive, that of its base and what was not:
+// "base settled after 2 settle runs (...); merged 2 deltas (their additions not settle-tested)".
 [[nodiscard]] std::string settle_text(const manifest::Manifest& m);
 // What the archive holds besides its create (manifest/delta_record.hpp), in one line for `inspect`, `check` and the
 // card: "2 deltas into base 0123456789ab (7 files and symlinks added)", "a delta of archive ...", or "not merged".

@@ -121,7 +121,7 @@ int run(CheckOptions& o) {
   if (!out.json()) {
     std::fputs(c.to_table(true).c_str(), stdout);
     // What the archive covers beyond its create: said for a merged archive or a delta only (plain output unchanged).
-    if (archive->merged_or_delta) std::printf("merged: %s; %s\n", archive->merged.c_str(), archive->settled.c_str());
+    if (archive->merged_or_delta) std::printf("settled: %s\nmerged: %s\n", archive->settled.c_str(), archive->merged.c_str());
     for (const manifest::TuningAdvice& t : advice) {
       std::printf("tuning: the warm-up ran without %s: %s (set it for the warm-up and the pods; docs/TUNING.md)\n",
                   t.setting.c_str(), t.why.c_str());

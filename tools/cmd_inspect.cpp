@@ -86,8 +86,10 @@ int run(const InspectOptions& o) {
                 {"manifest_sha256", to_hex(a.manifest_digest())},
                 {"trusted", trust.trusted()},
                 {"signatures", signers_json(trust)},
-                // settle null: made without `create --settle` (not tried); else the manifest's "settle" field
-                {"settled", m.settle ? ojson(m.settle->settled) : ojson(false)},
+                // settle null: made without `create --settle` (not tried); else the manifest's "settle" field. settled:
+                // the archive as a whole, so false for a merged one (its "settle" is the base's; the deltas' additions
+                // were not settle-tested)
+                {"settled", m.settle && !m.merge ? ojson(m.settle->settled) : ojson(false)},
                 {"settle", m.settle ? m.settle->to_tree() : ojson(nullptr)},
                 // delta: `create --since-restore` (not a whole cache); merge: `ccpack merge`'s record; null otherwise
                 {"delta", m.delta ? m.delta->to_tree() : ojson(nullptr)},

@@ -36,6 +36,7 @@ ojson deltas_json(const converge::MergeResult& r) {
                     {"duplicate", d.duplicate},
                     {"added", d.added},
                     {"kept", d.kept},
+                    {"relocated", d.relocated},
                     {"skipped", skipped}});
   }
   return list;
@@ -49,6 +50,16 @@ ojson conflicts_json(const converge::MergeResult& r) {
                     {"dropped", {{"delta", r.deltas[c.dropped].manifest_sha256}, {"sha256", c.dropped_sha256}}}});
   }
   return list;
+}
+
+// The conflicts in one line: how many, and the first (--json lists each with its deltas and SHA-256s).
+std::string conflicts_line(const converge::MergeResult& r) {
+  const converge::Conflict& first = r.conflicts.front();
+  std::string n = std::to_string(r.conflicts.size());
+  return n + (r.conflicts.size() == 1 ? " conflict" : " conflicts") +
+         " (the same path with other bytes in two deltas, their pods' folders left out), the first " + quoted_name(first.path) +
+         " in deltas " + r.deltas[first.kept].manifest_sha256.substr(0, 12) + " and " + r.deltas[first.dropped].manifest_sha256.substr(0, 12) +
+         "; the lower SHA-256 kept each time (`merge --json` lists them all)";
 }
 
 // --deltas-from-registry: the base and every delta tag of it pulled into `scratch` (converge/registry_inputs.hpp).
@@ -106,11 +117,7 @@ int run(const MergeOptions& o) {
     out.say("delta " + d.manifest_sha256.substr(0, 12) + " " + quoted_path(d.file) + ": " +
             (d.duplicate ? "given twice, merged once" : "added " + std::to_string(d.added.size()) + ", skipped " + std::to_string(d.skipped.size())));
   }
-  for (const converge::Conflict& c : r.conflicts) {
-    out.warn("conflict: " + escaped(c.path) + " differs in deltas " + r.deltas[c.kept].manifest_sha256.substr(0, 12) + " and " +
-             r.deltas[c.dropped].manifest_sha256.substr(0, 12) + "; kept " + r.deltas[c.kept].manifest_sha256.substr(0, 12) +
-             "'s (lower SHA-256 " + c.kept_sha256.substr(0, 12) + ")");
-  }
+  if (!r.conflicts.empty()) out.warn(conflicts_line(r));
   out.say("merged " + std::to_string(r.deltas.size()) + " deltas into " + quoted_path(o.output) + ": the base plus " +
           std::to_string(added) + " files (" + mb(r.packed.archive_size) + "), signed with key " + key->key_id());
   return 0;

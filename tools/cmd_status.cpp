@@ -156,6 +156,24 @@ std::string folder_text(const Folder& f, bool autotuned) {
   return out;
 }
 
+// What to do past --max-compiled, by the settle record the restore markers keep (manifest/marker.hpp): an archive
+// that was settled met new work (its remedy is a delta and a merge); one that was not needs its settle runs.
+std::string gate_remedy(const std::vector<Folder>& folders) {
+  bool recorded = false, settled = true;
+  for (const Folder& f : folders) {
+    if (!f.status.marker || !f.status.marker->settle_recorded) continue;
+    recorded = true;
+    settled = settled && f.status.marker->settle && f.status.marker->settle->settled;
+  }
+  const std::string delta = "`ccpack create --since-restore` on this pod and `ccpack merge` of its delta in the pipeline";
+  if (!recorded) {
+    return "the restore markers do not say whether the archive was settled (restored by an older ccpack): if it was, " + delta +
+           "; if not, see `create --settle`";
+  }
+  if (!settled) return "the archive was not settled for this workload: see `create --settle`";
+  return "the archive was settled, and this pod met work its warm-up did not: bring it into the next archive with " + delta;
+}
+
 int run(StatusCommandOptions& o) {
   Reporter out(o.common);
   check_ignored(o.ignored);
@@ -193,7 +211,7 @@ int run(StatusCommandOptions& o) {
     if (o.max_compiled && kernels > *o.max_compiled) {
       return finish_with(out, std::move(body), ExitCode::over_compiled,
                          count(kernels, "Triton kernel", "Triton kernels") + " compiled since the restore, more than --max-compiled " +
-                             std::to_string(*o.max_compiled) + " (the archive was not settled for this workload: see `create --settle`)");
+                             std::to_string(*o.max_compiled) + " (" + gate_remedy(folders) + ")");
     }
     out.report(std::move(body));
     return 0;

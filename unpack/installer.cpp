@@ -76,6 +76,8 @@ void write_marker(int dir_fd, const Archive& a, const std::string& component, co
   marker.restored_at = manifest::utc_now();
   if (run.trust) marker.signed_by = run.trust->verified_by;
   marker.origin = run.origin;
+  marker.settle_recorded = true;  // the archive's settle record, for `status --max-compiled`'s remedy
+  marker.settle = a.manifest.settle;
   marker.fingerprint = a.manifest.fingerprint;
   std::string text = marker.to_json();
   UniqueFd fd(::openat(dir_fd, std::string(manifest::kMarkerName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));

@@ -76,6 +76,29 @@ TEST_CASE("marker: the archive's origin is recorded, read back, and bounded", "[
   CHECK_FALSE(Marker::parse(marker_with(R"(, "origin": 7, "fingerprint": {})")));
 }
 
+TEST_CASE("marker: the archive's settle record is kept, null when it has none; older or unreadable ones do not say", "[marker]") {
+  Marker m = sample();
+  CHECK_THAT(m.to_json(), !Catch::Contains("settle"));  // not recorded: no key, as before
+  m.settle_recorded = true;
+  CHECK_THAT(m.to_json(), Catch::Contains(R"("origin":null,"settle":null,"fingerprint")"));
+  auto unsettled = Marker::parse(m.to_json());
+  REQUIRE(unsettled);
+  CHECK((unsettled->settle_recorded && !unsettled->settle));
+  m.settle = manifest::SettleRecord{2, true, "fixed-point", {0, 0, 0, 1}};
+  CHECK_THAT(m.to_json(), Catch::Contains(R"("settle":{"runs":2,"settled":true,"stopped":"fixed-point","last_run_compiled":)"));
+  auto settled = Marker::parse(m.to_json());
+  REQUIRE(settled);
+  CHECK(settled->settle_recorded);
+  CHECK(settled->settle == m.settle);
+  auto older = Marker::parse(marker_with(R"(, "fingerprint": {})"));
+  REQUIRE(older);
+  CHECK_FALSE(older->settle_recorded);
+  auto bad = Marker::parse(marker_with(R"(, "settle": {"runs": "two"}, "fingerprint": {})"));
+  REQUIRE(bad);  // still a marker: the folder is not restored again for it
+  CHECK_FALSE(bad->settle_recorded);
+  CHECK_FALSE(bad->settle);
+}
+
 TEST_CASE("marker: older markers (no version key, no restored_at, no signed_by) still read", "[marker]") {
   auto old = Marker::parse(marker_with(R"(, "restored_by": "ccpack 0.0.9", "fingerprint": {})"));
   REQUIRE(old);

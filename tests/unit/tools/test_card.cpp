@@ -168,9 +168,21 @@ TEST_CASE("card: a merged archive names its base and deltas, a delta says it is 
   manifest::Manifest m = sample();
   CHECK(card_of(m).find("- merged:") == std::string::npos);
   m.merge = manifest::MergeRecord{std::string(64, 'a'), {{std::string(64, 'b'), 5}, {std::string(64, 'c'), 2}}};
-  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: not settled (not tried: made without `create --settle`)\n"
+  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: base not settled (not tried: made without `create --settle`); merged 2 deltas "
+                                         "(their additions not settle-tested)\n"
                                          "- merged: 2 deltas into base aaaaaaaaaaaa (7 files and symlinks added)\n"));
   m.merge.reset();
   m.delta = manifest::DeltaRecord{std::string(64, 'd')};
   CHECK_THAT(card_of(m), Catch::Contains("\n- merged: a delta of archive dddddddddddd (create --since-restore): not a whole cache\n"));
+}
+
+TEST_CASE("card: a merged archive of a settled base says the base was settled, not the merged archive", "[card]") {
+  manifest::Manifest m = sample();
+  m.settle = manifest::SettleRecord{2, true, "fixed-point", {0, 0, 0, 0}};
+  m.merge = manifest::MergeRecord{std::string(64, 'a'), {{std::string(64, 'b'), 1}}};
+  std::string want = "base settled after 2 settle runs (fixed point: the last compiled 0 Triton kernels, 0 FX graphs, 0 autotune "
+                     "results); merged 1 delta (their additions not settle-tested)";
+  CHECK(tools::settle_text(m) == want);  // the one text of inspect, check and the card
+  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: " + want + "\n- merged: 1 delta into base aaaaaaaaaaaa (1 files and symlinks added)\n"));
+  CHECK_THAT(card_of(m), !Catch::Contains("- settled: settled"));
 }
