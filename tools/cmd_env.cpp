@@ -87,7 +87,7 @@ void add_env(CLI::App& app, Commands& commands) {
   e->footer(
       "Prints `export NAME='VALUE'` lines on standard output: TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR (the folders a "
       "restore with the same flags fills), every TORCHINDUCTOR_*/TRITON_* setting the archive's cache key recorded, "
-      "TRITON_PTXAS_PATH set to a ptxas of the recorded version found here, and TORCHINDUCTOR_COMPILE_THREADS=1 for an "
+      "TRITON_PTXAS_PATH set to a ptxas of the recorded version found here, and TORCHINDUCTOR_COMPILE_THREADS=1 (unless set here) for an "
       "archive made with the tuned settings. What cannot be given (no ptxas of that version here, a path setting) is "
       "a warning on standard error. The archive's signature is checked first, as restore checks it. Use:\n"
       "  eval \"$(ccpack env model.ccpack)\" && ccpack restore model.ccpack && python serve.py\n"

@@ -105,7 +105,7 @@ void add_run(CLI::App& app, Commands& commands) {
               "command anyway, cold, saying so in one line (default: exit with the restore's code and run nothing)");
   r->footer(
       "Every word after `--` is the command's. The archive's settings (TORCHINDUCTOR_*/TRITON_* of its cache key, a "
-      "ptxas of the recorded version, TORCHINDUCTOR_COMPILE_THREADS=1 for a tuned archive; `ccpack env` prints them) "
+      "ptxas of the recorded version, TORCHINDUCTOR_COMPILE_THREADS=1 for a tuned archive unless set; `ccpack env` prints them) "
       "are set first, so the restore judges the process the command will be; then it restores as `ccpack restore` "
       "does and replaces itself with the command, with TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR set: the "
       "command's exit code and signals are the pod's. 126/127: the command could not be executed / was not found.\n"

@@ -133,7 +133,9 @@ PodEnvironment pod_environment(const manifest::Manifest& archive, const std::vec
   }
   add_key_settings(archive, env);
   add_ptxas(archive, python, env);
-  if (archive.settle && archive.settle->tuning && !archive.settle->tuning->applied.empty()) {
+  // Speed only: a value the pod set is its own choice, kept.
+  const char* own_threads = std::getenv(std::string(manifest::kPodCompileThreads.name).c_str());
+  if (archive.settle && archive.settle->tuning && !archive.settle->tuning->applied.empty() && (own_threads == nullptr || *own_threads == '\0')) {
     env.variables.push_back({std::string(manifest::kPodCompileThreads.name), std::string(manifest::kPodCompileThreads.value), "pod"});
   }
   return env;

@@ -10,7 +10,8 @@
 //               them misses every entry), except a name that is no plain setting (a path, a plugin: never taken
 //               from an archive)
 //   ptxas       TRITON_PTXAS_PATH when the warm-up had one: a file of the recorded ptxas version on this machine
-//   pod         TORCHINDUCTOR_COMPILE_THREADS=1 for an archive made with the tuned settings (no key: speed only)
+//   pod         TORCHINDUCTOR_COMPILE_THREADS=1 for an archive made with the tuned settings, unless the pod set its
+//               own (no key: speed only)
 #pragma once
 
 #include <optional>

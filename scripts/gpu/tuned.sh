@@ -4,7 +4,9 @@
 #   PHASE=warmup tuned.sh CCPACK_DIR   two chains side by side on the GPU: "default", a cold warm-up with torch's
 #       defaults and a plain `ccpack create` of its folders; "tuned", `ccpack create --settle -- python3 serve_step.py`
 #       (ccpack sets the settings for the warm-up and the settle runs, and records them).
-#   PHASE=pods tuned.sh CCPACK_DIR     RUNS rounds (default 3), the two kinds alternating: a "default" pod restores the
+#   PHASE=all: both, one after the other (one command: the work folder cannot be lost in between).
+#   PHASE=pods tuned.sh CCPACK_DIR     RUNS rounds (default 3), the kinds (KINDS, default "default tuned"; "tunedmt":
+#       a tuned pod that sets its own TORCHINDUCTOR_COMPILE_THREADS=$MT) in an order that rotates: a "default" pod restores the
 #       plain archive into fresh folders with `ccpack restore` and runs serve_step.py with torch's defaults; a "tuned"
 #       pod is `ccpack run ARCHIVE --inductor-dir ... --triton-dir ... -- python3 serve_step.py` (the settings come from
 #       the archive). Each pod reports its time to both first answers, the Triton kernels it compiled (`ccpack
@@ -24,7 +26,7 @@ export STEADY=${STEADY:-200} SHAPES=${SHAPES:-1x96,4x200}
 LOG=$W/tuned.jsonl
 SERVE=${SERVE:-"python3 $D/serve_step.py"}  # a CPU check of this script passes a stand-in
 mkdir -p "$W" "$R"
-if [ "$PHASE" = warmup ]; then
+if [ "$PHASE" = warmup ] || [ "$PHASE" = all ]; then
   rm -rf "${W:?}"/*; : >"$LOG"
   $BIN keygen -q --out "$W/ci.key"
   (
@@ -36,13 +38,13 @@ if [ "$PHASE" = warmup ]; then
     timeout 570 "$BIN" create --json -o "$W/tuned.ccpack" --sign-key "$W/ci.key" --inductor-dir "$W/tuned/ind" \
       --triton-dir "$W/tuned/tri" --settle -- $SERVE tuned-settle >"$W/tuned-report.json" 2>"$W/tuned-settle.err" \
       || echo "{\"label\": \"FAIL settle tuned: exit $?\"}" >>"$LOG"
-    grep '^{' "$W/tuned-settle.err" | head -1 | sed 's/"label": "tuned-settle"/"label": "tuned-cold"/' >>"$LOG"
+    grep '^{"label": "tuned-settle"' "$W/tuned-settle.err" | head -1 | sed 's/"label": "tuned-settle"/"label": "tuned-cold"/' >>"$LOG"
   ) &
   wait
   ls -l "$W"/*.ccpack | tee "$W/archives.txt"
   cat "$W/default-create.err"; grep "^ccpack: " "$W/tuned-settle.err"
   [ "$R" = "$W" ] || cp "$LOG" "$R/tuned-warmup.jsonl"
-  exit 0
+  [ "$PHASE" = all ] || exit 0
 fi
 [ -f "$W/ci.key.pub" ] || { echo "tuned.sh: no warm-up in $W (run PHASE=warmup first, on the same machine)" >&2; exit 1; }
 WARMLOG=$LOG; LOG=$W/pods.jsonl; : >"$LOG"  # this phase's pods, beside the warm-up's lines
@@ -54,14 +56,19 @@ pod() {  # kind round
       || echo "{\"label\": \"FAIL restore default $r\"}" >>"$LOG"
     TORCHINDUCTOR_CACHE_DIR=$p/ind TRITON_CACHE_DIR=$p/tri timeout 300 $SERVE "default-$r" 2>"$W/default-$r.err" | tail -1 >>"$LOG"
   else
+    # tuned: ccpack run's own settings; tunedmt: the same with the pod's own compile threads (kept by run)
+    [ "$k" = tunedmt ] && export TORCHINDUCTOR_COMPILE_THREADS=$MT
     timeout 300 "$BIN" run "$W/tuned.ccpack" --trust "$W/ci.key.pub" --inductor-dir "$p/ind" --triton-dir "$p/tri" \
-      -- $SERVE "tuned-$r" 2>"$W/tuned-$r.err" | tail -1 >>"$LOG"
+      -- $SERVE "$k-$r" 2>"$W/$k-$r.err" | tail -1 >>"$LOG"
+    unset TORCHINDUCTOR_COMPILE_THREADS
   fi
   local n; n=$($BIN status --json --inductor-dir "$p/ind" --triton-dir "$p/tri" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("triton_kernels_since_restore", -1))')
   echo "{\"label\": \"status-$k-$r\", \"triton_kernels_since_restore\": $n}" >>"$LOG"
 }
-for r in $(seq "$RUNS"); do
-  if [ $((r % 2)) = 1 ]; then pod default "$r"; pod tuned "$r"; else pod tuned "$r"; pod default "$r"; fi
+KINDS=(${KINDS:-default tuned}); MT=${MT:-16}
+for r in $(seq "$RUNS"); do  # the kinds' order rotates every round
+  n=${#KINDS[@]}
+  for j in $(seq 0 $((n - 1))); do pod "${KINDS[$(( (j + r - 1) % n ))]}" "$r"; done
 done
 grep -h "^ccpack: " "$W"/tuned-1.err | head -5
 [ "$R" = "$W" ] || cp "$LOG" "$R/tuned-pods.jsonl"
