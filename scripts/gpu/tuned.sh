@@ -66,7 +66,8 @@ pod() {  # kind round
   echo "{\"label\": \"status-$k-$r\", \"triton_kernels_since_restore\": $n}" >>"$LOG"
 }
 KINDS=(${KINDS:-default tuned}); MT=${MT:-16}
-for r in $(seq "$RUNS"); do  # the kinds' order rotates every round
+for r in $(seq "$RUNS"); do  # the kinds' order rotates every round; no round starts past DEADLINE s of this script
+  [ "$SECONDS" -lt "${DEADLINE:-1000000}" ] || { echo "tuned.sh: round $r not started: past DEADLINE=$DEADLINE s" >&2; break; }
   n=${#KINDS[@]}
   for j in $(seq 0 $((n - 1))); do pod "${KINDS[$(( (j + r - 1) % n ))]}" "$r"; done
 done
