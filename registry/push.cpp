@@ -142,7 +142,6 @@ void sign(Session& s, const PushRequest& q, const std::vector<Pending>& docs, Pu
 // Step 4.
 void move_tags(Session& s, const std::vector<Pending>& docs) {
   for (const Pending& d : docs) {
-    // defence: push-sign-first
     if (!d.tag.empty()) (void)s.put_manifest(d.tag, d.bytes, d.media_type);
   }
 }
@@ -152,6 +151,7 @@ void move_tags(Session& s, const std::vector<Pending>& docs) {
 void push(Session& s, const PushRequest& q, PushResult& r) {
   upload_blobs(s, q, r);
   std::vector<Pending> docs = put_documents(s, q, r);
+  // defence: push-sign-first
   sign(s, q, docs, r);
   move_tags(s, docs);
 }
