@@ -35,7 +35,7 @@ _ccpack() {
     create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout --since-restore $common" ;;
     restore) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
-                   --registries-conf --require-cosign $common" ;;
+                   --registries-conf --require-cosign --cosign-identity $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
     inspect) opts="--files --card --trust $common" ;;
     import) opts="-o --output --map --fingerprint --sign-key --note $common" ;;
@@ -48,7 +48,7 @@ _ccpack() {
     merge) opts="-o --output --deltas-from-registry --trust --allow-unsigned --sign-key --note --plain-http --ca-file --authfile
                  --registries-conf $common" ;;
     push) opts="--index --as-image --image-tag --delta --plain-http --ca-file --authfile --allow-unsigned --sign-key --cosign-key $common" ;;
-    pull) opts="-o --output --trust --require-cosign --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
+    pull) opts="-o --output --trust --require-cosign --cosign-identity --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
     ls) opts="--plain-http --ca-file --authfile --registries-conf $common" ;;
     *) return ;;
   esac
