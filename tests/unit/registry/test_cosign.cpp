@@ -70,7 +70,7 @@ TEST_CASE("cosign signature tag and config") {
         R"({"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":[")" + kDigest + R"("]}})");
 }
 
-TEST_CASE("cosign identity: exact by default (the tag, or a digest reference to the signed artifact); repository on request") {
+TEST_CASE("cosign identity: exact by default (the tag, or a digest reference to the signed artifact), repository on request") {
   using cosign::IdentityRule;
   oci::Reference ref = oci::parse_reference("127.0.0.1:5000/team/cache:v1");
   const std::string other = "sha256:" + std::string(64, 'f');

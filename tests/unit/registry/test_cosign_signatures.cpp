@@ -178,7 +178,7 @@ TEST_CASE("cosign check: another signer's layers beside ours are skipped or refu
   CHECK(requests == 2);
 }
 
-TEST_CASE("cosign check: padded standard base64 only; raw r||s ECDSA as DER") {
+TEST_CASE("cosign check: padded standard base64 only, raw r||s ECDSA as DER") {
   NoCredentials none;
   manifest::PrivateKey ed = manifest::PrivateKey::generate();
   const std::string payload = cosign::payload_json({"registry.example/team/model:v1", kArtifact, ""});
