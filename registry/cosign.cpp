@@ -121,6 +121,8 @@ std::optional<std::string> identity_mismatch(std::string_view docker_reference, 
                                              const oci::Reference& reference, IdentityRule rule) {
   oci::Reference signed_ref;
   try {
+    // A docker reference has no scheme; parse_reference would take ccpack's "oci://" off.
+    if (oci::is_reference(docker_reference)) throw UsageError("a scheme");
     signed_ref = oci::parse_reference(docker_reference);
   } catch (const Error&) {
     return "its docker-reference '" + escaped(docker_reference, 200) + "' is not a reference";

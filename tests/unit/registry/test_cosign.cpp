@@ -103,6 +103,8 @@ TEST_CASE("cosign identity: exact by default (the tag, or a digest reference to 
     CHECK(cosign::identity_mismatch("127.0.0.1:5001/team/cache:v1", kDigest, ref, rule) ==
           "it names 127.0.0.1:5001/team/cache, not 127.0.0.1:5000/team/cache");
     CHECK(cosign::identity_mismatch("Not A Reference", kDigest, ref, rule) == "its docker-reference 'Not A Reference' is not a reference");
+    CHECK(cosign::identity_mismatch("oci://127.0.0.1:5000/team/cache:v1", kDigest, ref, rule) ==
+          "its docker-reference 'oci://127.0.0.1:5000/team/cache:v1' is not a reference");
   }
   // Docker Hub names normalize as docker and skopeo read them.
   CHECK_FALSE(cosign::identity_mismatch("docker.io/library/cache:v1", kDigest, oci::parse_reference("cache:v1"), IdentityRule::exact));
