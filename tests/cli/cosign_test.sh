@@ -5,8 +5,12 @@
 # Debian 12 it is patched out, and that exact refusal is pinned); `restore oci:// --require-cosign` and `pull
 # --require-cosign` accept a signature ccpack did not write by that key alone, and every refusal of the cosign
 # check (no signature, another digest, another reference, a wrong key, a malformed payload or annotation, a trusted
-# manifest signature that fails) is exit 4 with one line and nothing written. Against Debian's docker-registry on
-# 127.0.0.1.
+# manifest signature that fails, an unpadded annotation, a mistyped optional.creator, a signature for another tag or
+# for no tag unless --cosign-identity repository) is exit 4 with one line and nothing written. Fleets: another
+# signer's keyless layer (a 5.6 KB bundle annotation) is kept by push and skipped by pull; 70 tags of one artifact by
+# two keys push and verify, a push again adds nothing; a tag moved back onto an artifact signed for other tags is
+# refused by default; the --as-image image is signed (checked by the helpers' own verifier); a push whose signature
+# manifest is full (1,000 layers) exits 1 with the tag unmoved. Against Debian's docker-registry on 127.0.0.1.
 # Usage: cosign_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
 CCPACK=$(realpath "$1")
