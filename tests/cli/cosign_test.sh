@@ -234,6 +234,20 @@ expect 0 "pushed image $R/cache:img-image" -- "$CCPACK" push --plain-http --as-i
 check '[ "$($HELPERS verify "$PORT" cache img-image ec.pub)" = verified ]' "the image's ECDSA signature does not verify"
 check '[ "$($HELPERS verify "$PORT" cache img-image ci.key.pub)" = verified ]' "the image's Ed25519 signature does not verify"
 check '[ "$($HELPERS verify "$PORT" cache img-image other.key.pub)" = refused ]' "the image verified with another key"
+# ... and by sigstore's own verifier, with each public key (the push again adds nothing and reports the digest).
+expect 0 "" -- "$CCPACK" push --plain-http --json --as-image --sign-key ci.key --cosign-key ec.key signed.ccpack "$R/cache:img"
+IMG=$(field 'j["image_digest"]')
+if [ -d "$T/npm/node_modules/@sigstore/verify" ]; then
+  imgverify() {  # imgverify I KEY: layer I of the image's signature manifest, by @sigstore/verify with KEY
+    local sig
+    sig=$($HELPERS layer "$PORT" cache "$IMG" "$1" "$T/ipayload-$1") &&
+      node "$HERE/sigstore_verify.js" "$T/npm/node_modules" "$T/$2" "$T/ipayload-$1" "$sig"
+  }
+  check '[ "$(imgverify 0 ci.key.pub)" = verified ]' "@sigstore/verify refused the image's Ed25519 signature: $(imgverify 0 ci.key.pub)"
+  check '[ "$(imgverify 1 ec.pub)" = verified ]' "@sigstore/verify refused the image's ECDSA signature: $(imgverify 1 ec.pub)"
+else
+  skip "@sigstore/verify of the image" "node or npm is not installed"
+fi
 # defence: push-sign-first (the signature cannot be written: the tag does not move)
 expect 0 "" -- "$CCPACK" create -o full.ccpack --triton-dir "$SAMPLE/triton_cache"
 G=$(push_bare full-0 full.ccpack)
