@@ -1,6 +1,6 @@
 // Ed25519 and ECDSA P-256 through OpenSSL 3's EVP interface: EVP_DigestSign / EVP_DigestVerify one-shot, with no
 // digest for Ed25519 (it hashes internally) and SHA-256 for ECDSA (DER signatures, what sigstore's verifiers and
-// Go's ecdsa.VerifyASN1 take), PEM for files. See keys.hpp for the rules on private keys.
+// Go's ecdsa.VerifyASN1 take; raw r||s is read too, turned into DER), PEM for files. See keys.hpp for the rules on private keys.
 #include "manifest/keys.hpp"
 
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <openssl/err.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/ecdsa.h>
 #include <openssl/pem.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -134,6 +135,27 @@ EVP_PKEY* parse_private(std::string_view pem, const std::string& what, KeyUse us
 
 }  // namespace
 
+std::optional<std::string> der_of_raw_p256(std::string_view raw) {
+  if (raw.size() != kRawP256SignatureBytes) return std::nullopt;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(raw.data());
+  ECDSA_SIG* sig = ECDSA_SIG_new();
+  BIGNUM* r = BN_bin2bn(bytes, 32, nullptr);
+  BIGNUM* s = BN_bin2bn(bytes + 32, 32, nullptr);
+  std::optional<std::string> out;
+  if (sig != nullptr && r != nullptr && s != nullptr && ECDSA_SIG_set0(sig, r, s) == 1) {
+    r = s = nullptr;  // owned by sig now
+    unsigned char* der = nullptr;
+    int len = i2d_ECDSA_SIG(sig, &der);
+    if (len > 0) out = std::string(reinterpret_cast<const char*>(der), static_cast<std::size_t>(len));
+    OPENSSL_free(der);
+  }
+  BN_free(r);
+  BN_free(s);
+  ECDSA_SIG_free(sig);
+  ERR_clear_error();
+  return out;
+}
+
 PublicKey::PublicKey(std::shared_ptr<evp_pkey_st> key)
     : key_(std::move(key)), algorithm_(algorithm_of(key_.get()).value_or(KeyAlgorithm::ed25519)), key_id_(id_of(key_.get())) {}
 
@@ -164,12 +186,18 @@ bool PublicKey::verify(std::string_view message, const manifest::SignatureBytes&
 
 bool PublicKey::verify_detached(std::string_view message, std::string_view signature) const {
   const EVP_MD* md = algorithm_ == KeyAlgorithm::ed25519 ? nullptr : EVP_sha256();
-  MdCtxPtr ctx(EVP_MD_CTX_new());
-  bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, md, nullptr, key_.get()) == 1 &&
-            EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
-                             reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
-  ERR_clear_error();
-  return ok;
+  auto verify_as = [&](std::string_view sig) {
+    MdCtxPtr ctx(EVP_MD_CTX_new());
+    bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, md, nullptr, key_.get()) == 1 &&
+              EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(sig.data()), sig.size(),
+                               reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
+    ERR_clear_error();
+    return ok;
+  };
+  if (verify_as(signature)) return true;
+  if (algorithm_ != KeyAlgorithm::ecdsa_p256 || signature.size() != kRawP256SignatureBytes) return false;
+  std::optional<std::string> der = der_of_raw_p256(signature);
+  return der && verify_as(*der);
 }
 
 std::string PublicKey::pem() const {

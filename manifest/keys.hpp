@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,11 @@ inline constexpr std::size_t kMaxKeyFileBytes = 16 << 10;
 enum class KeyAlgorithm { ed25519, ecdsa_p256 };
 // "ed25519", "ecdsa-p256".
 [[nodiscard]] std::string_view to_string(KeyAlgorithm algorithm);
+
+// An ECDSA P-256 signature as raw r||s: two 32-byte big-endian numbers.
+inline constexpr std::size_t kRawP256SignatureBytes = 64;
+// The ASN.1 DER form of a raw r||s P-256 signature; nullopt unless `raw` is kRawP256SignatureBytes long.
+[[nodiscard]] std::optional<std::string> der_of_raw_p256(std::string_view raw);
 // What a private key is loaded for: a manifest signature (Ed25519 only) or a cosign signature (either algorithm).
 enum class KeyUse { manifest, cosign };
 
@@ -50,7 +56,8 @@ class PublicKey {
   // A manifest signature (Ed25519); always false for an ECDSA key.
   [[nodiscard]] bool verify(std::string_view message, const manifest::SignatureBytes& signature) const;
   // A detached signature as sigstore makes one: Ed25519 over `message` itself (64 bytes); ECDSA over its SHA-256,
-  // ASN.1 DER encoded.
+  // ASN.1 DER encoded, or raw r||s (64 bytes, each big-endian and zero-padded), which sigstore's verifier and
+  // containers/image also accept (tried only when the DER reading fails).
   [[nodiscard]] bool verify_detached(std::string_view message, std::string_view signature) const;
   [[nodiscard]] std::string pem() const;
 

@@ -2,8 +2,8 @@
 #include "registry/cosign_signatures.hpp"
 
 #include <algorithm>
+#include <map>
 
-#include "registry/cosign.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -11,26 +11,36 @@
 namespace ccpack::registry {
 namespace {
 
-// The signature manifest under `tag`, or an empty one when there is none.
-oci::ImageManifest existing_signatures(Session& s, const std::string& tag) {
+// The layers of the signature manifest under `tag` (none when there is no such tag), and its digest ("" then).
+std::vector<cosign::SignatureLayer> existing_signatures(Session& s, const std::string& tag, std::string* digest = nullptr) {
   std::optional<Document> doc = s.get_manifest(tag);
   if (!doc) return {};
-  return oci::parse_image_manifest(doc->bytes, "signature manifest " + s.reference().registry + "/" + s.reference().repository + ":" + tag);
+  if (digest != nullptr) *digest = doc->digest;
+  return cosign::parse_signature_layers(doc->bytes, "signature manifest " + s.reference().registry + "/" + s.reference().repository + ":" + tag);
 }
 
-// Whether `layer` holds `payload` signed by one of `keys` (the signature that a new one replaces).
-bool signed_by_one_of(const oci::Descriptor& layer, const std::string& payload, const std::string& payload_digest,
-                      const std::vector<const manifest::PrivateKey*>& keys) {
-  if (layer.digest != payload_digest) return false;
-  auto it = layer.annotations.find(std::string(cosign::kSignatureAnnotation));
-  if (it == layer.annotations.end()) return false;
-  std::optional<std::string> sig = base64_decode(it->second);
-  if (!sig) return false;
-  return std::any_of(keys.begin(), keys.end(), [&](const manifest::PrivateKey* k) { return k->public_key().verify_detached(payload, *sig); });
+// The signature bytes of a layer's annotation: padded standard base64, as cosign and containers/image decode it
+// (Go's base64.StdEncoding); nullopt for anything else.
+std::optional<std::string> signature_bytes(const std::string& annotation) {
+  std::optional<std::string> decoded = base64_decode(annotation);
+  // defence: cosign-base64-strict
+  if (decoded && !base64_decode_strict(annotation)) decoded.reset();
+  if (decoded && decoded->empty()) decoded.reset();
+  return decoded;
+}
+
+// Whether `layers` holds `payload` signed by `key` already.
+bool already_signed(const std::vector<cosign::SignatureLayer>& layers, const std::string& payload, const std::string& payload_digest,
+                    const manifest::PrivateKey& key) {
+  return std::any_of(layers.begin(), layers.end(), [&](const cosign::SignatureLayer& l) {
+    if (l.digest != payload_digest || l.media_type != cosign::kPayloadMediaType || !l.signature) return false;
+    std::optional<std::string> sig = signature_bytes(*l.signature);
+    return sig && key.public_key().verify_detached(payload, *sig);
+  });
 }
 
 // The payload blob of `layer` (at most kMaxPayloadBytes, announced size checked before), checked against its digest.
-std::string fetch_payload(Session& s, const oci::Descriptor& layer, const std::string& manifest_digest) {
+std::string fetch_payload(Session& s, const cosign::SignatureLayer& layer, const std::string& manifest_digest) {
   std::string payload;
   (void)s.get_blob(layer.digest, 0, std::nullopt, [&payload, &layer](const char* data, std::size_t size) {
     if (payload.size() + size > cosign::kMaxPayloadBytes) throw IntegrityError("payload " + escaped(layer.digest) + " is longer than announced");
@@ -51,28 +61,43 @@ const manifest::PublicKey* signer_of(const std::string& payload, const std::stri
   return nullptr;
 }
 
-// Whether layer `i` of the signature manifest passes; else why not, in `problem`.
-std::string check_layer(Session& s, const oci::Descriptor& layer, const std::string& manifest_digest, const oci::Reference& ref,
-                        const manifest::TrustStore& trust, std::string& problem) {
+// One signature manifest's check: its layers, the artifact they sign, the rule, and the payloads fetched so far.
+struct LayerCheck {
+  Session& session;
+  const std::string& signed_digest;
+  const oci::Reference& reference;
+  const manifest::TrustStore& trust;
+  cosign::IdentityRule identity;
+  std::map<std::string, std::string> payloads;  // by digest: layers of one payload (one per key) fetch it once
+};
+
+// Why `layer` cannot carry a key-based signature ccpack judges, before its payload is fetched; "" when it can.
+std::string unjudged(const cosign::SignatureLayer& layer) {
   if (layer.media_type != cosign::kPayloadMediaType) {
-    problem = "media type '" + escaped(layer.media_type, 120) + "' is not a cosign signature";
-    return {};
+    return "skipped: media type '" + escaped(layer.media_type, 120) + "' is not a cosign signature";
   }
-  auto annotation = layer.annotations.find(std::string(cosign::kSignatureAnnotation));
-  std::optional<std::string> decoded;
-  if (annotation != layer.annotations.end()) decoded = base64_decode(annotation->second);
-  const std::string signature = decoded.value_or("");
+  const std::string annotation = "annotation " + std::string(cosign::kSignatureAnnotation);
+  if (layer.signature && layer.signature->size() > oci::kMaxAnnotationBytes) {
+    return annotation + " is longer than " + std::to_string(oci::kMaxAnnotationBytes) + " bytes";
+  }
   // defence: cosign-annotation
-  if (signature.empty()) {
-    problem = std::string("annotation ") + std::string(cosign::kSignatureAnnotation) + " is missing or not base64";
-    return {};
-  }
+  if (!layer.signature || !signature_bytes(*layer.signature)) return annotation + " is missing or not padded standard base64";
+  if (layer.digest.empty()) return "digest is not a sha256 digest";
   if (layer.size > cosign::kMaxPayloadBytes) {
-    problem = "payload of " + std::to_string(layer.size) + " bytes is larger than " + std::to_string(cosign::kMaxPayloadBytes);
-    return {};
+    return "payload of " + std::to_string(layer.size) + " bytes is larger than " + std::to_string(cosign::kMaxPayloadBytes);
   }
-  const std::string payload = fetch_payload(s, layer, manifest_digest);
-  const manifest::PublicKey* by = signer_of(payload, signature, trust);
+  return {};
+}
+
+// The key id that `layer` is a valid signature by; else "" and why not, in `problem`.
+std::string check_layer(LayerCheck& c, const cosign::SignatureLayer& layer, std::string& problem) {
+  problem = unjudged(layer);
+  if (!problem.empty()) return {};
+  auto cached = c.payloads.find(layer.digest);
+  if (cached == c.payloads.end()) cached = c.payloads.emplace(layer.digest, fetch_payload(c.session, layer, c.signed_digest)).first;
+  const std::string& payload = cached->second;
+  std::optional<std::string> signature = layer.signature ? signature_bytes(*layer.signature) : std::nullopt;
+  const manifest::PublicKey* by = signer_of(payload, signature.value_or(""), c.trust);
   if (by == nullptr) {
     problem = "signed by no trusted key";
     return {};
@@ -90,17 +115,39 @@ std::string check_layer(Session& s, const oci::Descriptor& layer, const std::str
     return {};
   }
   // defence: cosign-digest
-  if (p.manifest_digest != manifest_digest) {
+  if (p.manifest_digest != c.signed_digest) {
     problem = "key " + by->key_id() + " signed " + p.manifest_digest + ", another artifact";
     return {};
   }
-  std::optional<std::string> why = cosign::identity_mismatch(p.docker_reference, ref);
+  std::optional<std::string> why = cosign::identity_mismatch(p.docker_reference, c.signed_digest, c.reference, c.identity);
   // defence: cosign-identity
   if (why) {
     problem = "key " + by->key_id() + " signed this digest for another reference: " + *why;
     return {};
   }
   return by->key_id();
+}
+
+// The signatures of `signed_digest`: the first trusted key whose layer passes, else "" with each layer's problem
+// (prefixed with `label`) added to `problems`.
+std::string check_signed(Session& s, const std::string& signed_digest, const CosignSubject& subject, const manifest::TrustStore& trust,
+                         cosign::IdentityRule identity, const std::string& label, std::vector<std::string>& problems) {
+  std::vector<cosign::SignatureLayer> layers;
+  try {
+    layers = existing_signatures(s, cosign::signature_tag(signed_digest));
+  } catch (const IntegrityError& e) {
+    problems.push_back(label + e.what());
+    return {};
+  }
+  if (layers.empty()) problems.push_back(label + "no signature (the tag is missing or holds no layer)");
+  LayerCheck c{s, signed_digest, subject.reference, trust, identity, {}};
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    std::string problem;
+    std::string by = check_layer(c, layers[i], problem);
+    if (!by.empty()) return by;
+    problems.push_back(label + "layer " + std::to_string(i) + ": " + problem);
+  }
+  return {};
 }
 
 }  // namespace
@@ -111,44 +158,36 @@ CosignAttach attach_cosign_signatures(Session& s, const std::string& manifest_di
   r.tag = cosign::signature_tag(manifest_digest);
   const std::string payload = cosign::payload_json({docker_reference, manifest_digest, creator});
   const std::string payload_digest = oci::digest_of(payload);
-  oci::ImageManifest m = existing_signatures(s, r.tag);
-  std::erase_if(m.layers, [&](const oci::Descriptor& d) { return signed_by_one_of(d, payload, payload_digest, keys); });
+  std::vector<cosign::SignatureLayer> layers = existing_signatures(s, r.tag, &r.manifest_digest);
   for (const manifest::PrivateKey* key : keys) {
-    oci::Descriptor layer{std::string(cosign::kPayloadMediaType), payload_digest, payload.size(), {}, {}};
-    layer.annotations.emplace(cosign::kSignatureAnnotation, base64_encode(key->sign_detached(payload)));
-    m.layers.push_back(std::move(layer));
     r.key_ids.push_back(key->key_id());
+    if (already_signed(layers, payload, payload_digest, *key)) continue;
+    layers.push_back(cosign::payload_layer(payload_digest, payload.size(), base64_encode(key->sign_detached(payload))));
+    ++r.added;
   }
-  if (m.layers.size() > oci::kMaxLayers) throw Error("signature manifest " + r.tag + " is full (" + std::to_string(oci::kMaxLayers) + " signatures)");
+  r.layers = layers.size();
+  if (r.added == 0) return r;
+  if (layers.size() > cosign::kMaxSignatureLayers) {
+    throw Error("signature manifest " + r.tag + " is full (" + std::to_string(cosign::kMaxSignatureLayers) + " signatures)");
+  }
   if (!s.blob_exists(payload_digest)) s.upload_blob(payload_digest, payload);
   std::vector<std::string> diff_ids;
-  for (const oci::Descriptor& d : m.layers) diff_ids.push_back(d.digest);
+  for (const cosign::SignatureLayer& l : layers) diff_ids.push_back(l.digest);
   const std::string config = cosign::config_json(diff_ids);
-  m.config = {std::string(cosign::kConfigMediaType), oci::digest_of(config), config.size(), {}, {}};
-  m.artifact_type.clear();
-  if (!s.blob_exists(m.config.digest)) s.upload_blob(m.config.digest, config);
-  r.manifest_digest = s.put_manifest(r.tag, oci::to_json(m), oci::kImageManifestType);
-  r.layers = m.layers.size();
+  const std::string config_digest = oci::digest_of(config);
+  if (!s.blob_exists(config_digest)) s.upload_blob(config_digest, config);
+  r.manifest_digest = s.put_manifest(r.tag, cosign::signature_manifest_json(layers, config_digest, config.size()), oci::kImageManifestType);
   return r;
 }
 
-CosignCheck check_cosign_signatures(Session& s, const std::string& manifest_digest, const oci::Reference& ref,
-                                    const manifest::TrustStore& trust) {
+CosignCheck check_cosign_signatures(Session& s, const CosignSubject& subject, const manifest::TrustStore& trust,
+                                    cosign::IdentityRule identity) {
   CosignCheck r;
-  r.tag = cosign::signature_tag(manifest_digest);
-  oci::ImageManifest m;
-  try {
-    m = existing_signatures(s, r.tag);
-  } catch (const IntegrityError& e) {
-    r.problems.emplace_back(e.what());
-    return r;
-  }
-  if (m.layers.empty()) r.problems.emplace_back("no signature (the tag is missing or holds no layer)");
-  for (std::size_t i = 0; i < m.layers.size() && !r.verified(); ++i) {
-    std::string problem;
-    r.verified_by = check_layer(s, m.layers[i], manifest_digest, ref, trust, problem);
-    if (!r.verified()) r.problems.push_back("layer " + std::to_string(i) + ": " + problem);
-  }
+  r.tag = cosign::signature_tag(subject.manifest_digest);
+  r.verified_by = check_signed(s, subject.manifest_digest, subject, trust, identity, "", r.problems);
+  if (r.verified() || subject.index_digest.empty()) return r;
+  const std::string label = "index " + cosign::signature_tag(subject.index_digest) + " ";
+  r.verified_by = check_signed(s, subject.index_digest, subject, trust, identity, label, r.problems);
   return r;
 }
 

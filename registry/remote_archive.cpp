@@ -56,7 +56,9 @@ std::string joined(const std::vector<std::string>& names) {
 
 // The image manifest document to use: the tag's own, or the best entry of its index. `single_may_differ`: a
 // single manifest is returned even when its annotations do not fit (the caller's policy judges it).
-registry::Document choose_manifest(registry::Session& s, const manifest::Fingerprint& machine, bool single_may_differ) {
+// `index_digest` gets the index's digest when the tag names one.
+registry::Document choose_manifest(registry::Session& s, const manifest::Fingerprint& machine, bool single_may_differ,
+                                   std::string& index_digest) {
   const oci::Reference& ref = s.reference();
   std::optional<registry::Document> doc = s.get_manifest(ref.manifest_reference());
   if (!doc) throw Error(ref.str() + " not found in the registry");
@@ -66,6 +68,7 @@ registry::Document choose_manifest(registry::Session& s, const manifest::Fingerp
   oci::Index index;
   if (doc->media_type == oci::kImageIndexType) {
     index = oci::parse_index(doc->bytes, "index " + ref.str());
+    index_digest = doc->digest;
     for (const oci::Descriptor& d : index.manifests) {
       std::optional<oci::Selection> sel = oci::selection_of_annotations(d.annotations);
       if (!sel) continue;
@@ -115,8 +118,8 @@ std::uint64_t header_size_of(const RemoteArchive& r) {
 
 RemoteArchive select_remote(registry::Session& s, const manifest::Fingerprint& machine, bool single_may_differ) {
   const oci::Reference& ref = s.reference();
-  registry::Document doc = choose_manifest(s, machine, single_may_differ);
   RemoteArchive r;
+  registry::Document doc = choose_manifest(s, machine, single_may_differ, r.index_digest);
   r.manifest_digest = doc.digest;
   r.manifest = oci::parse_image_manifest(doc.bytes, "manifest " + ref.str());
   std::optional<oci::Selection> sel = oci::selection_of_annotations(r.manifest.annotations);

@@ -23,6 +23,7 @@ namespace ccpack::registry {
 
 struct RemoteArchive {
   std::string manifest_digest;
+  std::string index_digest;  // of the index the tag resolved to; "" when the tag names the manifest itself
   registry::oci::ImageManifest manifest;
   registry::oci::Descriptor layer;  // the archive file
   std::string selection;            // described, for reports

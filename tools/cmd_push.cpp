@@ -1,17 +1,13 @@
 // `ccpack push ARCHIVE REF [--index]`: publish an archive, unchanged, as the single layer of an OCI artifact
 // (registry/oci.hpp describes the documents), with the selection fields of its *signed* fingerprint as
 // annotations. With --index the manifest is added to the OCI image index under the tag, replacing the entry
-// for the same environment, so one reference serves a mixed fleet.
-//
-// Blobs are streamed from the file (the layer digest is computed first, in one read pass), and skipped when the
-// registry already has them (HEAD). --as-image also publishes a plain one-layer image (uncompressed tar holding
-// the .ccpack file, a linux config for the archive's CPU) under <tag>-image, for kubelet and image volumes. The index is written compact, without artifactType, so mirrors and
-// `skopeo copy --all` keep its digest.
+// for the same environment, so one reference serves a mixed fleet. --as-image also publishes a plain one-layer
+// image under <tag>-image, for kubelet and image volumes.
 //
 // With a signing key (--sign-key or $CCPACK_SIGNING_KEY, the Ed25519 key that signs manifests) and/or --cosign-key
-// (ECDSA P-256 or Ed25519), the pushed manifest, and the index with --index, also get a cosign signature under
-// sha256-<hex>.sig (registry/cosign_signatures.hpp), which skopeo, podman, CRI-O, cosign and admission policies
-// verify with the public key.
+// (ECDSA P-256 or Ed25519), every pushed document (manifest, index, image) also gets a cosign signature under
+// sha256-<hex>.sig, which skopeo, podman, CRI-O, cosign and admission policies verify with the public key, written
+// before any tag moves. The flow is registry/push.hpp's; this file parses, checks the archive and prints.
 //
 // An unsigned archive is refused (exit 4) before anything is sent: every pod that restores it would refuse it,
 // so the mistake is caught in the pipeline, not in production. --allow-unsigned (or CCPACK_ALLOW_UNSIGNED=1)
@@ -20,8 +16,7 @@
 
 #include "registry/delta_tags.hpp"
 #include "registry/oci.hpp"
-#include "manifest/tar.hpp"
-#include "registry/cosign_signatures.hpp"
+#include "registry/push.hpp"
 #include "registry/session.hpp"
 #include "tools/cli.hpp"
 #include "tools/registry_options.hpp"
@@ -59,19 +54,13 @@ std::vector<manifest::PrivateKey> cosign_keys(const PushOptions& o) {
   return keys;
 }
 
-// Signs each pushed document (the manifest, and the index with --index) for `ref`; null without keys.
-ojson sign_pushed(registry::Session& s, const oci::Reference& ref, const std::vector<std::string>& digests,
-                  const std::vector<manifest::PrivateKey>& keys, const Reporter& out) {
-  if (keys.empty()) return nullptr;
-  std::vector<const manifest::PrivateKey*> signers;
-  signers.reserve(keys.size());
-  for (const manifest::PrivateKey& k : keys) signers.push_back(&k);
+// The cosign part of the --json report, one entry per signed document; null without keys.
+ojson cosign_report(const registry::PushResult& r, bool signing) {
+  if (!signing) return nullptr;
   ojson list = ojson::array();
-  for (const std::string& digest : digests) {
-    registry::CosignAttach a = registry::attach_cosign_signatures(s, digest, ref.str(), signers, std::string("ccpack ") + kVersion);
-    out.say("cosign signature of " + digest + " under " + ref.registry + "/" + ref.repository + ":" + a.tag + " (" +
-            std::to_string(a.layers) + " signature" + (a.layers == 1 ? "" : "s") + ")");
-    list.push_back({{"digest", digest}, {"tag", a.tag}, {"key_ids", a.key_ids}, {"layers", a.layers}});
+  for (const registry::SignedDocument& d : r.signed_documents) {
+    list.push_back({{"digest", d.digest}, {"tag", d.attach.tag}, {"key_ids", d.attach.key_ids}, {"layers", d.attach.layers},
+                    {"added", d.attach.added}});
   }
   return list;
 }
@@ -89,71 +78,6 @@ void require_signed(const unpack::Archive& a, const PushOptions& o, const Report
                        " --sign-key KEY`, or `ccpack create --sign-key KEY`), or pass --allow-unsigned to push it anyway");
 }
 
-std::string body_digest(const http::FileRange& body, const std::string& name) {
-  Sha256 h;
-  h.update(body.prefix);
-  std::string buf(1u << 20, '\0');
-  for (std::uint64_t off = 0; off < body.size;) {
-    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), body.size - off));
-    if (pread_full(body.fd, buf.data(), want, static_cast<off_t>(body.offset + off), name) != want) {
-      throw IntegrityError(name + " changed while it was pushed");
-    }
-    h.update(buf.data(), want);
-    off += want;
-  }
-  h.update(body.suffix);
-  return oci::digest_string(h.finish());
-}
-
-// Uploads a blob unless the registry has it; returns whether it was uploaded.
-bool ensure_blob(registry::Session& s, const std::string& digest, const http::FileRange& body) {
-  if (s.blob_exists(digest)) return false;
-  s.upload_blob(digest, body);
-  return true;
-}
-
-// `--as-image`: the archive as the single file of an uncompressed tar layer, under `tag`; returns its digest.
-std::string push_image(registry::Session& s, const unpack::Archive& a, std::uint64_t size, const oci::Annotations& annotations,
-                       const oci::Selection& sel, const std::string& tag) {
-  http::FileRange layer{a.fd.get(), 0, size, {}, {}};
-  manifest::append_tar_header(layer.prefix, {a.path.filename().string(), manifest::EntryType::file, 0444, size, {}});
-  layer.suffix.assign(manifest::tar_padding(size) + 2 * manifest::kTarBlock, '\0');
-  std::string layer_digest = body_digest(layer, quoted_path(a.path));
-  (void)ensure_blob(s, layer_digest, layer);
-  std::string config = oci::image_config_json(sel.at("cpu.arch"), layer_digest);
-  std::string config_digest = oci::digest_of(config);
-  if (!s.blob_exists(config_digest)) s.upload_blob(config_digest, config);
-  oci::ImageManifest m;
-  m.config = {std::string(oci::kImageConfigType), config_digest, config.size(), {}, {}};
-  m.layers.push_back({std::string(oci::kTarLayerType), layer_digest, layer.total(), {}, {}});
-  m.annotations = annotations;
-  return s.put_manifest(tag, oci::to_json(m), oci::kImageManifestType);
-}
-
-// Adds `entry` to the index under the tag, replacing an entry with the same selection (counted in `replaced`);
-// returns the index's digest.
-std::string put_in_index(registry::Session& s, const std::string& tag, const oci::Descriptor& entry, const oci::Selection& sel,
-                         const Reporter& out, std::size_t& replaced) {
-  oci::Index index;
-  if (std::optional<registry::Document> doc = s.get_manifest(tag)) {
-    if (doc->media_type == oci::kImageIndexType) {
-      index = oci::parse_index(doc->bytes, "index " + s.reference().str());
-    } else {
-      out.warn(s.reference().str() + " held a single manifest (" + http::escape_for_message(doc->media_type) +
-               "); it is replaced by an index");
-    }
-  }
-  std::size_t before = index.manifests.size();
-  std::erase_if(index.manifests, [&](const oci::Descriptor& d) {
-    std::optional<oci::Selection> other = oci::selection_of_annotations(d.annotations);
-    return d.digest == entry.digest || (other && *other == sel);
-  });
-  replaced = before - index.manifests.size();
-  index.manifests.push_back(entry);
-  if (index.manifests.size() > oci::kMaxIndexEntries) throw Error("index " + s.reference().str() + " is full");
-  return s.put_manifest(tag, oci::to_json(index), oci::kImageIndexType);
-}
-
 // --delta: the archive must be a delta; it goes under its delta tag next to the base's TAG, signed or not (a merge
 // judges every delta as untrusted input). Returns the reference it is pushed to.
 oci::Reference delta_reference(const PushOptions& o, const unpack::Archive& a, oci::Reference ref) {
@@ -163,6 +87,50 @@ oci::Reference delta_reference(const PushOptions& o, const unpack::Archive& a, o
   }
   ref.tag = registry::delta_tag(ref.tag, to_hex(a.manifest_digest()));
   return ref;
+}
+
+// The flow's request: the archive's bytes and annotations, the tags, the keys.
+registry::PushRequest push_request(const PushOptions& o, const unpack::Archive& a, const oci::Reference& ref,
+                                   const std::vector<manifest::PrivateKey>& keys) {
+  registry::PushRequest q;
+  q.fd = a.fd.get();
+  q.size = a.header.header_size + a.header.payload_size;
+  q.file_name = o.archive.filename().string();
+  q.what = quoted_path(o.archive);
+  q.annotations = oci::archive_annotations(a.manifest.fingerprint, a.manifest_digest(), a.header.header_size, "",
+                                           quoted_path(o.archive) + " fingerprint");
+  q.selection = oci::selection_of(a.manifest.fingerprint);
+  q.index = o.index;
+  if (o.as_image) q.image_tag = o.image_tag.empty() ? ref.tag + "-image" : o.image_tag;
+  for (const manifest::PrivateKey& k : keys) q.keys.push_back(&k);
+  q.creator = std::string("ccpack ") + kVersion;
+  return q;
+}
+
+void print(const PushOptions& o, const oci::Reference& ref, const registry::PushRequest& q, const registry::PushResult& r,
+           const Reporter& out) {
+  for (const std::string& w : r.warnings) out.warn(w);
+  const std::string repo = ref.registry + "/" + ref.repository;
+  for (const registry::SignedDocument& d : r.signed_documents) {
+    out.say("cosign signature of " + d.digest + " under " + repo + ":" + d.attach.tag + " (" + std::to_string(d.attach.layers) +
+            " signature" + (d.attach.layers == 1 ? "" : "s") + (d.attach.added == 0 ? ", already signed" : "") + ")");
+  }
+  if (o.as_image) out.say("pushed image " + repo + ":" + q.image_tag + " (" + r.image_digest + ")");
+  out.report({{"archive", o.archive.string()},
+              {"image", o.as_image ? ojson(repo + ":" + q.image_tag) : ojson(nullptr)},
+              {"image_digest", r.image_digest},
+              {"reference", ref.str()},
+              {"manifest_digest", r.manifest_digest},
+              {"layer_digest", r.layer_digest},
+              {"layer_bytes", q.size},
+              {"layer_uploaded", r.layer_uploaded},
+              {"index", o.index},
+              {"delta", o.delta},
+              {"replaced_entries", r.replaced_entries},
+              {"cosign", cosign_report(r, !q.keys.empty())},
+              {"selection", q.selection}});
+  out.say("pushed " + quoted_path(o.archive) + " to " + ref.str() + (o.index ? " (index entry for " + oci::describe(q.selection) + ")" : "") +
+          ": manifest " + r.manifest_digest + ", layer " + mb(q.size) + (r.layer_uploaded ? " uploaded" : " already present"));
 }
 
 int run(const PushOptions& o) {
@@ -175,54 +143,11 @@ int run(const PushOptions& o) {
   (void)oci::parse_reference(ref.registry + "/" + ref.repository + ":" + image_tag);  // a valid tag, or exit 2
   if (!o.delta) require_signed(a, o, out);
   const std::vector<manifest::PrivateKey> keys = cosign_keys(o);  // before anything is sent: a bad key is exit 1 here
-  std::uint64_t size = a.header.header_size + a.header.payload_size;
-  oci::Selection sel = oci::selection_of(a.manifest.fingerprint);
-  oci::Annotations annotations = oci::archive_annotations(a.manifest.fingerprint, a.manifest_digest(), a.header.header_size, "",
-                                                          quoted_path(o.archive) + " fingerprint");
-  http::FileRange file{a.fd.get(), 0, size, {}, {}};
-  std::string layer_digest = body_digest(file, quoted_path(o.archive));
-
+  const registry::PushRequest q = push_request(o, a, ref, keys);
   registry::Session s(ref, session_options(o.registry, true, ref));
-  if (!s.blob_exists(std::string(oci::kEmptyConfigDigest))) {
-    s.upload_blob(std::string(oci::kEmptyConfigDigest), std::string(oci::kEmptyConfigData));
-  }
-  bool present = !ensure_blob(s, layer_digest, file);
-
-  oci::ImageManifest m;
-  m.artifact_type = oci::kArtifactType;
-  m.config = {std::string(oci::kEmptyConfigType), std::string(oci::kEmptyConfigDigest), oci::kEmptyConfigData.size(), {}, {}};
-  m.layers.push_back({std::string(oci::kLayerMediaType), layer_digest, size, {},
-                      {{std::string(oci::kAnnotationTitle), o.archive.filename().string()}}});
-  m.annotations = annotations;
-  std::string body = oci::to_json(m);
-  std::string manifest_digest = oci::digest_of(body);
-  std::size_t replaced = 0;
-  std::vector<std::string> signed_digests{manifest_digest};
-  if (o.index) {
-    s.put_manifest(manifest_digest, body, oci::kImageManifestType);
-    oci::Descriptor entry{std::string(oci::kImageManifestType), manifest_digest, body.size(), {}, m.annotations};
-    signed_digests.push_back(put_in_index(s, ref.tag, entry, sel, out, replaced));
-  } else {
-    s.put_manifest(ref.tag, body, oci::kImageManifestType);
-  }
-  ojson cosign = sign_pushed(s, ref, signed_digests, keys, out);
-  std::string image_digest = o.as_image ? push_image(s, a, size, m.annotations, sel, image_tag) : "";
-  if (o.as_image) out.say("pushed image " + ref.registry + "/" + ref.repository + ":" + image_tag + " (" + image_digest + ")");
-  out.report({{"archive", o.archive.string()},
-              {"image", o.as_image ? ojson(ref.registry + "/" + ref.repository + ":" + image_tag) : ojson(nullptr)},
-              {"image_digest", image_digest},
-              {"reference", ref.str()},
-              {"manifest_digest", manifest_digest},
-              {"layer_digest", layer_digest},
-              {"layer_bytes", size},
-              {"layer_uploaded", !present},
-              {"index", o.index},
-              {"delta", o.delta},
-              {"replaced_entries", replaced},
-              {"cosign", cosign},
-              {"selection", sel}});
-  out.say("pushed " + quoted_path(o.archive) + " to " + ref.str() + (o.index ? " (index entry for " + oci::describe(sel) + ")" : "") +
-          ": manifest " + manifest_digest + ", layer " + mb(size) + (present ? " already present" : " uploaded"));
+  registry::PushResult r;
+  registry::push(s, q, r);
+  print(o, ref, q, r, out);
   return 0;
 }
 

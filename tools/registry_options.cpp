@@ -97,7 +97,8 @@ std::string check_archive_signature(const manifest::ArchiveHeader& header, const
 
 std::string require_cosign(registry::Session& session, const registry::RemoteArchive& remote, const registry::oci::Reference& ref,
                            const TrustOptions& trust) {
-  registry::CosignCheck check = registry::check_cosign_signatures(session, remote.manifest_digest, ref, load_trust(trust));
+  registry::CosignSubject subject{remote.manifest_digest, remote.index_digest, ref};
+  registry::CosignCheck check = registry::check_cosign_signatures(session, subject, load_trust(trust), cosign_identity(trust));
   registry::require_cosign(check, remote.what);
   return check.verified_by;
 }

@@ -8,6 +8,7 @@
 
 #include "manifest/signature.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/fs.hpp"
 
 namespace ccpack::tools {
@@ -28,6 +29,21 @@ void add_cosign_option(CLI::App* cmd, TrustOptions& options) {
                 "Require a cosign signature of the registry artifact (tag sha256-<digest>.sig) by a trusted key, checked "
                 "before any archive byte is fetched; the archive then needs no signature of its own (one by a trusted "
                 "key must still verify)");
+  cmd->add_option("--cosign-identity", options.cosign_identity,
+                  "Which cosign signatures count for REG/REPO:TAG: `exact` (default), one for that tag or for the "
+                  "artifact's digest; `repository`, one for any tag of the repository, as cosign signs by default (also "
+                  "$CCPACK_COSIGN_IDENTITY)");
+}
+
+registry::cosign::IdentityRule cosign_identity(const TrustOptions& options) {
+  namespace cosign = registry::cosign;
+  const char* env = std::getenv(cosign::kIdentityVar);
+  const bool flag = !options.cosign_identity.empty();
+  if (!flag && (env == nullptr || *env == '\0')) return cosign::IdentityRule::exact;
+  const std::string value = flag ? options.cosign_identity : std::string(env);
+  if (std::optional<cosign::IdentityRule> rule = cosign::parse_identity_rule(value)) return *rule;
+  throw UsageError((flag ? std::string("--cosign-identity") : std::string("$") + cosign::kIdentityVar) + " is '" +
+                   escaped(value, 80) + "': expected exact or repository");
 }
 
 void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "manifest/keys.hpp"
+#include "registry/cosign.hpp"
 #include "tools/cli.hpp"
 #include "unpack/trust.hpp"
 
@@ -31,6 +32,7 @@ struct TrustOptions {
   std::vector<std::filesystem::path> trust;
   bool allow_unsigned = false;
   bool require_cosign = false;  // restore oci://, pull: --require-cosign
+  std::string cosign_identity;  // --cosign-identity exact|repository ("" : $CCPACK_COSIGN_IDENTITY, else exact)
 };
 
 struct SigningOptions {
@@ -43,6 +45,8 @@ void add_trust_options(CLI::App* cmd, TrustOptions& options, bool display_only =
 // --require-cosign (restore oci://, pull): a cosign signature of the registry artifact by a trusted key is required,
 // checked before any archive byte is fetched; the archive then needs no manifest signature of its own.
 void add_cosign_option(CLI::App* cmd, TrustOptions& options);
+// --cosign-identity, else $CCPACK_COSIGN_IDENTITY, else exact; anything else is a usage error naming where it came from.
+[[nodiscard]] registry::cosign::IdentityRule cosign_identity(const TrustOptions& options);
 // `required`: the command cannot run without a key (sign); else signing is optional (create).
 void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 

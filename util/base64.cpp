@@ -44,4 +44,17 @@ std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
+std::optional<std::string> base64_decode_strict(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::size_t pad = 0;
+  while (pad < 2 && pad < text.size() && text[text.size() - 1 - pad] == '=') ++pad;
+  std::string_view body = text.substr(0, text.size() - pad);
+  for (char ch : body) {
+    if (ch == '-' || ch == '_' || ch == '=') return std::nullopt;  // URL-safe alphabet, or padding inside
+  }
+  std::optional<std::string> out = base64_decode(body);
+  if (!out || base64_encode(*out) != text) return std::nullopt;  // a lone character, or unused bits set
+  return out;
+}
+
 }  // namespace ccpack

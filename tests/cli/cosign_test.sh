@@ -5,8 +5,12 @@
 # Debian 12 it is patched out, and that exact refusal is pinned); `restore oci:// --require-cosign` and `pull
 # --require-cosign` accept a signature ccpack did not write by that key alone, and every refusal of the cosign
 # check (no signature, another digest, another reference, a wrong key, a malformed payload or annotation, a trusted
-# manifest signature that fails) is exit 4 with one line and nothing written. Against Debian's docker-registry on
-# 127.0.0.1.
+# manifest signature that fails, an unpadded annotation, a mistyped optional.creator, a signature for another tag or
+# for no tag unless --cosign-identity repository) is exit 4 with one line and nothing written. Fleets: another
+# signer's keyless layer (a 5.6 KB bundle annotation) is kept by push and skipped by pull; 70 tags of one artifact by
+# two keys push and verify, a push again adds nothing; a tag moved back onto an artifact signed for other tags is
+# refused by default; the --as-image image is signed (checked by the helpers' own verifier); a push whose signature
+# manifest is full (1,000 layers) exits 1 with the tag unmoved. Against Debian's docker-registry on 127.0.0.1.
 # Usage: cosign_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
 CCPACK=$(realpath "$1")
@@ -164,11 +168,23 @@ $HELPERS forge "$PORT" cache "$D" ec.key --payload '{"critical":{"type":"cosign 
 refuse none "layer 0: key [0-9a-f]{16} signed a malformed payload: field 'critical.identity' is missing\)"
 # defence: cosign-annotation
 $HELPERS forge "$PORT" cache "$D" ec.key --ref "$R/cache:none" --annotation 'not base64!'
-refuse none "layer 0: annotation dev.cosignproject.cosign/signature is missing or not base64\)"
-# A cosign signature of this very digest by the trusted key, the identity with a tag or without (cosign's form).
+refuse none "layer 0: annotation dev.cosignproject.cosign/signature is missing or not padded standard base64\)"
+# defence: cosign-base64-strict (Go's padded standard encoding: an unpadded signature is no signature)
+$HELPERS forge "$PORT" cache "$D" ci.key --ref "$R/cache:none" --unpadded 1
+expect 4 "layer 0: annotation dev.cosignproject.cosign/signature is missing or not padded standard base64\)" -- \
+  "$CCPACK" pull "$R/cache:none" -o "$T/x.ccpack" --plain-http --require-cosign --trust ci.key.pub
+# defence: cosign-optional-types
+$HELPERS forge "$PORT" cache "$D" ec.key --payload '{"critical":{"identity":{"docker-reference":"'"$R/cache:none"'"},"image":{"docker-manifest-digest":"'"$D"'"},"type":"cosign container image signature"},"optional":{"creator":7}}'
+refuse none "layer 0: key [0-9a-f]{16} signed a malformed payload: field 'optional.creator' is not a string\)"
+# A cosign signature of this very digest by the trusted key without a tag (cosign's default form): it names the
+# repository, not the tag, so only --cosign-identity repository (or $CCPACK_COSIGN_IDENTITY) accepts it.
 $HELPERS forge "$PORT" cache "$D" ec.key --ref "$R/cache"
+refuse none "layer 0: key [0-9a-f]{16} signed this digest for another reference: it names $R/cache \(no tag\), not $R/cache:none \(--cosign-identity repository accepts any tag of the repository\)\)"
 expect 0 "inductor: restored" -- "$CCPACK" restore "oci://$R/cache:none" --plain-http --require-cosign --trust ec.pub \
-  --inductor-dir "$T/r4/ind" --triton-dir "$T/r4/tri"
+  --cosign-identity repository --inductor-dir "$T/r4/ind" --triton-dir "$T/r4/tri"
+expect 2 "--cosign-identity is 'tag': expected exact or repository" -- \
+  "$CCPACK" pull "$R/cache:none" -o "$T/x.ccpack" --plain-http --require-cosign --trust ec.pub --cosign-identity tag
+check '[ ! -e "$T/x.ccpack" ]' "a pull with a bad --cosign-identity left a file"
 # defence: cosign-manifest-signature (accepted by cosign, but a trusted key's own signature of the archive fails)
 python3 - signed.ccpack broken.ccpack <<'PYEOF'
 import struct, sys
@@ -183,4 +199,61 @@ expect 4 "is accepted by the cosign signature of key [0-9a-f]{16}, but its own s
   "$CCPACK" restore "oci://$R/cache:broken" --plain-http --require-cosign --trust ec.pub --trust ci.key.pub \
   --inductor-dir "$T/r5/ind" --triton-dir "$T/r5/tri"
 check '[ ! -e "$T/r5/tri/.ccpack-marker.json" ]' "the broken archive was restored"
+# --- fleets: another signer beside ours, many tags, a tag moved back, the image, signing before the tag moves ---
+expect 0 "" -- "$CCPACK" create -o fleet.ccpack --triton-dir "$SAMPLE/triton_cache" --sign-key ci.key
+F=$(push_bare fleet-0 fleet.ccpack)
+# Another signer's layer (a keyless signature with a 5.6 KB bundle annotation) first: push keeps it, pull skips it.
+$HELPERS add-foreign "$PORT" cache "$F"
+expect 0 "cosign signature of $F under $R/cache:${F/:/-}\.sig \(2 signatures\)" -- \
+  "$CCPACK" push --plain-http --cosign-key ec.key fleet.ccpack "$R/cache:f1"
+check '[ "$($HELPERS bundles "$PORT" cache "$F")" = 1 ]' "push dropped another signer's layer"
+expect 0 "cosign signature by trusted key" -- "$CCPACK" pull "$R/cache:f1" -o f1.ccpack --plain-http --require-cosign --trust ec.pub
+# 70 tags of the artifact, each signed by two keys: 140 signatures and the other signer's, more than 128.
+for i in $(seq 1 70); do
+  expect 0 "" -- "$CCPACK" push --plain-http -q --sign-key ci.key --cosign-key ec.key fleet.ccpack "$R/cache:f$i"
+done
+check '[ "$($HELPERS layers "$PORT" cache "$F")" = 141 ]' "70 tags by two keys: $($HELPERS layers "$PORT" cache "$F") layers, expected 141"
+expect 0 "cosign signature of $F under $R/cache:${F/:/-}\.sig \(141 signatures, already signed\)" -- \
+  "$CCPACK" push --plain-http --sign-key ci.key --cosign-key ec.key fleet.ccpack "$R/cache:f70"
+check '[ "$($HELPERS layers "$PORT" cache "$F")" = 141 ]' "a push of a signed tag again added a layer"
+expect 0 "cosign signature by trusted key" -- "$CCPACK" pull "$R/cache:f70" -o f70.ccpack --plain-http --require-cosign --trust ci.key.pub
+expect 0 "cosign signature by trusted key" -- "$CCPACK" pull "$R/cache:f35" -o f35.ccpack --plain-http --require-cosign --trust ec.pub
+# defence: cosign-identity-exact (a tag moved back onto an artifact signed for other tags only)
+expect 0 "" -- "$CCPACK" push --plain-http fleet.ccpack "$R/cache:prod"
+expect 4 "layer 1: key [0-9a-f]{16} signed this digest for another reference: it names $R/cache:f1, not $R/cache:prod \(--cosign-identity repository accepts any tag of the repository\)" -- \
+  "$CCPACK" restore "oci://$R/cache:prod" --plain-http --require-cosign --trust ec.pub --inductor-dir "$T/r6/ind" --triton-dir "$T/r6/tri"
+check '[ ! -e "$T/r6/ind" ] && [ ! -e "$T/r6/tri" ]' "a restore refused for its identity wrote something"
+expect 0 "triton: restored" -- "$CCPACK" restore "oci://$R/cache:prod" --plain-http --require-cosign --trust ec.pub \
+  --cosign-identity repository --inductor-dir "$T/r6/ind" --triton-dir "$T/r6/tri"
+expect 0 "cosign signature by trusted key" -- env CCPACK_COSIGN_IDENTITY=repository \
+  "$CCPACK" pull "$R/cache:prod" -o prod.ccpack --plain-http --require-cosign --trust ec.pub
+expect 2 "\\\$CCPACK_COSIGN_IDENTITY is 'any': expected exact or repository" -- env CCPACK_COSIGN_IDENTITY=any \
+  "$CCPACK" pull "$R/cache:prod" -o prod2.ccpack --plain-http --require-cosign --trust ec.pub
+# --as-image: the image is signed with the same keys, for its own tag.
+expect 0 "pushed image $R/cache:img-image" -- "$CCPACK" push --plain-http --as-image --sign-key ci.key --cosign-key ec.key signed.ccpack "$R/cache:img"
+check '[ "$($HELPERS verify "$PORT" cache img-image ec.pub)" = verified ]' "the image's ECDSA signature does not verify"
+check '[ "$($HELPERS verify "$PORT" cache img-image ci.key.pub)" = verified ]' "the image's Ed25519 signature does not verify"
+check '[ "$($HELPERS verify "$PORT" cache img-image other.key.pub)" = refused ]' "the image verified with another key"
+# ... and by sigstore's own verifier, with each public key (the push again adds nothing and reports the digest).
+expect 0 "" -- "$CCPACK" push --plain-http --json --as-image --sign-key ci.key --cosign-key ec.key signed.ccpack "$R/cache:img"
+IMG=$(field 'j["image_digest"]')
+if [ -d "$T/npm/node_modules/@sigstore/verify" ]; then
+  imgverify() {  # imgverify I KEY: layer I of the image's signature manifest, by @sigstore/verify with KEY
+    local sig
+    sig=$($HELPERS layer "$PORT" cache "$IMG" "$1" "$T/ipayload-$1") &&
+      node "$HERE/sigstore_verify.js" "$T/npm/node_modules" "$T/$2" "$T/ipayload-$1" "$sig"
+  }
+  check '[ "$(imgverify 0 ci.key.pub)" = verified ]' "@sigstore/verify refused the image's Ed25519 signature: $(imgverify 0 ci.key.pub)"
+  check '[ "$(imgverify 1 ec.pub)" = verified ]' "@sigstore/verify refused the image's ECDSA signature: $(imgverify 1 ec.pub)"
+else
+  skip "@sigstore/verify of the image" "node or npm is not installed"
+fi
+# defence: push-sign-first (the signature cannot be written: the tag does not move)
+expect 0 "" -- "$CCPACK" create -o full.ccpack --triton-dir "$SAMPLE/triton_cache"
+G=$(push_bare full-0 full.ccpack)
+$HELPERS fill "$PORT" cache "$G" 1000
+expect 1 "signature manifest ${G/:/-}\.sig is full \(1000 signatures\)" -- \
+  "$CCPACK" push --plain-http --allow-unsigned --cosign-key ec.key full.ccpack "$R/cache:full-1"
+check '[ "$(curl -s -o /dev/null -w "%{http_code}" -H "Accept: application/vnd.oci.image.manifest.v1+json" "http://$R/v2/cache/manifests/full-1")" = 404 ]' \
+  "a push whose signature failed moved the tag"
 finish

@@ -35,11 +35,11 @@ _ccpack() {
     create) opts="-o --output --inductor-dir --triton-dir --add --level --sign-key --note --python --settle --settle-timeout --no-tuned-settings --since-restore $common" ;;
     restore) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --print-env --no-relocate --trust
                    --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
-                   --registries-conf --require-cosign $common" ;;
+                   --registries-conf --require-cosign --cosign-identity $common" ;;
     run) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --no-relocate --trust
                --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
-               --registries-conf --require-cosign --cold-on-failure -j --jobs -q --quiet" ;;
-    env) opts="--inductor-dir --triton-dir --add --at-build-paths --trust --allow-unsigned --require-cosign --python --fingerprint
+               --registries-conf --require-cosign --cosign-identity --cold-on-failure -j --jobs -q --quiet" ;;
+    env) opts="--inductor-dir --triton-dir --add --at-build-paths --trust --allow-unsigned --require-cosign --cosign-identity --python --fingerprint
                --select --plain-http --ca-file --authfile --registries-conf $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
     inspect) opts="--files --card --trust $common" ;;
@@ -53,7 +53,7 @@ _ccpack() {
     merge) opts="-o --output --deltas-from-registry --trust --allow-unsigned --sign-key --note --plain-http --ca-file --authfile
                  --registries-conf $common" ;;
     push) opts="--index --as-image --image-tag --delta --plain-http --ca-file --authfile --allow-unsigned --sign-key --cosign-key $common" ;;
-    pull) opts="-o --output --trust --require-cosign --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
+    pull) opts="-o --output --trust --require-cosign --cosign-identity --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
     ls) opts="--plain-http --ca-file --authfile --registries-conf $common" ;;
     *) return ;;
   esac

@@ -248,6 +248,50 @@ TEST_CASE("keys: ECDSA P-256 for cosign signatures: id, DER over SHA-256, never 
   CHECK(store.keys().size() == 2);
 }
 
+namespace {
+
+// The raw r||s form of a DER ECDSA P-256 signature: each INTEGER without its sign byte, left-padded to 32 bytes.
+std::string raw_of_der(const std::string& der) {
+  std::string raw;
+  std::size_t at = 2;  // SEQUENCE, length (< 128 for P-256)
+  for (int i = 0; i < 2; ++i) {
+    std::size_t len = static_cast<unsigned char>(der.at(at + 1));
+    std::string n = der.substr(at + 2, len);
+    while (n.size() > 32 && n[0] == '\0') n.erase(0, 1);
+    raw += std::string(32 - n.size(), '\0') + n;
+    at += 2 + len;
+  }
+  return raw;
+}
+
+}  // namespace
+
+TEST_CASE("keys: ECDSA P-256 raw r||s signatures verify as their DER form does, as sigstore reads them", "[keys]") {
+  test::ScratchDir t;
+  test::write_file(t / "ec.key", kEcPrivate, 0600);
+  PrivateKey key = PrivateKey::load(t / "ec.key", manifest::KeyUse::cosign);
+  PublicKey pub = PublicKey::from_pem(kEcPublic, "ec.pub");
+  for (int i = 0; i < 8; ++i) {  // r or s with a leading zero byte now and then
+    std::string der = key.sign_detached("payload " + std::to_string(i));
+    std::string raw = raw_of_der(der);
+    REQUIRE(raw.size() == manifest::kRawP256SignatureBytes);
+    CHECK(manifest::der_of_raw_p256(raw) == der);
+    CHECK(pub.verify_detached("payload " + std::to_string(i), raw));
+    CHECK_FALSE(pub.verify_detached("payload x", raw));
+    std::string flipped = raw;
+    flipped[40] = static_cast<char>(flipped[40] ^ 1);
+    CHECK_FALSE(pub.verify_detached("payload " + std::to_string(i), flipped));
+    CHECK_FALSE(pub.verify_detached("payload " + std::to_string(i), raw.substr(0, 63)));
+    CHECK_FALSE(pub.verify_detached("payload " + std::to_string(i), raw + '\0'));
+  }
+  CHECK_FALSE(manifest::der_of_raw_p256(std::string(63, 'a')));
+  // An Ed25519 key reads 64 bytes as its own signature only.
+  PrivateKey ed = PrivateKey::generate();
+  std::string sig = ed.sign_detached("m");
+  CHECK(ed.public_key().verify_detached("m", sig));
+  CHECK_FALSE(pub.verify_detached("m", sig));
+}
+
 TEST_CASE("keys: Ed25519 detached signatures are pure Ed25519 over the message (RFC 8032)", "[keys]") {
   test::ScratchDir t;
   test::write_file(t / "rfc.key", kRfcPrivate, 0600);

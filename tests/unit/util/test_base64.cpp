@@ -57,3 +57,30 @@ TEST_CASE("base64: characters outside the alphabets, inner padding and a lone la
   CHECK(base64_decode("") == some(""));
   CHECK(base64_decode("====") == some(""));
 }
+
+TEST_CASE("base64 strict: only what base64_encode writes, as Go's padded standard encoding reads cosign's signatures",
+          "[base64]") {
+  CHECK(base64_decode_strict("") == some(""));
+  CHECK(base64_decode_strict("Zg==") == some("f"));
+  CHECK(base64_decode_strict("Zm8=") == some("fo"));
+  CHECK(base64_decode_strict("Zm9v") == some("foo"));
+  CHECK(base64_decode_strict("+/+/") == some(std::string("\xfb\xff\xbf", 3)));
+  std::string all;
+  for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
+  CHECK(base64_decode_strict(base64_encode(all)) == some(all));
+  CHECK_FALSE(base64_decode_strict("Zg"));        // unpadded
+  CHECK_FALSE(base64_decode_strict("Zm8"));       // unpadded
+  CHECK_FALSE(base64_decode_strict("Zg="));       // short padding
+  CHECK_FALSE(base64_decode_strict("Zg==="));     // too much padding
+  CHECK_FALSE(base64_decode_strict("Zg======"));  // too much padding
+  CHECK_FALSE(base64_decode_strict("-_-_"));      // URL-safe alphabet
+  CHECK_FALSE(base64_decode_strict("+/-_"));
+  CHECK_FALSE(base64_decode_strict("Zg==Zg=="));  // padding inside
+  CHECK_FALSE(base64_decode_strict("Zh=="));      // unused bits set: not canonical
+  CHECK_FALSE(base64_decode_strict("Zm9="));
+  CHECK_FALSE(base64_decode_strict("Zm9v\n"));
+  CHECK_FALSE(base64_decode_strict("Zm9\nv"));
+  CHECK_FALSE(base64_decode_strict(" Zm9v"));
+  CHECK_FALSE(base64_decode_strict("===="));
+  CHECK_FALSE(base64_decode_strict("Z==="));
+}

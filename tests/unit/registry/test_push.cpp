@@ -1,0 +1,107 @@
+// registry/push.cpp against a scripted loopback registry: the documents go by digest, the signature manifest next,
+// and the tag last; a signature that cannot be written leaves the tag unput. (A key that signed the payload already
+// adds nothing: the cosign suite, whose registry port is known before the payload is made.)
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "manifest/keys.hpp"
+#include "registry/cosign.hpp"
+#include "registry/push.hpp"
+#include "unit/loopback_http.hpp"
+#include "unit/support.hpp"
+#include "util/error.hpp"
+
+using namespace ccpack;
+using test::http_answer;
+namespace oci = ccpack::registry::oci;
+namespace cosign = ccpack::registry::cosign;
+
+namespace {
+
+std::string request_line(const std::string& request) { return request.substr(0, request.find("\r\n")); }
+
+// The archive's bytes in a file, open for the request.
+struct ArchiveFile {
+  test::ScratchDir dir;
+  int fd = -1;
+  ArchiveFile() {
+    test::write_file(dir / "a.ccpack", "archive bytes");
+    fd = ::open((dir / "a.ccpack").c_str(), O_RDONLY | O_CLOEXEC);
+  }
+  ~ArchiveFile() { ::close(fd); }
+  ArchiveFile(const ArchiveFile&) = delete;
+  ArchiveFile& operator=(const ArchiveFile&) = delete;
+};
+
+registry::PushRequest request_for(const ArchiveFile& f, const manifest::PrivateKey& key) {
+  registry::PushRequest q;
+  q.fd = f.fd;
+  q.size = 13;
+  q.file_name = "a.ccpack";
+  q.what = "'a.ccpack'";
+  q.keys = {&key};
+  return q;
+}
+
+// Pushes to 127.0.0.1:PORT/team/model:v1 with the server's answers; returns the request lines.
+std::vector<std::string> push_with(const registry::PushRequest& q, const std::vector<std::string>& answers, registry::PushResult& r,
+                                   std::string* error = nullptr) {
+  test::LoopbackHttp server(answers);
+  registry::SessionOptions o;
+  o.http.plain_http = true;
+  o.http.max_attempts = 1;
+  registry::Session s(oci::parse_reference("127.0.0.1:" + std::to_string(server.port()) + "/team/model:v1"), o);
+  try {
+    registry::push(s, q, r);
+  } catch (const Error& e) {
+    if (error == nullptr) throw;
+    *error = e.what();
+  }
+  std::vector<std::string> lines;
+  for (const std::string& req : server.requests()) lines.push_back(request_line(req));
+  return lines;
+}
+
+const std::string kHere = http_answer(200, {}, "");
+const std::string kStored = http_answer(201, {}, "");
+const std::string kAbsentAnswer = http_answer(404, {}, "");
+
+}  // namespace
+
+TEST_CASE("push: documents by digest, then the signature, then the tag") {
+  test::NoCredentials none;
+  ArchiveFile f;
+  manifest::PrivateKey key = manifest::PrivateKey::generate();
+  registry::PushResult r;
+  std::vector<std::string> lines =
+      push_with(request_for(f, key), {kHere, kHere, kStored, kAbsentAnswer, kHere, kHere, kStored, kStored}, r);
+  const std::string sig = cosign::signature_tag(r.manifest_digest);
+  CHECK(lines == std::vector<std::string>{"HEAD /v2/team/model/blobs/" + std::string(oci::kEmptyConfigDigest) + " HTTP/1.1",
+                                          "HEAD /v2/team/model/blobs/" + r.layer_digest + " HTTP/1.1",
+                                          "PUT /v2/team/model/manifests/" + r.manifest_digest + " HTTP/1.1",
+                                          "GET /v2/team/model/manifests/" + sig + " HTTP/1.1",
+                                          lines.at(4), lines.at(5),  // the payload and config blobs (HEAD: present)
+                                          "PUT /v2/team/model/manifests/" + sig + " HTTP/1.1",
+                                          "PUT /v2/team/model/manifests/v1 HTTP/1.1"});
+  REQUIRE(r.signed_documents.size() == 1);
+  CHECK(r.signed_documents[0].attach.added == 1);
+}
+
+TEST_CASE("push: a signature that cannot be written leaves the tag where it was") {
+  test::NoCredentials none;
+  ArchiveFile f;
+  manifest::PrivateKey key = manifest::PrivateKey::generate();
+  std::string many = R"({"schemaVersion":2,"layers":[)";
+  for (std::size_t i = 0; i < cosign::kMaxSignatureLayers; ++i) many += std::string(i == 0 ? "" : ",") + "{}";
+  many += "]}";
+  const std::string full = http_answer(200, {"Content-Type: application/vnd.oci.image.manifest.v1+json"}, many);
+  registry::PushResult r;
+  std::string error;
+  std::vector<std::string> lines = push_with(request_for(f, key), {kHere, kHere, kStored, full}, r, &error);
+  CHECK(error == "signature manifest " + cosign::signature_tag(r.manifest_digest) + " is full (1000 signatures)");
+  REQUIRE(lines.size() == 4);
+  CHECK(lines.back() == "GET /v2/team/model/manifests/" + cosign::signature_tag(r.manifest_digest) + " HTTP/1.1");
+}
