@@ -51,6 +51,8 @@ pod() {
 mkdir -p "$T/build" && cp -a "$SAMPLE/inductor_cache" "$T/build/ind" && cp -a "$SAMPLE/triton_cache" "$T/build/tri"
 expect 0 "settled after 1 settle run" -- "$CCPACK" create -o "$T/base.ccpack" "${SIGN[@]}" --inductor-dir "$T/build/ind" \
   --triton-dir "$T/build/tri" --settle=2 -- true
+# Every pod runs with the settings the base was built with (as `ccpack run` gives them), its folders its own.
+"$CCPACK" env "$T/base.ccpack" | grep -v "_CACHE_DIR=" >"$T/settings.env" && . "$T/settings.env" && ok || bad "ccpack env of the base"
 pod a ind tri
 pod second-pod inductor-cache triton-cache
 expect 0 "" -- "$CCPACK" create -q -o "$T/da.ccpack" --since-restore --inductor-dir "$T/a/ind" --triton-dir "$T/a/tri"

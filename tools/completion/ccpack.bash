@@ -38,7 +38,7 @@ _ccpack() {
                    --registries-conf --require-cosign --cosign-identity $common" ;;
     run) opts="-v --verbose --inductor-dir --triton-dir --add --durable --at-build-paths --no-relocate --trust
                --allow-unsigned --python --ignore --on-mismatch --fingerprint --select --plain-http --ca-file --authfile
-               --registries-conf --require-cosign --cosign-identity --cold-on-failure -j --jobs -q --quiet" ;;
+               --registries-conf --require-cosign --cosign-identity --cold-on-failure -h --help -j --jobs -q --quiet" ;;
     env) opts="--inductor-dir --triton-dir --add --at-build-paths --trust --allow-unsigned --require-cosign --cosign-identity --python --fingerprint
                --select --plain-http --ca-file --authfile --registries-conf $common" ;;
     verify) opts="--trust --allow-unsigned $common" ;;
