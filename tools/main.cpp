@@ -92,17 +92,9 @@ std::optional<std::vector<std::string>> split_trailing(const ccpack::tools::Comm
   return std::nullopt;
 }
 
-int run_ccpack(int argc, char** argv) {
+// Every command, in the order --help lists them.
+void register_commands(CLI::App& app, ccpack::tools::Commands& commands) {
   namespace tools = ccpack::tools;
-  CLI::App app{
-      "ccpack: pack PyTorch torch.compile caches (Inductor + Triton) into one verified archive, and restore them "
-      "safely and atomically.",
-      "ccpack"};
-  app.footer(exit_code_help());
-  app.set_version_flag("--version", std::function<std::string()>(tools::version_text));
-  app.require_subcommand(1);
-
-  tools::Commands commands;
   tools::add_create(app, commands);
   tools::add_restore(app, commands);
   tools::add_verify(app, commands);
@@ -120,22 +112,11 @@ int run_ccpack(int argc, char** argv) {
   tools::add_merge(app, commands);
   tools::add_env(app, commands);
   tools::add_run(app, commands);
+}
 
-  if (std::optional<int> code = before_parse(app, argc, argv)) return *code;
-  std::optional<std::vector<std::string>> trailing = split_trailing(commands, argc, argv);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ccpack: error: %s (see ccpack --help)\n", e.what());
-    return static_cast<int>(ExitCode::usage);
-  }
-
+// The command the line chose, run with the process settings; its exit code (nullopt: none was chosen).
+std::optional<int> run_parsed(const ccpack::tools::Commands& commands, std::optional<std::vector<std::string>>& trailing) {
+  namespace tools = ccpack::tools;
   for (const tools::Command& command : commands) {
     if (!command.app->parsed()) continue;
     if (trailing) *command.trailing = std::move(*trailing);
@@ -152,6 +133,38 @@ int run_ccpack(int argc, char** argv) {
       return code;
     }
   }
+  return std::nullopt;
+}
+
+int run_ccpack(int argc, char** argv) {
+  namespace tools = ccpack::tools;
+  CLI::App app{
+      "ccpack: pack PyTorch torch.compile caches (Inductor + Triton) into one verified archive, and restore them "
+      "safely and atomically.",
+      "ccpack"};
+  app.footer(exit_code_help());
+  app.set_version_flag("--version", std::function<std::string()>(tools::version_text));
+  app.require_subcommand(1);
+
+  tools::Commands commands;
+  register_commands(app, commands);
+
+  if (std::optional<int> code = before_parse(app, argc, argv)) return *code;
+  std::optional<std::vector<std::string>> trailing = split_trailing(commands, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ccpack: error: %s (see ccpack --help)\n", e.what());
+    return static_cast<int>(ExitCode::usage);
+  }
+
+  if (std::optional<int> code = run_parsed(commands, trailing)) return *code;
   return static_cast<int>(ExitCode::usage);
 }
 
