@@ -145,7 +145,10 @@ std::string check_signed(Session& s, const std::string& signed_digest, const Cos
     std::string problem;
     std::string by = check_layer(c, layers[i], problem);
     if (!by.empty()) return by;
-    problems.push_back(label + "layer " + std::to_string(i) + ": " + problem);
+    std::string line = label;
+    line += "layer " + std::to_string(i) + ": ";
+    line += problem;
+    problems.push_back(std::move(line));
   }
   return {};
 }
@@ -172,6 +175,7 @@ CosignAttach attach_cosign_signatures(Session& s, const std::string& manifest_di
   }
   if (!s.blob_exists(payload_digest)) s.upload_blob(payload_digest, payload);
   std::vector<std::string> diff_ids;
+  diff_ids.reserve(layers.size());
   for (const cosign::SignatureLayer& l : layers) diff_ids.push_back(l.digest);
   const std::string config = cosign::config_json(diff_ids);
   const std::string config_digest = oci::digest_of(config);

@@ -111,7 +111,8 @@ manifest::TuningRecord apply_tuned_settings(const std::string& python, bool off)
       value = files.front().path;
     }
     ::setenv(name.c_str(), value.c_str(), 1);
-    record.applied.push_back(name + "=" + value);
+    record.applied.push_back(name + "=");
+    record.applied.back() += value;
   }
   return record;
 }
