@@ -68,6 +68,11 @@ expect 7 "" -- "$CCPACK" status --json --max-compiled 0
 json_is "$T/out" 'j["ok"] is False and j["exit_code"] == 7'
 expect 0 "" -- "$CCPACK" status --json
 json_is "$T/out" 'j["triton_kernels_since_restore"] == 1 and j["max_compiled"] is None'
+# A gate that is not a whole number from 0 to 2^63-1 is a usage error naming it, never a gate that passes everything.
+for bad in -1 -9223372036854775809 9223372036854775808 "" 1.5 +3 0x10; do
+  lit=$(printf '%s' "$bad" | sed 's/[.+]/\\&/g')
+  expect 2 "ccpack: error: --max-compiled: '$lit' is not a whole number from 0 to 9223372036854775807\$" -- "$CCPACK" status --max-compiled "$bad"
+done
 
 # --- never converges: stops at N, marked not settled -----------------------------------------------------------
 src always
