@@ -21,6 +21,7 @@ enum class ExitCode : int {
   not_restored = 5,  // `ccpack status`: a cache folder was not restored by ccpack (no marker, or named and missing)
   command_failed = 6,  // `create --settle`: the command failed or ran past --settle-timeout (nothing written)
   over_compiled = 7,   // `status --max-compiled N`: the pod compiled more than N Triton kernels since its restore
+  interrupted_hup = 129,   // SIGHUP (128 + 1) during `restore` or `merge` (nothing changed or written)
   interrupted_int = 130,   // SIGINT (128 + 2) during `restore` or `create --settle` (nothing changed or written)
   interrupted_term = 143,  // SIGTERM (128 + 15) during `restore` or `create --settle` (nothing changed or written)
 };
@@ -30,7 +31,7 @@ struct ExitCodeInfo {
   ExitCode code;
   std::string_view meaning;
 };
-inline constexpr std::array<ExitCodeInfo, 10> kExitCodes{{
+inline constexpr std::array<ExitCodeInfo, 11> kExitCodes{{
     {ExitCode::ok, "done (also: already restored)"},
     {ExitCode::error, "error: a missing or unreadable folder or file, an output path in a missing folder, I/O failure"},
     {ExitCode::usage, "usage: bad command line"},
@@ -42,10 +43,11 @@ inline constexpr std::array<ExitCodeInfo, 10> kExitCodes{{
     {ExitCode::command_failed,
      "command failed: the command `create --settle` runs exited non-zero, was killed or ran past --settle-timeout (nothing written)"},
     {ExitCode::over_compiled, "over the gate: `ccpack status --max-compiled N` found more than N Triton kernels compiled since the restore"},
+    {ExitCode::interrupted_hup, "interrupted: SIGHUP during `restore` (nothing changed) or `merge` (scratch folder removed, nothing written)"},
     {ExitCode::interrupted_int,
-     "interrupted: SIGINT during `restore` (nothing changed) or `create --settle` (passed on to the command, nothing written)"},
+     "interrupted: SIGINT during `restore` (nothing changed), `merge` (scratch folder removed) or `create --settle` (passed on to the command, nothing written)"},
     {ExitCode::interrupted_term,
-     "interrupted: SIGTERM during `restore` (nothing changed) or `create --settle` (passed on to the command, nothing written)"},
+     "interrupted: SIGTERM during `restore` (nothing changed), `merge` (scratch folder removed) or `create --settle` (passed on to the command, nothing written)"},
 }};
 
 class Error : public std::runtime_error {

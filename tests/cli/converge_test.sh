@@ -117,6 +117,36 @@ done
 [ ! -e "$T/x.ccpack" ] && ok || bad "a refused merge wrote its output"
 [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "a refused merge left its scratch folder"
 
+# --- interrupted: SIGINT, SIGTERM and SIGHUP remove the scratch folder, whatever it holds -------------------------
+# A FIFO given as a delta holds merge in open() with its scratch folder made; the test fills that folder (a tree, a
+# link out of it that must not be followed), then sends the signal. A watchdog child kills a merge that hangs.
+mkfifo "$T/stall.ccpack"
+mkdir -p "$T/keep" && echo kept >"$T/keep/file"
+for sig in INT:130 TERM:143 HUP:129; do
+  name=${sig%%:*} code=${sig#*:}
+  mkdir -p "$T/int-$name"
+  "$CCPACK" merge "$T/base.ccpack" "$T/stall.ccpack" -o "$T/int-$name/x.ccpack" "${SIGN[@]}" 2>"$T/int.err" &
+  pid=$!
+  (sleep 120; kill -9 "$pid" 2>/dev/null) &
+  guard=$!
+  scratch=""
+  for _ in $(seq 600); do
+    scratch=$(find "$T/int-$name" -maxdepth 1 -name '.ccpack-merge-*')
+    [ -n "$scratch" ] && break
+    sleep 0.05
+  done
+  mkdir -p "$scratch/tree/inductor/a/b" && echo x >"$scratch/tree/inductor/a/b/f" && ln -s "$T/keep" "$scratch/tree/out"
+  kill -s "$name" "$pid"
+  wait "$pid"
+  rc=$?
+  kill "$guard" 2>/dev/null
+  wait "$guard" 2>/dev/null
+  [ "$rc" -eq "$code" ] && ok || bad "merge on SIG$name exited $rc, expected $code: $(cat "$T/int.err")"
+  grep -qx "ccpack: error: interrupted, nothing changed (SIG$name)" "$T/int.err" && ok || bad "merge on SIG$name said: $(cat "$T/int.err")"
+  [ -n "$scratch" ] && [ -z "$(ls -A "$T/int-$name")" ] && ok || bad "merge on SIG$name left: $(ls -A "$T/int-$name")"
+done
+[ "$(cat "$T/keep/file")" = kept ] && ok || bad "the scratch folder's removal followed a link out of it"
+
 # --- through a registry: deltas pushed next to the base, merged from there -----------------------------------------
 if command -v docker-registry >/dev/null; then
   start_plain_registry
