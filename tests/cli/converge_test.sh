@@ -117,6 +117,20 @@ done
 [ ! -e "$T/x.ccpack" ] && ok || bad "a refused merge wrote its output"
 [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "a refused merge left its scratch folder"
 
+# --- links across deltas: each delta passes alone; merged, a link through another delta's link is refused -------
+# Exit 4 naming the delta after which it fails and the link, before anything is extracted.
+for p in la lb lc; do pod "$p"; mkdir -p "$T/$p/tri/d1/d2"; done
+ln -s ../.. "$T/la/tri/d1/d2/y"
+ln -s y/../../.. "$T/lb/tri/d1/d2/x"
+ln -s x "$T/lc/tri/d1/d2/y"
+for p in la lb lc; do expect 0 "" -- "$CCPACK" create -q -o "$T/d$p.ccpack" --since-restore --inductor-dir "$T/$p/ind" --triton-dir "$T/$p/tri"; done
+for p in la lb lc; do expect 0 "" -- "$CCPACK" merge -q "$T/base.ccpack" "$T/d$p.ccpack" -o "$T/m$p.ccpack" "${SIGN[@]}"; done
+expect 4 "ccpack: error: refusing delta '$T/dl[ab].ccpack': merged, (its own|delta '$T/dl[ab].ccpack''s) symlink 'triton/d1/d2/x' leaves its component through the other links of the base and the deltas$" -- \
+  "$CCPACK" merge "$T/base.ccpack" "$T/dla.ccpack" "$T/dlb.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
+expect 4 "ccpack: error: refusing delta '$T/dl[bc].ccpack': merged, .* symlink 'triton/d1/d2/[xy]' loops through the other links of the base and the deltas$" -- \
+  "$CCPACK" merge "$T/base.ccpack" "$T/dlb.ccpack" "$T/dlc.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
+[ ! -e "$T/x.ccpack" ] && [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "a merge refused for its links left files"
+
 # --- interrupted: SIGINT, SIGTERM and SIGHUP remove the scratch folder, whatever it holds -------------------------
 # A FIFO given as a delta holds merge in open() with its scratch folder made; the test fills that folder (a tree, a
 # link out of it that must not be followed), then sends the signal. A watchdog child kills a merge that hangs.
