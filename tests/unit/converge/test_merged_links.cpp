@@ -16,7 +16,7 @@ namespace {
 
 Entry folder(const std::string& p) { return {p, EntryType::dir, 0755, 0, {}, {}, 0}; }
 Entry leaf(const std::string& p) { return {p, EntryType::file, 0644, 1, Sha256::of(p), {}, 0}; }
-Entry symlink(const std::string& p, const std::string& target) { return {p, EntryType::symlink, 0777, 0, {}, target, 0}; }
+Entry slink(const std::string& p, const std::string& target) { return {p, EntryType::symlink, 0777, 0, {}, target, 0}; }
 
 const std::vector<manifest::Component> kComponents{{"triton", manifest::ComponentKind::triton, "/b/t", 0, 0}};
 
@@ -30,8 +30,8 @@ std::optional<MergedLinkFailure> merged(const manifest::EntryList& base, const s
 
 TEST_CASE("merged links: a delta's link that escapes through another delta's link is found, in either order") {
   const manifest::EntryList base{folder("triton"), folder("triton/k"), leaf("triton/k/a")};
-  const manifest::EntryList a{folder("triton"), folder("triton/d1"), folder("triton/d1/d2"), symlink("triton/d1/d2/y", "../..")};
-  const manifest::EntryList b{folder("triton"), folder("triton/d1"), folder("triton/d1/d2"), symlink("triton/d1/d2/x", "y/../../..")};
+  const manifest::EntryList a{folder("triton"), folder("triton/d1"), folder("triton/d1/d2"), slink("triton/d1/d2/y", "../..")};
+  const manifest::EntryList b{folder("triton"), folder("triton/d1"), folder("triton/d1/d2"), slink("triton/d1/d2/x", "y/../../..")};
   CHECK_FALSE(merged(base, {a}));
   CHECK_FALSE(merged(base, {b}));
   auto ab = merged(base, {a, b});
@@ -48,9 +48,9 @@ TEST_CASE("merged links: a delta's link that escapes through another delta's lin
 }
 
 TEST_CASE("merged links: two deltas' links through each other loop, a delta link escapes through a base link") {
-  const manifest::EntryList base{folder("triton"), folder("triton/k"), symlink("triton/k/up", "..")};
-  const manifest::EntryList p{folder("triton"), symlink("triton/p", "q/x")};
-  const manifest::EntryList q{folder("triton"), symlink("triton/q", "p/x")};
+  const manifest::EntryList base{folder("triton"), folder("triton/k"), slink("triton/k/up", "..")};
+  const manifest::EntryList p{folder("triton"), slink("triton/p", "q/x")};
+  const manifest::EntryList q{folder("triton"), slink("triton/q", "p/x")};
   CHECK_FALSE(merged(base, {p}));
   CHECK_FALSE(merged(base, {q}));
   auto loop = merged(base, {p, q});
@@ -58,21 +58,21 @@ TEST_CASE("merged links: two deltas' links through each other loop, a delta link
   CHECK(loop->delta == 1);
   CHECK(loop->verdict == Verdict::loops);
   // triton/k/up -> .. is the component root; a delta's k/up/.. from it climbs above the root.
-  const manifest::EntryList climb{folder("triton"), folder("triton/k"), symlink("triton/k/out", "up/..")};
+  const manifest::EntryList climb{folder("triton"), folder("triton/k"), slink("triton/k/out", "up/..")};
   auto through_base = merged(base, {climb});
   REQUIRE(through_base);
   CHECK(through_base->delta == 0);
   CHECK(through_base->link == "triton/k/out");
   CHECK(through_base->verdict == Verdict::escapes);
   // A base link that a delta's link makes escape is named as the base's.
-  const manifest::EntryList base2{folder("triton"), symlink("triton/p", "q/..")};
-  const manifest::EntryList makes_q{folder("triton"), symlink("triton/q", ".")};
+  const manifest::EntryList base2{folder("triton"), slink("triton/p", "q/..")};
+  const manifest::EntryList makes_q{folder("triton"), slink("triton/q", ".")};
   auto base_link = merged(base2, {makes_q});
   REQUIRE(base_link);
   CHECK(base_link->link == "triton/p");
   CHECK(base_link->owner == kLinkOfBase);
   // Links that stay inside, across deltas, pass.
-  const manifest::EntryList inside{folder("triton"), folder("triton/d"), symlink("triton/d/to_k", "../k")};
-  const manifest::EntryList via{folder("triton"), symlink("triton/via", "d/to_k/up")};
+  const manifest::EntryList inside{folder("triton"), folder("triton/d"), slink("triton/d/to_k", "../k")};
+  const manifest::EntryList via{folder("triton"), slink("triton/via", "d/to_k/up")};
   CHECK_FALSE(merged(base, {inside, via}));
 }
