@@ -137,16 +137,26 @@ src daemon
 export STANDIN_MODE=converge D="$T/daemon-state"
 mkdir -p "$D"
 # Each run starts a daemon (setsid: another session and group) that would write into the folders much later.
-expect 0 "settled after 3 settle runs" -- "$CCPACK" create -o "$T/arch/d.ccpack" --settle -- \
-  sh -c 'setsid sh -c "echo \$\$ >\"$D/daemon.pid\"; sleep 1000; touch \"$TRITON_CACHE_DIR/late\"" & python3 "$0"' "$STANDIN"
+# (The commands are scripts: create takes no option-like word after --.)
+cat >"$D/daemon-run.sh" <<EOS
+setsid sh -c 'echo \$\$ >"$D/daemon.pid"; sleep 1000; touch "\$TRITON_CACHE_DIR/late"' &
+exec python3 "$STANDIN"
+EOS
+cat >"$D/kill-run.sh" <<EOS
+setsid sh -c 'echo \$\$ >"$D/orphan.pid"; sleep 1000' &
+echo \$\$ >"$D/cmd.pid"
+touch "$D/ready"
+sleep 1000
+EOS
+expect 0 "settled after 3 settle runs" -- "$CCPACK" create -o "$T/arch/d.ccpack" --settle -- sh "$D/daemon-run.sh"
 [ -s "$D/daemon.pid" ] && ! alive "$D/daemon.pid" && ok || bad "a daemon the run started in its own session outlived the run"
 rm -f "$T/arch/d.ccpack"
 # A SIGKILL of ccpack mid-run: the command and its daemon end with it, nothing writes afterwards.
 mkdir -p "$T/killed"
-"$CCPACK" create -o "$T/killed/k.ccpack" --settle -- sh -c \
-  'setsid sh -c "echo \$\$ >\"$D/orphan.pid\"; sleep 1000" & echo $$ >"$D/cmd.pid"; touch "$D/ready"; sleep 1000' >/dev/null 2>&1 &
+"$CCPACK" create -o "$T/killed/k.ccpack" --settle -- sh "$D/kill-run.sh" >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 1 600); do [ -e "$D/ready" ] && [ -s "$D/orphan.pid" ] && break; sleep 0.1; done
+[ -e "$D/ready" ] && [ -s "$D/orphan.pid" ] && ok || bad "the settle command to kill did not start"
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 gone_within "$D/cmd.pid" "$D/orphan.pid"
