@@ -41,7 +41,7 @@ TEST_CASE("quoted_path escapes the path it quotes") {
   CHECK(quoted_path("/tmp/caf\xe9") == "'/tmp/caf\\xe9'");
 }
 
-TEST_CASE("escaped writes C1 controls, line separators and bidirectional controls as \\u{...}") {
+TEST_CASE("escaped writes C1 controls, line separators and bidirectional controls as u-escapes") {
   CHECK(escaped("a\xe2\x80\xaetxt.exe") == "a\\u{202e}txt.exe");  // U+202E right-to-left override
   const std::pair<const char*, const char*> cases[] = {
       {"\xd8\x9c", "\\u{061c}"}, {"\xe2\x80\x8e", "\\u{200e}"}, {"\xe2\x80\x8f", "\\u{200f}"}, {"\xe2\x80\xaa", "\\u{202a}"},
