@@ -106,6 +106,8 @@ std::vector<unpack::Archive> open_deltas(const MergeRequest& rq, const unpack::A
 void check_links_across(const unpack::Archive& base, const std::vector<unpack::Archive>& deltas, const MergeResult& result) {
   std::vector<const manifest::EntryList*> lists;
   std::vector<const DeltaReport*> reports;  // the merged deltas' reports, in the same order
+  lists.reserve(deltas.size());
+  reports.reserve(deltas.size());
   for (const unpack::Archive& d : deltas) lists.push_back(&d.manifest.entries);
   for (const DeltaReport& r : result.deltas) {
     if (!r.duplicate) reports.push_back(&r);

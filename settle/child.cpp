@@ -98,11 +98,14 @@ extern "C" void note_ccpack_gone(int) { g_ccpack_gone = 1; }
 
 // The parent pid in /proc/<name>/stat ("pid (comm) S ppid ...", comm may hold ')' and spaces), or -1.
 pid_t parent_in_proc(int proc, const char* name) {
+  static constexpr char kStat[] = "/stat";
   char path[48];
-  std::size_t n = std::strlen(name);
-  if (n > 24) return -1;
-  std::memcpy(path, name, n);
-  std::memcpy(path + n, "/stat", 6);
+  std::size_t n = 0;
+  for (; name[n] != '\0'; ++n) {
+    if (n >= sizeof path - sizeof kStat) return -1;
+    path[n] = name[n];
+  }
+  std::memcpy(path + n, kStat, sizeof kStat);  // with its '\0'
   int fd = ::openat(proc, path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   char buf[512];

@@ -59,12 +59,15 @@ void add_startup(const std::string& dir, const std::string& name, std::vector<St
   out.push_back({path, *id});
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || name.ends_with(".pth")) return;
+  const std::string cache = path + "/__pycache__";
   for (const std::string& inner : sorted_listing(path)) {
     if (inner == "__pycache__") {
-      for (const std::string& pyc : sorted_listing(path + "/__pycache__")) add_startup(path + "/__pycache__", pyc, out);
-    } else if (std::optional<FileId> f = file_id(path + "/" + inner)) {
-      out.push_back({path + "/" + inner, *f});
+      for (const std::string& pyc : sorted_listing(cache)) add_startup(cache, pyc, out);
+      continue;
     }
+    std::string file = path;
+    file.append("/").append(inner);
+    if (std::optional<FileId> f = file_id(file)) out.push_back({std::move(file), *f});
   }
 }
 
