@@ -9,6 +9,7 @@
 
 #include "converge/delta_folders.hpp"
 #include "converge/delta_gate.hpp"
+#include "converge/merged_links.hpp"
 #include "converge/scratch.hpp"
 #include "manifest/cache_dir.hpp"
 #include "settle/recorded_source.hpp"
@@ -108,9 +109,28 @@ std::vector<unpack::Archive> open_deltas(const MergeRequest& rq, const unpack::A
   return sorted;
 }
 
+// Links across deltas (merged_links.hpp), before anything is extracted: exit 4 naming the delta and the link.
+void check_links_across(const unpack::Archive& base, const std::vector<unpack::Archive>& deltas, const MergeResult& result) {
+  std::vector<const manifest::EntryList*> lists;
+  std::vector<const DeltaReport*> reports;  // the merged deltas' reports, in the same order
+  lists.reserve(deltas.size());
+  reports.reserve(deltas.size());
+  for (const unpack::Archive& d : deltas) lists.push_back(&d.manifest.entries);
+  for (const DeltaReport& r : result.deltas) {
+    if (!r.duplicate) reports.push_back(&r);
+  }
+  std::optional<MergedLinkFailure> f = first_merged_link_failure(base.manifest.components, base.manifest.entries, lists);
+  if (!f) return;
+  std::string whose = f->owner == kLinkOfBase ? "the base's" : f->owner == f->delta ? "its own" : "delta " + quoted_path(reports[f->owner]->file) + "'s";
+  bool loops = f->verdict == manifest::EntryTree::LinkVerdict::loops;
+  throw IntegrityError("refusing delta " + quoted_path(reports[f->delta]->file) + ": merged, " + whose + " symlink " + quoted_name(f->link) +
+                       (loops ? " loops" : " leaves its component") + " through the other links of the base and the deltas");
+}
+
 // The base and the deltas as one folder tree under `scratch`/tree; returns the merge record.
 manifest::MergeRecord build_tree(const MergeRequest& rq, const unpack::Archive& base, const fs::path& scratch, MergeResult& result) {
   std::vector<unpack::Archive> deltas = open_deltas(rq, base, result);
+  check_links_across(base, deltas, result);
   extract_into(base, scratch / "tree", base.manifest.components, rq.pack);
   MergePlan plan(base.manifest.components, base.manifest.entries);
   std::vector<manifest::CacheDir> build = manifest::build_dirs(base.manifest);

@@ -6,6 +6,7 @@
 
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/interrupt.hpp"
 
 namespace ccpack::converge {
 
@@ -14,9 +15,12 @@ Scratch::Scratch(const std::filesystem::path& output) {
   std::string pattern = (parent / ".ccpack-merge-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) throw_errno("cannot make a scratch folder in " + quoted_path(parent));
   path_ = pattern;
+  // A SIGINT, SIGTERM or SIGHUP ends merge in util/interrupt's handler, which removes this folder first.
+  interrupt::remove_on_signal(path_);  // defence: merge-scratch-signal
 }
 
 Scratch::~Scratch() {
+  interrupt::forget_on_signal(path_);
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
 }

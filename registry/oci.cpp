@@ -130,6 +130,8 @@ bool valid_host(std::string_view host) {
 
 }  // namespace
 
+bool is_valid_tag(std::string_view tag) { return valid_tag(tag); }
+
 std::string to_json(const ImageManifest& m) {
   ojson layers = ojson::array();
   for (const Descriptor& d : m.layers) layers.push_back(descriptor_json(d));

@@ -100,6 +100,9 @@ struct Index {
 // The document's own "mediaType" when present, else `content_type` (the HTTP Content-Type); "" if neither.
 [[nodiscard]] std::string media_type_of(std::string_view json, std::string_view content_type);
 
+// Whether `tag` is a tag as the distribution spec writes them: [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}.
+[[nodiscard]] bool is_valid_tag(std::string_view tag);
+
 // "sha256:<hex>" of a digest and of bytes; the reverse (nullopt unless "sha256:" + 64 lower-case hex digits).
 [[nodiscard]] std::string digest_string(const Digest& d);
 [[nodiscard]] std::string digest_of(std::string_view bytes);

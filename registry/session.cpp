@@ -8,6 +8,7 @@
 #include "registry/auth.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack::registry {
 namespace {
@@ -228,13 +229,38 @@ std::string Session::put_manifest(const std::string& reference, const std::strin
   return digest;
 }
 
+namespace {
+
+// A page of the tag list, checked before any of it is kept: no more tags than asked for, no more in all than the
+// bound, each a valid tag.
+void check_tag_page(const nlohmann::json& list, std::size_t kept, const std::string& ref) {
+  // defence: tag-page-count
+  if (list.size() > Session::kTagPage) {
+    throw Error("the tag list of " + ref + " sent " + std::to_string(list.size()) + " tags in one page, more than the " +
+                std::to_string(Session::kTagPage) + " asked for");
+  }
+  // defence: tag-total-count
+  if (kept + list.size() > Session::kTagPage * Session::kMaxTagPages) {
+    throw Error("the tag list of " + ref + " has more than " + std::to_string(Session::kTagPage * Session::kMaxTagPages) + " tags");
+  }
+  for (const nlohmann::json& t : list) {
+    if (!t.is_string()) throw IntegrityError("the tag list of " + ref + " holds a tag that is not a string");
+    if (!oci::is_valid_tag(t.get_ref<const std::string&>())) {
+      throw IntegrityError("the tag list of " + ref + " holds " + quoted_name(t.get_ref<const std::string&>()) + ", not a valid tag");
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> Session::list_tags() {
   std::vector<std::string> tags;
   std::string last;  // the last tag of the page before, as the registry listed it (its order is its own)
-  for (std::size_t page = 0; page < kMaxTagPages; ++page) {
+  for (std::size_t page = 0;; ++page) {  // ends at a short page, a repeated one, or check_tag_page's total bound
     http::Request r;
     r.url = url("/tags/list?n=" + std::to_string(kTagPage) + (last.empty() ? "" : "&last=" + last));
-    http::Response resp = send(r);
+    // defence: tag-page-bytes
+    http::Response resp = send(r, {}, kTagPageBytes);
     if (resp.status == 404 && page == 0) return tags;  // no repository yet: no tags
     if (resp.status != 200) fail(r, resp, "listing the tags of");
     nlohmann::json doc = nlohmann::json::parse(resp.body, nullptr, false);
@@ -242,16 +268,13 @@ std::vector<std::string> Session::list_tags() {
     auto list = doc.find("tags");
     if (list == doc.end() || list->is_null()) break;
     if (!list->is_array()) throw IntegrityError("the tag list of " + ref_.str() + " has no 'tags' array");
-    for (const nlohmann::json& t : *list) {
-      if (!t.is_string()) throw IntegrityError("the tag list of " + ref_.str() + " holds a tag that is not a string");
-      tags.push_back(t.get<std::string>());
-    }
+    check_tag_page(*list, tags.size(), ref_.str());
+    for (const nlohmann::json& t : *list) tags.push_back(t.get<std::string>());
     if (list->size() < kTagPage || list->empty() || tags.back() == last) break;
     last = tags.back();
   }
   std::sort(tags.begin(), tags.end());
   tags.erase(std::unique(tags.begin(), tags.end()), tags.end());  // a registry that ignores `last` repeats itself
-  if (tags.size() > kTagPage * kMaxTagPages) throw Error("the tag list of " + ref_.str() + " has more than " + std::to_string(kTagPage * kMaxTagPages) + " tags");
   return tags;
 }
 

@@ -61,9 +61,16 @@ class Session {
   std::string put_manifest(const std::string& reference, const std::string& bytes, std::string_view media_type);
 
   // GET /v2/<repo>/tags/list from the origin (mirrors do not list), page by page (?n=&last=, as distribution
-  // pages), at most kMaxTagPages pages of kTagPage tags. Throws IntegrityError when an answer does not parse.
+  // pages), at most kMaxTagPages pages of kTagPage tags (one more full page is refused, never cut off in silence).
+  // Bounded before anything is kept (docs/REGISTRY.md,
+  // "Bounds"): a page's body is read to kTagPageBytes and no further, a page with more than the kTagPage tags
+  // asked for is refused at once (a registry that ignores `n`), every tag must be a valid tag (at most 128
+  // characters, oci::valid_tag), and the tags kept never pass kTagPage * kMaxTagPages. Throws Error on a bound,
+  // IntegrityError when an answer does not parse.
   static constexpr std::size_t kTagPage = 1000;
   static constexpr std::size_t kMaxTagPages = 100;
+  // A full page of the longest tags, quoted and comma-separated, with room for the rest of the object.
+  static constexpr std::size_t kTagPageBytes = kTagPage * (128 + 3) + (16u << 10);
   [[nodiscard]] std::vector<std::string> list_tags();
 
   [[nodiscard]] bool blob_exists(const std::string& digest);

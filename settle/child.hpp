@@ -6,8 +6,16 @@
 // stdin is /dev/null (a process group that is not the terminal's foreground must not read the terminal). Its own
 // group means a Ctrl-C at the terminal reaches ccpack alone; ccpack forwards it to the group (a wrapper script's
 // children included), waits for the command to end, and only then cleans up. Past the time limit the group gets
-// SIGTERM, then SIGKILL after a grace period. When the command has exited, what is left of its group is killed,
-// so no straggler writes into a folder that is about to be packed.
+// SIGTERM, then SIGKILL after a grace period.
+//
+// Nothing of a run outlives it or ccpack, whatever session or group it moves to: the command is started by a
+// guardian, a child of ccpack that is the run's subreaper (PR_SET_CHILD_SUBREAPER), so every orphan of the run,
+// a daemon started with setsid included, becomes its child. When the command has ended, the guardian kills
+// what is left of its group, then kills and reaps its own children until it has none, and only then reports the
+// command's status: when run_child returns, no process of the run is alive to write into a folder about to be
+// packed. The guardian dies with ccpack's death signal turned into a sweep (PR_SET_PDEATHSIG: even a SIGKILL of
+// ccpack ends the run), and the command dies with the guardian (PR_SET_PDEATHSIG SIGKILL, the getppid race
+// checked). docs/SETTLE.md says why a subreaper rather than a cgroup or a PID namespace.
 #pragma once
 
 #include <chrono>

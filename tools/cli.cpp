@@ -1,7 +1,10 @@
 #include "tools/cli.hpp"
 
+#include <charconv>
 #include <cstdio>
+#include <limits>
 
+#include "util/error.hpp"
 #include "util/escape.hpp"
 
 namespace ccpack::tools {
@@ -68,6 +71,19 @@ void add_common(CLI::App* cmd, CommonOptions& common, bool with_json) {
       ->check(CLI::Range(1u, 1024u));
   cmd->add_flag("-q,--quiet", common.quiet, "Print nothing but errors");
   if (with_json) cmd->add_flag("--json", common.json, "Print the report as JSON on standard output");
+}
+
+std::uint64_t count_option(std::string_view option, const std::string& value) {
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  std::uint64_t n = 0;
+  const char* end = value.data() + value.size();
+  bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+  auto [at, ec] = std::from_chars(value.data(), end, n);
+  // defence: count-option-range
+  if (!digits || ec != std::errc{} || at != end || n > kMax) {
+    throw UsageError(std::string(option) + ": " + quoted_name(value) + " is not a whole number from 0 to " + std::to_string(kMax));
+  }
+  return n;
 }
 
 std::string mb(std::uint64_t bytes) {

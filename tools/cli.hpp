@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "manifest/cache_dir.hpp"
@@ -69,6 +70,11 @@ using Commands = std::vector<Command>;
 
 // -j, -q and (unless with_json is false) --json.
 void add_common(CLI::App* cmd, CommonOptions& common, bool with_json = true);
+
+// A count given on the command line (`status --max-compiled N`): exactly the decimal integers 0..2^63-1, digits
+// only. Anything else (a sign, an empty value, a fraction, hex, past 2^63-1) is a UsageError naming the option and
+// the value, escaped: a gate that wrapped or clamped a bad value would pass everything.
+[[nodiscard]] std::uint64_t count_option(std::string_view option, const std::string& value);
 
 // "12.3 MB"
 [[nodiscard]] std::string mb(std::uint64_t bytes);

@@ -1,7 +1,10 @@
 // `ccpack ls oci://REF`: the archives a tag holds (an index's environments, or its one manifest), each with the
 // selection annotations it is chosen by, its size and digests; `--json` for scripts. Nothing but the manifests is
 // fetched, and nothing is judged: `pull` and `restore oci://` choose among these for a machine. Mirrors from
-// registries.conf are asked first, as for a pull. The flow is registry/listing.hpp's.
+// registries.conf are asked first, as for a pull. The flow is registry/listing.hpp's. The listing goes to standard
+// output, every name from the registry escaped (util/escape.hpp).
+#include <cstdio>
+
 #include "registry/listing.hpp"
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
@@ -51,9 +54,11 @@ int run(const LsOptions& o) {
   ojson archives = ojson::array();
   for (const registry::ListedArchive& a : l.archives) archives.push_back(archive_json(a));
   out.report({{"reference", ref.str()}, {"digest", l.digest}, {"index", l.index}, {"archives", archives}, {"served_by", s.served_by()}});
-  out.say(ref.str() + ": " + (l.index ? "index " : "manifest ") + l.digest + ", " + std::to_string(l.archives.size()) +
-          (l.archives.size() == 1 ? " archive" : " archives"));
-  for (const registry::ListedArchive& a : l.archives) out.say(archive_line(a));
+  // The listing is what ls is for: standard output (as status's report), so `ccpack ls REF | grep` works.
+  std::string text = escaped(ref.str(), 300) + ": " + (l.index ? "index " : "manifest ") + l.digest + ", " +
+                     std::to_string(l.archives.size()) + (l.archives.size() == 1 ? " archive\n" : " archives\n");
+  for (const registry::ListedArchive& a : l.archives) text += archive_line(a) + "\n";
+  if (!out.json()) std::fputs(text.c_str(), stdout);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
+#include "util/interrupt.hpp"
 
 namespace ccpack::tools {
 namespace fs = std::filesystem;
@@ -85,6 +86,7 @@ int run(const MergeOptions& o) {
   }
   if (!o.from_registry && o.deltas.empty()) throw UsageError("merge needs at least one DELTA (or a registry base with --deltas-from-registry)");
   std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, true);  // before any work
+  interrupt::install();  // SIGINT/SIGTERM/SIGHUP: the scratch folders removed, exit 130/143/129
   std::optional<converge::Scratch> pulled;
   converge::RegistryInputs in;
   if (o.from_registry) {

@@ -23,6 +23,7 @@ enum class ExitCode : int {
   over_compiled = 7,   // `status --max-compiled N`: the pod compiled more than N Triton kernels since its restore
   command_not_executable = 126,  // `ccpack run`: the command is there but cannot be executed (the shell's code)
   command_not_found = 127,       // `ccpack run`: no such command (the shell's code)
+  interrupted_hup = 129,   // SIGHUP (128 + 1) during `restore` or `merge` (nothing changed or written)
   interrupted_int = 130,   // SIGINT (128 + 2) during `restore` or `create --settle` (nothing changed or written)
   interrupted_term = 143,  // SIGTERM (128 + 15) during `restore` or `create --settle` (nothing changed or written)
 };
@@ -32,7 +33,7 @@ struct ExitCodeInfo {
   ExitCode code;
   std::string_view meaning;
 };
-inline constexpr std::array<ExitCodeInfo, 12> kExitCodes{{
+inline constexpr std::array<ExitCodeInfo, 13> kExitCodes{{
     {ExitCode::ok, "done (also: already restored)"},
     {ExitCode::error, "error: a missing or unreadable folder or file, an output path in a missing folder, I/O failure"},
     {ExitCode::usage, "usage: bad command line"},
@@ -46,10 +47,11 @@ inline constexpr std::array<ExitCodeInfo, 12> kExitCodes{{
     {ExitCode::over_compiled, "over the gate: `ccpack status --max-compiled N` found more than N Triton kernels compiled since the restore"},
     {ExitCode::command_not_executable, "`ccpack run`: the command after -- cannot be executed (otherwise run exits with the command's own code)"},
     {ExitCode::command_not_found, "`ccpack run`: the command after -- was not found"},
+    {ExitCode::interrupted_hup, "interrupted: SIGHUP during `restore` (nothing changed) or `merge` (scratch folder removed, nothing written)"},
     {ExitCode::interrupted_int,
-     "interrupted: SIGINT during `restore` (nothing changed) or `create --settle` (passed on to the command, nothing written)"},
+     "interrupted: SIGINT during `restore` (nothing changed), `merge` (scratch folder removed) or `create --settle` (passed on to the command, nothing written)"},
     {ExitCode::interrupted_term,
-     "interrupted: SIGTERM during `restore` (nothing changed) or `create --settle` (passed on to the command, nothing written)"},
+     "interrupted: SIGTERM during `restore` (nothing changed), `merge` (scratch folder removed) or `create --settle` (passed on to the command, nothing written)"},
 }};
 
 class Error : public std::runtime_error {

@@ -1,6 +1,7 @@
 #include "util/escape.hpp"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace ccpack {
 namespace {
@@ -33,6 +34,21 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   return len;
 }
 
+// The code point of the well-formed sequence s[i, i + len).
+char32_t code_point(std::string_view s, std::size_t i, std::size_t len) {
+  static constexpr std::uint8_t kLead[] = {0, 0, 0x1f, 0x0f, 0x07};
+  char32_t cp = static_cast<std::uint8_t>(s[i]) & kLead[len];
+  for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<std::uint8_t>(s[i + k]) & 0x3f);
+  return cp;
+}
+
+// Well-formed characters that still rewrite what a reader sees: the C1 controls (0x9b is a terminal's CSI), the
+// line and paragraph separators, and the bidirectional controls (U+202E shows "exe.txt" as "txt.exe").
+bool invisible_control(char32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
 }  // namespace
 
 std::string escaped(std::string_view s) {
@@ -50,6 +66,14 @@ std::string escaped(std::string_view s) {
     }
     if (c >= 0x80) {
       if (std::size_t len = utf8_sequence(s, i)) {
+        char32_t cp = code_point(s, i, len);
+        // defence: escape-bidi
+        if (invisible_control(cp)) {
+          char buf[16];
+          out.append(buf, static_cast<std::size_t>(std::snprintf(buf, sizeof buf, "\\u{%04x}", static_cast<unsigned>(cp))));
+          i += len;
+          continue;
+        }
         out.append(s.substr(i, len));
         i += len;
         continue;

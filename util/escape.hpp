@@ -4,8 +4,9 @@
 // byte would break `--json` reports. `escaped()` keeps printable ASCII and well-formed UTF-8 sequences as they
 // are and writes everything else as a C-style escape: \n, \t, \r, \\ for backslash, \xNN for any other control
 // byte (0x00-0x1f, 0x7f) and for every byte that is not part of a well-formed UTF-8 sequence (overlong forms,
-// surrogates and code points past U+10FFFF count as malformed, as in RFC 3629). The result is unambiguous: two
-// different names never escape to the same text.
+// surrogates and code points past U+10FFFF count as malformed, as in RFC 3629). Well-formed characters that rewrite
+// the display (C1 controls, U+2028/U+2029, the bidirectional controls U+061C, U+200E/F, U+202A-E, U+2066-9) are
+// written as \u{XXXX}. The result is unambiguous: two different names never escape to the same text.
 #pragma once
 
 #include <cstddef>

@@ -118,6 +118,50 @@ done
 [ ! -e "$T/x.ccpack" ] && ok || bad "a refused merge wrote its output"
 [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "a refused merge left its scratch folder"
 
+# --- links across deltas: each delta passes alone; merged, a link through another delta's link is refused -------
+# Exit 4 naming the delta after which it fails and the link, before anything is extracted.
+for p in la lb lc; do pod "$p"; mkdir -p "$T/$p/tri/d1/d2"; done
+ln -s ../.. "$T/la/tri/d1/d2/y"
+ln -s y/../../.. "$T/lb/tri/d1/d2/x"
+ln -s x "$T/lc/tri/d1/d2/y"
+for p in la lb lc; do expect 0 "" -- "$CCPACK" create -q -o "$T/d$p.ccpack" --since-restore --inductor-dir "$T/$p/ind" --triton-dir "$T/$p/tri"; done
+for p in la lb lc; do expect 0 "" -- "$CCPACK" merge -q "$T/base.ccpack" "$T/d$p.ccpack" -o "$T/m$p.ccpack" "${SIGN[@]}"; done
+expect 4 "ccpack: error: refusing delta '$T/dl[ab].ccpack': merged, (its own|delta '$T/dl[ab].ccpack''s) symlink 'triton/d1/d2/x' leaves its component through the other links of the base and the deltas$" -- \
+  "$CCPACK" merge "$T/base.ccpack" "$T/dla.ccpack" "$T/dlb.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
+expect 4 "ccpack: error: refusing delta '$T/dl[bc].ccpack': merged, .* symlink 'triton/d1/d2/[xy]' loops through the other links of the base and the deltas$" -- \
+  "$CCPACK" merge "$T/base.ccpack" "$T/dlb.ccpack" "$T/dlc.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
+[ ! -e "$T/x.ccpack" ] && [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "a merge refused for its links left files"
+
+# --- interrupted: SIGINT, SIGTERM and SIGHUP remove the scratch folder, whatever it holds -------------------------
+# A FIFO given as a delta holds merge in open() with its scratch folder made; the test fills that folder (a tree, a
+# link out of it that must not be followed), then sends the signal. A watchdog child kills a merge that hangs.
+mkfifo "$T/stall.ccpack"
+mkdir -p "$T/keep" && echo kept >"$T/keep/file"
+for sig in INT:130 TERM:143 HUP:129; do
+  name=${sig%%:*} code=${sig#*:}
+  mkdir -p "$T/int-$name"
+  "$CCPACK" merge "$T/base.ccpack" "$T/stall.ccpack" -o "$T/int-$name/x.ccpack" "${SIGN[@]}" 2>"$T/int.err" &
+  pid=$!
+  (sleep 120; kill -9 "$pid" 2>/dev/null) &
+  guard=$!
+  scratch=""
+  for _ in $(seq 600); do
+    scratch=$(find "$T/int-$name" -maxdepth 1 -name '.ccpack-merge-*')
+    [ -n "$scratch" ] && break
+    sleep 0.05
+  done
+  mkdir -p "$scratch/tree/inductor/a/b" && echo x >"$scratch/tree/inductor/a/b/f" && ln -s "$T/keep" "$scratch/tree/out"
+  kill -s "$name" "$pid"
+  wait "$pid"
+  rc=$?
+  kill "$guard" 2>/dev/null
+  wait "$guard" 2>/dev/null
+  [ "$rc" -eq "$code" ] && ok || bad "merge on SIG$name exited $rc, expected $code: $(cat "$T/int.err")"
+  grep -qx "ccpack: error: interrupted, nothing changed (SIG$name)" "$T/int.err" && ok || bad "merge on SIG$name said: $(cat "$T/int.err")"
+  [ -n "$scratch" ] && [ -z "$(ls -A "$T/int-$name")" ] && ok || bad "merge on SIG$name left: $(ls -A "$T/int-$name")"
+done
+[ "$(cat "$T/keep/file")" = kept ] && ok || bad "the scratch folder's removal followed a link out of it"
+
 # --- through a registry: deltas pushed next to the base, merged from there -----------------------------------------
 if command -v docker-registry >/dev/null; then
   start_plain_registry

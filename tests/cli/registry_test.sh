@@ -177,11 +177,15 @@ for a in j["archives"]:
 assert sorted(a["selection"]["torch.version"] for a in j["archives"]) == ["2.11.0+cu130", "2.11.0+rocm6.4"], j' \
   "$T/out" "$T/h100.ccpack" "$T/mi300.ccpack" "$(sha "$T/index.json")"
 check "ls fetched no blob" [ "$(grep -c '/blobs/' "$T/proxy.log")" -eq 0 ]
-expect 0 "cache:fleet: index sha256:[0-9a-f]{64}, 2 archives" -- "$CCPACK" ls --plain-http "oci://$R/cache:fleet"
+# The listing goes to standard output; standard error stays empty.
+expect 0 "" -- "$CCPACK" ls --plain-http "oci://$R/cache:fleet"
+check "ls writes its listing to standard output, nothing to standard error" [ ! -s "$T/err" ]
+check "ls says what the tag names" grep -Eq "/cache:fleet: index sha256:[0-9a-f]{64}, 2 archives$" "$T/out"
 check "ls names each archive by digest, size and selection" grep -Eq \
-  "^ccpack:   sha256:$(sha "$T/mi300.ccpack")  [0-9.]+ MB  gpu.vendor=amd gpu.arch=gfx942 " "$T/err"
-expect 0 "cache:h100: manifest sha256:[0-9a-f]{64}, 1 archive$" -- "$CCPACK" ls --plain-http "$R/cache:h100"
-check "ls of one manifest" grep -Eq "^ccpack:   sha256:$(sha "$T/h100.ccpack")  .*gpu.arch=sm_90 " "$T/err"
+  "^  sha256:$(sha "$T/mi300.ccpack")  [0-9.]+ MB  gpu.vendor=amd gpu.arch=gfx942 " "$T/out"
+expect 0 "" -- "$CCPACK" ls --plain-http "$R/cache:h100"
+check "ls of one manifest" grep -Eq "/cache:h100: manifest sha256:[0-9a-f]{64}, 1 archive$" "$T/out"
+check "ls of one manifest names its archive" grep -Eq "^  sha256:$(sha "$T/h100.ccpack")  .*gpu.arch=sm_90 " "$T/out"
 expect 1 "cache:nothing not found in the registry" -- "$CCPACK" ls --plain-http "oci://$R/cache:nothing"
 
 # check oci://: the archive a restore would choose here, judged on its signed fingerprint from the header frame

@@ -73,6 +73,11 @@ expect 7 "" -- "$CCPACK" status --json --max-compiled 0
 json_is "$T/out" 'j["ok"] is False and j["exit_code"] == 7'
 expect 0 "" -- "$CCPACK" status --json
 json_is "$T/out" 'j["triton_kernels_since_restore"] == 1 and j["max_compiled"] is None'
+# A gate that is not a whole number from 0 to 2^63-1 is a usage error naming it, never a gate that passes everything.
+for bad in -1 -9223372036854775809 9223372036854775808 "" 1.5 +3 0x10; do
+  lit=$(printf '%s' "$bad" | sed 's/[.+]/\\&/g')
+  expect 2 "ccpack: error: --max-compiled: '$lit' is not a whole number from 0 to 9223372036854775807\$" -- "$CCPACK" status --max-compiled "$bad"
+done
 
 forget_torch_settings  # the pod's settings (ccpack env) end with the pod
 
@@ -129,6 +134,42 @@ for sig in INT TERM; do
   nothing_left "SIG$sig"
   untouched "$T/sig$sig/tri" 4
 done
+
+# --- nothing of a run outlives it: a daemon in its own session, and a SIGKILL of ccpack ------------------------
+# alive PIDFILE: the process it names still runs (a zombie counts as gone).
+alive() { local p; p=$(cat "$1" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; }
+# gone_within PIDFILE...: a hang guard, not a speed limit: waits up to 60 s for each process to be gone.
+gone_within() { local f; for f in "$@"; do for _ in $(seq 1 600); do alive "$f" || break; sleep 0.1; done; done; }
+src daemon
+export STANDIN_MODE=converge D="$T/daemon-state"
+mkdir -p "$D"
+# Each run starts a daemon (setsid: another session and group) that would write into the folders much later.
+# (The commands are scripts: create takes no option-like word after --.)
+cat >"$D/daemon-run.sh" <<EOS
+setsid sh -c 'echo \$\$ >"$D/daemon.pid"; sleep 1000; touch "\$TRITON_CACHE_DIR/late"' &
+exec python3 "$STANDIN"
+EOS
+cat >"$D/kill-run.sh" <<EOS
+setsid sh -c 'echo \$\$ >"$D/orphan.pid"; sleep 1000' &
+echo \$\$ >"$D/cmd.pid"
+touch "$D/ready"
+sleep 1000
+EOS
+expect 0 "settled after 3 settle runs" -- "$CCPACK" create -o "$T/arch/d.ccpack" --settle -- sh "$D/daemon-run.sh"
+[ -s "$D/daemon.pid" ] && ! alive "$D/daemon.pid" && ok || bad "a daemon the run started in its own session outlived the run"
+rm -f "$T/arch/d.ccpack"
+# A SIGKILL of ccpack mid-run: the command and its daemon end with it, nothing writes afterwards.
+mkdir -p "$T/killed"
+"$CCPACK" create -o "$T/killed/k.ccpack" --settle -- sh "$D/kill-run.sh" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do [ -e "$D/ready" ] && [ -s "$D/orphan.pid" ] && break; sleep 0.1; done
+[ -e "$D/ready" ] && [ -s "$D/orphan.pid" ] && ok || bad "the settle command to kill did not start"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+gone_within "$D/cmd.pid" "$D/orphan.pid"
+alive "$D/cmd.pid" && bad "the settle command outlived a SIGKILL of ccpack" || ok
+alive "$D/orphan.pid" && bad "the settle command's daemon outlived a SIGKILL of ccpack" || ok
+unset D STANDIN_MODE
 
 # --- usage ---------------------------------------------------------------------------------------------------
 expect 2 "--settle needs the warm-up command after --" -- "$CCPACK" create -o "$T/arch/u.ccpack" --settle

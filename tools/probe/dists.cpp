@@ -8,6 +8,7 @@
 // wheels (nvidia_*, cuda_*, *_cu1N, but not NVML's Python bindings). The same listing yields the start-up files
 // the probe memo checks.
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <memory>
@@ -33,9 +34,41 @@ bool printable_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= ' ' && c < 0x7f; });
 }
 
+// A name `site` imports at start-up in any form: *.pth, and sitecustomize / usercustomize as a module (.py, a
+// sourceless .pyc, an extension module: .so, .abi3.so, .cpython-312-x86_64-linux-gnu.so) or a package folder.
 bool is_startup_file(std::string_view name) {
-  return name.ends_with(".pth") || name == "sitecustomize.py" || name == "usercustomize.py" || name == "sitecustomize" ||
-         name == "usercustomize";
+  if (name.ends_with(".pth") || name == "sitecustomize.py" || name == "usercustomize.py" || name == "sitecustomize" ||
+      name == "usercustomize") {
+    return true;
+  }
+  std::string_view stem = name.substr(0, name.find('.'));
+  // defence: memo-startup-forms
+  if (stem == "sitecustomize" || stem == "usercustomize") return true;
+  return false;
+}
+
+std::vector<std::string> sorted_listing(const std::string& dir);
+
+// The start-up file `name` in `dir`, and what Python may load for it besides: a package folder's files, and the
+// compiled forms in __pycache__ (a .pyc there is loaded while its recorded source stat matches, so it can change
+// alone).
+void add_startup(const std::string& dir, const std::string& name, std::vector<StartupFile>& out) {
+  std::string path = dir + "/" + name;
+  std::optional<FileId> id = file_id(path);
+  if (!id) return;
+  out.push_back({path, *id});
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || name.ends_with(".pth")) return;
+  const std::string cache = path + "/__pycache__";
+  for (const std::string& inner : sorted_listing(path)) {
+    if (inner == "__pycache__") {
+      for (const std::string& pyc : sorted_listing(cache)) add_startup(cache, pyc, out);
+      continue;
+    }
+    std::string file = path;
+    file.append("/").append(inner);
+    if (std::optional<FileId> f = file_id(file)) out.push_back({std::move(file), *f});
+  }
 }
 
 std::vector<std::string> sorted_listing(const std::string& dir) {
@@ -87,9 +120,14 @@ Discovery discover(const std::vector<std::string>& sys_path) {
     if (trimmed.ends_with("site-packages") || trimmed.ends_with("dist-packages")) site.insert(dir);
     for (const std::string& name : sorted_listing(dir)) {
       if (is_startup_file(name)) {
-        std::string path = dir;
-        path.append("/").append(name);
-        if (auto id = file_id(path)) out.startup.push_back({path, *id});
+        add_startup(dir, name, out.startup);
+        continue;
+      }
+      // defence: memo-startup-forms
+      if (name == "__pycache__") {
+        for (const std::string& pyc : sorted_listing(dir + "/__pycache__")) {
+          if (is_startup_file(pyc)) add_startup(dir + "/__pycache__", pyc, out.startup);
+        }
         continue;
       }
       auto d = distribution(name);

@@ -82,7 +82,7 @@ bool probe_nvml(Fingerprint& fp, std::string& why) {
   std::string lib_name = env && *env ? env : "libnvidia-ml.so.1";
   void* lib = ::dlopen(lib_name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    why = "nvml: " + lib_name + " not loadable";
+    why = "nvml: " + lib_name + std::string(kNvmlNotLoadable);
     return false;
   }
   auto init = sym<InitFn>(lib, "nvmlInit_v2");

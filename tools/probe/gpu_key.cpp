@@ -6,7 +6,9 @@
 // driver holds (the PCI addresses under /proc/driver/nvidia/gpus and each one's information file, which names the
 // model), the device nodes this container was given (/dev/nvidia<N>: names and device numbers, so another GPU of
 // the node is another key), and the variables that choose devices or the probe's library. Without the driver's
-// /proc files there is no key, and the GPU probe runs every time.
+// /proc files the key is that of "no GPU": what could make NVML, nvidia-smi or KFD answer (the library named, the
+// nvidia-smi files on PATH, /dev/kfd and the KFD topology, the device nodes and variables), so a GPU-less pod's
+// no-op restore forks nothing (probe.cpp keeps only the answer "no GPU" under it: memo.cpp put_gpu).
 #include <dirent.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -40,11 +42,38 @@ bool is_gpu_node(std::string_view name) {
          name.find_first_not_of("0123456789", 6) == std::string_view::npos;
 }
 
+// The identity of every nvidia-smi that a PATH search would try, in PATH order (absent ones as null).
+nlohmann::json smi_on_path() {
+  nlohmann::json out = nlohmann::json::array();
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "";
+  for (std::size_t n = 0; n < kMaxKeyNames && !dirs.empty(); ++n) {
+    std::string_view dir = dirs.substr(0, dirs.find(':'));
+    std::optional<FileId> id = file_id((dir.empty() ? std::string(".") : std::string(dir)) + "/nvidia-smi");
+    out.push_back(id ? nlohmann::json::array({id->dev, id->ino, id->size, id->mtime_ns}) : nlohmann::json(nullptr));
+    dirs.remove_prefix(std::min(dirs.size(), dir.size() + 1));
+  }
+  return out;
+}
+
+// Without the NVIDIA driver: the inputs of the answer "no GPU" besides the nodes and variables.
+nlohmann::json no_driver_key(const std::string& root) {
+  const char* sys_env = std::getenv("CCPACK_SYSFS_ROOT");
+  std::string sys = sys_env && *sys_env ? sys_env : root + "/sys";
+  struct stat st {};
+  return {{"driver", nullptr},
+          {"path", std::getenv("PATH") ? std::getenv("PATH") : ""},
+          {"smi", smi_on_path()},
+          {"kfd", ::stat((root + "/dev/kfd").c_str(), &st) == 0},
+          {"kfd_nodes", names_in(sys + "/class/kfd/kfd/topology/nodes")}};
+}
+
 }  // namespace
 
 std::optional<nlohmann::json> gpu_memo_key(const std::string& root) {
   std::optional<std::string> version = read_prefix(root + "/proc/driver/nvidia/version", kMaxKeyFile);
-  if (!version || version->empty()) return std::nullopt;
+  if (!version) version = "";
+  nlohmann::json key = version->empty() ? no_driver_key(root) : nlohmann::json{{"driver", *version}};
   nlohmann::json gpus = nlohmann::json::array();
   const std::string gpu_dir = root + "/proc/driver/nvidia/gpus";
   for (const std::string& pci : names_in(gpu_dir)) {
@@ -62,10 +91,13 @@ std::optional<nlohmann::json> gpu_memo_key(const std::string& root) {
     nodes.push_back({n, ::major(st.st_rdev), ::minor(st.st_rdev)});
   }
   nlohmann::json env = nlohmann::json::object();
-  for (const char* v : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CCPACK_NVML_LIBRARY"}) {
+  for (const char* v : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CCPACK_NVML_LIBRARY", "CCPACK_SYSFS_ROOT"}) {
     if (const char* value = std::getenv(v)) env[v] = value;
   }
-  return nlohmann::json{{"driver", *version}, {"gpus", gpus}, {"nodes", nodes}, {"env", env}};
+  key["gpus"] = std::move(gpus);
+  key["nodes"] = std::move(nodes);
+  key["env"] = std::move(env);
+  return key;
 }
 
 }  // namespace ccpack::tools::probe

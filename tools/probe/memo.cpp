@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "manifest/json_guard.hpp"
+#include "tools/probe/probe.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -202,6 +203,34 @@ void put_first(json& list, const char* field, json entry) {
   list = std::move(kept);
 }
 
+// The memo's text, or nullopt when it must not be trusted or read: it is opened without following a link and
+// without blocking (a FIFO at its path must not hang fingerprint, check or restore), and read only when fstat says
+// it is a regular file of at most kMaxMemoBytes, owned by this user and writable by no one else (as key files are
+// checked): another user's memo could vouch for another torch, another CUDA.
+std::optional<std::string> read_memo(const fs::path& file) {
+  // defence: memo-nonblocking-open
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return std::nullopt;
+  if (!S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > kMaxMemoBytes) return std::nullopt;
+  // defence: memo-owner
+  if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return std::nullopt;
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  try {
+    text.resize(pread_full(fd.get(), text.data(), text.size(), 0, file.string()));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return text;
+}
+
+// Under a no-driver key (gpu_key.cpp): no nvidia-smi on PATH and no KFD node, so nothing could have answered.
+bool no_other_gpu_source(const json& key) {
+  const json smi = key.value("smi", json::array());
+  return smi.is_array() && std::all_of(smi.begin(), smi.end(), [](const json& s) { return s.is_null(); }) &&
+         key.value("kfd_nodes", json::array()).empty();
+}
+
 }  // namespace
 
 std::optional<FileId> file_id(const std::string& path) {
@@ -241,8 +270,8 @@ std::optional<fs::path> ProbeMemo::default_file() {
 
 ProbeMemo::ProbeMemo(std::optional<fs::path> file) : file_(std::move(file)) {
   if (!file_) return;
-  std::optional<std::string> text = read_prefix(file_->string(), kMaxMemoBytes + 1);
-  if (!text || text->size() > kMaxMemoBytes) return;
+  std::optional<std::string> text = read_memo(*file_);
+  if (!text) return;
   try {
     json j = manifest::parse_untrusted<json>(*text, "probe memo");
     if (j.value("schema", 0) != kMemoSchema) return;
@@ -359,7 +388,15 @@ std::optional<Fingerprint> ProbeMemo::gpu(const json& key) const {
 void ProbeMemo::put_gpu(const json& key, const Fingerprint& fp) {
   const manifest::FieldValue* vendor = fp.get(field::gpu_vendor);
   const manifest::FieldValue* count = fp.get(field::gpu_count);
-  if (!file_ || !vendor || vendor->source != "nvml" || !count || !count->value || *count->value == "0") return;
+  if (!file_ || !count) return;
+  if (key.contains("driver") && key["driver"].is_null()) {
+    // No driver: only "no GPU" is kept, and only when NVML's library was missing (nothing else can answer
+    // without one of the key's inputs changing), so a GPU-less no-op restore forks no nvidia-smi.
+    // defence: memo-no-gpu
+    if (count->value || count->source.find(std::string(kNvmlNotLoadable) + ";") == std::string::npos || !no_other_gpu_source(key)) return;
+  } else if (!vendor || vendor->source != "nvml" || !count->value || *count->value == "0") {
+    return;
+  }
   json fields = json::object();
   for (const auto& [name, v] : fp.fields) {
     if (name.starts_with("gpu.")) fields[name] = json::array({v.value ? json(*v.value) : json(nullptr), v.source});

@@ -13,11 +13,15 @@
 //   - the interpreter's environment: every PYTHON* variable, HOME, the pyvenv.cfg files beside and above it, and
 //     the current folder when PYTHONPATH holds a relative entry;
 //   - which of the site folders `site` would add exist (a new site-packages changes sys.path);
-//   - the start-up files in the sys.path folders (*.pth, sitecustomize.py, usercustomize.py): the same set with
-//     the same stat.
+//   - the start-up files in the sys.path folders, in every form Python loads them (*.pth; sitecustomize and
+//     usercustomize as .py, sourceless .pyc, extension modules such as .so or .cpython-312-x86_64-linux-gnu.so,
+//     packages as folders, with the files of such a folder; their compiled forms in __pycache__): the same set
+//     with the same stat.
 // NVML's GPU fields are kept under gpu_memo_key (probe.hpp): the driver's version file, the GPUs it holds, the
-// container's GPU device nodes and the device-choosing variables. The distributions and torch/version.py are read again on every probe, never memoised.
-// A missing, unreadable, oversized or malformed memo is an empty one; a failure to write it is ignored (it is
+// container's GPU device nodes and the device-choosing variables; without a driver, the answer "no GPU" (NVML's
+// library missing, no nvidia-smi, no KFD node) under the key of what could change it. The distributions and torch/version.py are read again on every probe, never memoised.
+// A missing, unreadable, oversized or malformed memo is an empty one, and so is one that is not a regular file
+// (opened O_NONBLOCK|O_NOFOLLOW: a FIFO never blocks), not owned by this user or writable by group or others; a failure to write it is ignored (it is
 // only a cache). The file is $CCPACK_PROBE_CACHE, "off" disables it; else $XDG_CACHE_HOME/ccpack/probe-memo.json,
 // else ~/.cache/ccpack/probe-memo.json; written atomically, mode 0600, at most kMaxMemoEntries of each kind.
 #pragma once

@@ -64,9 +64,14 @@ struct Discovery {
 };
 [[nodiscard]] Discovery discover(const std::vector<std::string>& sys_path);
 void probe_gpu(Fingerprint& fp, const RunLimits& limits);
+// How the GPU probe says NVML's library could not be loaded ("nvml: libnvidia-ml.so.1 not loadable"): the memo
+// keeps the answer "no GPU" only then (memo.cpp put_gpu).
+inline constexpr std::string_view kNvmlNotLoadable = " not loadable";
 // The key under which the probe memo keeps NVML's answer (gpu_key.cpp): the driver's version file, the GPUs it
-// holds, this container's GPU device nodes and the device-choosing variables; nullopt without the NVIDIA driver's
-// /proc files. `root` is put in front of /proc and /dev (tests).
+// holds, this container's GPU device nodes and the device-choosing variables. Without the NVIDIA driver's /proc
+// files ("driver": null) it also holds PATH and the nvidia-smi files on it, /dev/kfd and the KFD topology's nodes:
+// under it the memo keeps only the answer that no GPU was found. `root` is put in front of /proc, /dev and /sys
+// (tests).
 [[nodiscard]] std::optional<nlohmann::json> gpu_memo_key(const std::string& root = "");
 
 // A ptxas on this machine and what `--version` says (ptxas.cpp).

@@ -9,6 +9,8 @@
 
 #include "tools/cli.hpp"
 #include "unit/support.hpp"
+#include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/version.hpp"
 
 using namespace ccpack;
@@ -86,4 +88,20 @@ TEST_CASE("version: the first line is ccpack's version, then each library it was
   CHECK(v.rfind(std::string("ccpack ") + kVersion + "\nbuilt with:\n  zstd ", 0) == 0);
   for (const char* lib : {"\n  OpenSSL ", "\n  oneTBB ", "\n  libarchive ", "\n  libcurl "}) CHECK(v.find(lib) != std::string::npos);
   CHECK(v.back() != '\n');  // CLI11 adds the last newline
+}
+
+TEST_CASE("count options take exactly the integers 0 to 2^63-1, and anything else is a usage error naming the value") {
+  CHECK(tools::count_option("--max-compiled", "0") == 0);
+  CHECK(tools::count_option("--max-compiled", "10") == 10);
+  CHECK(tools::count_option("--max-compiled", "9223372036854775807") == 9223372036854775807ULL);
+  for (const std::string bad : {"-1", "-9223372036854775809", "", "1.5", "+3", "0x10", " 1", "1 ", "9223372036854775808",
+                                "18446744073709551615", "18446744073709551616", "1e3", "\n"}) {
+    try {
+      (void)tools::count_option("--max-compiled", bad);
+      FAIL("accepted '" << bad << "'");
+    } catch (const UsageError& e) {
+      CHECK(e.code() == ExitCode::usage);
+      CHECK(std::string(e.what()) == "--max-compiled: " + quoted_name(bad) + " is not a whole number from 0 to 9223372036854775807");
+    }
+  }
 }

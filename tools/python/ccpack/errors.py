@@ -97,6 +97,7 @@ class Interrupted(Error):
 #: Exit code -> exception class, for every exit code but 0.
 EXCEPTIONS: Dict[int, Type[Error]] = {
     cls.exit_code: cls for cls in (Error, UsageError, Refused, IntegrityError, NotRestored, CommandFailed, OverTheGate)}
+EXCEPTIONS[129] = Interrupted  # SIGHUP
 EXCEPTIONS[130] = Interrupted  # SIGINT
 EXCEPTIONS[143] = Interrupted  # SIGTERM
 

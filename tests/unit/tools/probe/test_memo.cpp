@@ -310,7 +310,7 @@ TEST_CASE("memo: a version-manager shim is reused while its choice inputs and th
 TEST_CASE("GPU memo key: the driver's version file, its GPUs, the container's device nodes and the choosing variables", "[memo]") {
   test::ScratchDir t;
   const std::string root = t.path().string();
-  CHECK_FALSE(tools::probe::gpu_memo_key(root));  // no NVIDIA driver files: no key, the probe runs every time
+  CHECK((*tools::probe::gpu_memo_key(root))["driver"].is_null());  // no NVIDIA driver files: the key of "no GPU"
   test::write_file(t / "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15\n");
   test::write_file(t / "proc/driver/nvidia/gpus/0000:19:00.0/information", "Model: \t\t NVIDIA H200\n");
   test::write_file(t / "dev/nvidia0", "");
