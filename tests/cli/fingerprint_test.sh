@@ -108,7 +108,8 @@ json_is "$T/out" "j['fields']['torch.version']=={'value':None,'source':'python: 
 # --- create records the fingerprint and what the cache says --------------------------------------------------
 A="$T/h200.ccpack"
 expect 0 "" -- "$CCPACK" create -o "$A" "${DIRS[@]}"
-grep -q warning "$T/err" && bad "create on a matching machine warned: $(cat "$T/err")" || ok
+# (the one warning: this fake torch's cache was warmed without the tuned settings, tuned_test.sh's subject)
+grep -v "this cache was warmed without" "$T/err" | grep -q warning && bad "create on a matching machine warned: $(cat "$T/err")" || ok
 expect 0 "" -- "$CCPACK" inspect --json "$A"
 json_is "$T/out" "j['manifest']['fingerprint']['triton_targets']==[{'backend':'cuda','arch':'90','warp_size':32,'triton_version':'3.6.0','kernels':11}]"
 json_is "$T/out" "j['manifest']['fingerprint']['fields']['gpu.arch']=={'value':'sm_90','source':'nvml'}"
@@ -198,7 +199,7 @@ STUB_NVML_DRIVER=590.10.01 expect 0 "with warnings: inductor warn \(gpu.driver\)
 STUB_NVML_DRIVER=570.86.10 expect 3 "inductor refuse \(gpu.driver\)" -- "$CCPACK" check "$A" "${DIRS[@]}"
 
 # --- a cache-key setting changed: refused before anything is written -------------------------------------------
-TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON expect 3 "inductor stale \(env.inductor: TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON only here\)" -- \
+TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON expect 3 "this process lacks the settings its cache was built with, so every entry would miss: unset TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS;" -- \
   "$CCPACK" restore "$A" --inductor-dir "$T/e/ind" --triton-dir "$T/e/tri"
 [ ! -e "$T/e" ] && ok || bad "a refused restore wrote something"
 

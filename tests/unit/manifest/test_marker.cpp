@@ -76,7 +76,7 @@ TEST_CASE("marker: the archive's origin is recorded, read back, and bounded", "[
   CHECK_FALSE(Marker::parse(marker_with(R"(, "origin": 7, "fingerprint": {})")));
 }
 
-TEST_CASE("marker: the archive's settle record is kept, null when it has none; older or unreadable ones do not say", "[marker]") {
+TEST_CASE("marker: the archive's settle record is kept, null when it has none, older or unreadable ones do not say", "[marker]") {
   Marker m = sample();
   CHECK_THAT(m.to_json(), !Catch::Contains("settle"));  // not recorded: no key, as before
   m.settle_recorded = true;
