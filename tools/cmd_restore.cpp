@@ -194,13 +194,14 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
 int refuse(const RestoreOptions& o, const Reporter& out, const manifest::Comparison& fit, const Machine& machine) {
   ojson body = {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}, {"machine", machine_json(machine)}};
   bool only_settings = false;
-  std::string settings = settings_clause(fit, o.archive.string(), &only_settings);
+  std::vector<std::string> missing = missing_settings(fit, &only_settings);
+  std::string settings = settings_clause(missing, o.archive.string());
   if (!out.json() && (!only_settings || o.verbose)) std::fputs(fit.to_table(true).c_str(), stderr);
   if (settings.empty()) {
     return refused(out, std::move(body), "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
                                              " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
   }
-  body["missing_settings"] = missing_settings(fit);
+  body["missing_settings"] = missing;
   return refused(out, std::move(body),
                  "not restoring " + quoted_path(o.archive) + ": " + settings + (only_settings ? "" : " (and more differs: the table above)") +
                      " (nothing written)");

@@ -30,10 +30,7 @@ struct RunOptions {
 // The folders alone: what CMD gets when the archive could not be read (a cold start still fills the pod's folders).
 PodEnvironment folders_only(const RestoreOptions& o) {
   PodEnvironment env;
-  if (o.at_build_paths) return env;
-  for (const manifest::CacheDir& d : resolve_cache_dirs(o.dirs)) {
-    if (const char* var = manifest::folder_variable(d.kind)) env.variables.push_back({var, d.dir.string(), "folder"});
-  }
+  if (!o.at_build_paths) env.variables = folder_variables(resolve_cache_dirs(o.dirs));
   return env;
 }
 

@@ -126,12 +126,13 @@ std::string tuning_line(const manifest::TuningRecord& record) {
 
 PodEnvironment pod_environment(const manifest::Manifest& archive, const std::vector<manifest::CacheDir>& dirs, const std::string& python) {
   PodEnvironment env;
+  std::vector<manifest::CacheDir> used;  // the folders of the archive's components
   for (const manifest::Component& c : archive.components) {
     for (const manifest::CacheDir& d : dirs) {
-      const char* var = manifest::folder_variable(d.kind);
-      if (d.kind == c.kind && var != nullptr) env.variables.push_back({var, d.dir.string(), "folder"});
+      if (d.kind == c.kind) used.push_back(d);
     }
   }
+  env.variables = folder_variables(used);
   add_key_settings(archive, env);
   add_ptxas(archive, python, env);
   // Speed only: a value the pod set is its own choice, kept.
@@ -140,6 +141,14 @@ PodEnvironment pod_environment(const manifest::Manifest& archive, const std::vec
     env.variables.push_back({std::string(manifest::kPodCompileThreads.name), std::string(manifest::kPodCompileThreads.value), "pod"});
   }
   return env;
+}
+
+std::vector<PodVariable> folder_variables(const std::vector<manifest::CacheDir>& dirs) {
+  std::vector<PodVariable> out;
+  for (const manifest::CacheDir& d : dirs) {
+    if (const char* var = manifest::folder_variable(d.kind)) out.push_back({var, d.dir.string(), "folder"});
+  }
+  return out;
 }
 
 std::string shell_quoted(const std::string& text) {
@@ -193,8 +202,7 @@ std::vector<std::string> missing_settings(const manifest::Comparison& fit, bool*
   return missing;
 }
 
-std::string settings_clause(const manifest::Comparison& fit, const std::string& archive, bool* only) {
-  std::vector<std::string> missing = missing_settings(fit, only);
+std::string settings_clause(const std::vector<std::string>& missing, const std::string& archive) {
   if (missing.empty()) return {};
   std::string list;
   for (const std::string& m : missing) list += (list.empty() ? "" : " ") + m;

@@ -58,9 +58,11 @@ void set_in_process(const PodEnvironment& env);
 // no settings row blocks. `only` (when given) says whether those rows are all that blocks.
 [[nodiscard]] std::vector<std::string> missing_settings(const manifest::Comparison& fit, bool* only = nullptr);
 
-// The clause restore and check end a refusal with when settings rows block (empty otherwise): "this process lacks
-// the settings its cache was built with, so every entry would miss: K=V ...; `ccpack run A -- CMD` restores and runs
-// CMD with them, `eval "$(ccpack env A)"` exports them". `only` as for missing_settings.
-[[nodiscard]] std::string settings_clause(const manifest::Comparison& fit, const std::string& archive, bool* only = nullptr);
+// The clause restore and check end a refusal with, from missing_settings' list (empty for an empty list): "this
+// process lacks the settings its cache was built with, so every entry would miss: K=V ...; `ccpack run A -- CMD`
+// restores and runs CMD with them, `eval "$(ccpack env A)"` exports them".
+[[nodiscard]] std::string settings_clause(const std::vector<std::string>& missing, const std::string& archive);
+// TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR (manifest::folder_variable) for each of `dirs` that has one.
+[[nodiscard]] std::vector<PodVariable> folder_variables(const std::vector<manifest::CacheDir>& dirs);
 
 }  // namespace ccpack::tools
