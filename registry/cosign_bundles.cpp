@@ -118,12 +118,13 @@ std::string judge_statement(const std::string& payload, const std::string& by, c
     return "key " + by + " signed predicate type '" + escaped(st.predicate_type, 120) + "', not a cosign signature";
   }
   const std::string hex = signed_digest.substr(7);
-  auto subject = std::find_if(st.subjects.begin(), st.subjects.end(), [&](const bundle::Subject& x) { return x.sha256_hex == hex; });
+  auto match = std::find_if(st.subjects.begin(), st.subjects.end(), [&](const bundle::Subject& x) { return x.sha256_hex == hex; });
   // defence: bundle-digest
-  if (subject == st.subjects.end()) {
+  if (match == st.subjects.end()) {
     return "key " + by + " signed sha256:" + escaped(st.subjects.front().sha256_hex, 80) + ", another artifact";
   }
-  std::optional<std::string> why = bundle_identity(subject->name, signed_digest, reference, rule);
+  const bundle::Subject& subject = match == st.subjects.end() ? st.subjects.front() : *match;
+  std::optional<std::string> why = bundle_identity(subject.name, signed_digest, reference, rule);
   if (why) return "key " + by + " signed this digest for another reference: " + *why;
   return {};
 }

@@ -36,8 +36,9 @@ bool is_array(const bjson& v) { return v.is_array(); }
 // Strict base64 of `field`: padded standard alphabet, as protobuf's JSON writers and sigstore's tools write it.
 std::string strict_base64(const bjson& obj, const char* key, std::string_view what, const std::string& field) {
   const std::string text = member(obj, key, is_string, "a string", what, field).get<std::string>();
-  std::optional<std::string> bytes = base64_decode_strict(text);
+  std::optional<std::string> bytes = base64_decode(text);
   // defence: bundle-base64-strict
+  if (bytes && !base64_decode_strict(text)) bytes.reset();
   if (!bytes || bytes->empty()) bundle_field(what, field, "is not padded standard base64");
   return *bytes;
 }

@@ -134,7 +134,7 @@ TEST_CASE("sigstore statement: what in-toto v1 refuses is refused, naming the fi
   CHECK_FALSE(cosigns.subjects.at(0).name);  // cosign's own statement names no reference
 }
 
-TEST_CASE("referrers: the fallback index keeps other writers' entries as written, at most 1000; a referrer manifest names its subject") {
+TEST_CASE("referrers: the fallback index keeps other writers' entries as written, at most 1000, and a referrer manifest names its subject") {
   CHECK(referrers::fallback_tag(kSubject) == "sha256-" + std::string(64, 'b'));
   const std::string foreign = R"({"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:)" + std::string(64, 'c') +
                               R"(","size":9,"artifactType":"application/spdx+json","annotations":{"z":"1","a":"2"}})";
@@ -169,9 +169,11 @@ const std::string kNoSuchThing = http_answer(404, {}, "");
 
 // The check of kSubject for kBundleRef against a registry with no `.sig` tag whose one referrer is `bundle_json` (a
 // bundle referrer manifest of kSubject, or of `manifest_subject`), listed by the referrers API or the fallback tag.
+// `announced`: the bundle layer's size in the manifest (0: its real size); a layer over the bound is not fetched.
 registry::CosignCheck check_bundle(const manifest::PublicKey& trusted, const std::string& bundle_json, bool api,
-                                   cosign::IdentityRule rule = cosign::IdentityRule::exact, const std::string& manifest_subject = kSubject) {
-  const bundle::Blob layer{std::string(bundle::kMediaType), oci::digest_of(bundle_json), bundle_json.size()};
+                                   cosign::IdentityRule rule = cosign::IdentityRule::exact, const std::string& manifest_subject = kSubject,
+                                   std::uint64_t announced = 0) {
+  const bundle::Blob layer{std::string(bundle::kMediaType), oci::digest_of(bundle_json), announced != 0 ? announced : bundle_json.size()};
   const std::string manifest = bundle::referrer_manifest_json({std::string(oci::kImageManifestType), manifest_subject, 400}, layer);
   const std::string index = referrers::index_json({referrers::entry_of(oci::digest_of(manifest), manifest.size(), bundle::kMediaType)});
   const std::string index_answer = http_answer(200, {"Content-Type: application/vnd.oci.image.index.v1+json"}, index);
@@ -179,7 +181,7 @@ registry::CosignCheck check_bundle(const manifest::PublicKey& trusted, const std
   if (!api) answers.push_back(kNoSuchThing);
   answers.push_back(index_answer);
   answers.push_back(http_answer(200, {"Content-Type: application/vnd.oci.image.manifest.v1+json"}, manifest));
-  answers.push_back(http_answer(200, {}, bundle_json));
+  if (layer.size <= bundle::kMaxBundleBytes) answers.push_back(http_answer(200, {}, bundle_json));
   test::LoopbackHttp server(answers);
   registry::SessionOptions o;
   o.http.plain_http = true;
@@ -245,6 +247,9 @@ TEST_CASE("cosign check: a bundle of another key, digest, subject, tag or predic
   v01.replace(v01.find("Statement/v1"), 12, "Statement/v0.1");
   CHECK(problem(check_bundle(key.public_key(), signed_bundle(key, v01), true)) ==
         "key " + id + " signed a malformed statement: field '_type' is not 'https://in-toto.io/Statement/v1'");
+  // defence: bundle-size (announced over 64 KiB: never fetched)
+  CHECK(problem(check_bundle(key.public_key(), signed_bundle(key, bundle::statement_json(kName, kSubject)), true, cosign::IdentityRule::exact,
+                             kSubject, 1 << 20)) == "bundle of 1048576 bytes is larger than 65536");
   std::string unpadded = signed_bundle(key, bundle::statement_json(kName, kSubject));
   unpadded.erase(unpadded.find("==\"}]"), 2);
   CHECK(problem(check_bundle(key.public_key(), unpadded, true)) == "malformed bundle: field 'dsseEnvelope.signatures[0].sig' is not padded standard base64");
