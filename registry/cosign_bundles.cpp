@@ -163,7 +163,12 @@ BundleAttach attach_cosign_bundles(Session& s, const bundle::Blob& subject, cons
                                    const std::vector<const manifest::PrivateKey*>& keys) {
   BundleAttach r;
   const std::string statement = bundle::statement_json(docker_reference, subject.digest);
-  referrers::Found found = referrers::find(s, subject.digest);
+  referrers::Found found;
+  try {
+    found = referrers::find(s, subject.digest);
+  } catch (const IntegrityError& e) {
+    throw Error(std::string("cannot add a bundle referrer: ") + e.what());  // the push fails, exit 1, the tags unmoved
+  }
   r.index = found.source;
   const std::vector<ReadBundle> existing = our_bundles(s, found.entries, subject.digest);
   bool config_there = false;

@@ -134,3 +134,38 @@ TEST_CASE("push: the bundle referrer, then the fallback tag's index, then the ta
   CHECK(lines[9] == "PUT /v2/team/model/manifests/" + fallback + " HTTP/1.1");
   CHECK(lines[10] == "PUT /v2/team/model/manifests/v1 HTTP/1.1");
 }
+
+TEST_CASE("push: a registry that indexes the subject itself (OCI-Subject) gets no fallback tag") {
+  test::NoCredentials none;
+  ArchiveFile f;
+  manifest::PrivateKey key = manifest::PrivateKey::generate();
+  registry::PushRequest q = request_for(f, key);
+  q.format = registry::CosignFormat::bundle;
+  registry::PushResult r;
+  const std::string empty_index = http_answer(200, {"Content-Type: application/vnd.oci.image.index.v1+json"},
+                                              R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]})");
+  const std::string indexed = http_answer(201, {"OCI-Subject: sha256:" + std::string(64, 'a')}, "");
+  std::vector<std::string> lines = push_with(q, {kHere, kHere, kStored, empty_index, kHere, kHere, indexed, kStored}, r);
+  REQUIRE(r.signed_documents.size() == 1);
+  const registry::BundleAttach& b = *r.signed_documents.at(0).bundle;
+  CHECK(b.index == "the referrers API");
+  REQUIRE(lines.size() == 8);
+  CHECK(lines[3] == "GET /v2/team/model/referrers/" + r.manifest_digest + " HTTP/1.1");
+  CHECK(lines[6] == "PUT /v2/team/model/manifests/" + b.written.at(0) + " HTTP/1.1");
+  CHECK(lines[7] == "PUT /v2/team/model/manifests/v1 HTTP/1.1");
+}
+
+TEST_CASE("push: a fallback tag that holds something other than an index fails the push, the tag unmoved") {
+  test::NoCredentials none;
+  ArchiveFile f;
+  manifest::PrivateKey key = manifest::PrivateKey::generate();
+  registry::PushRequest q = request_for(f, key);
+  q.format = registry::CosignFormat::bundle;
+  registry::PushResult r;
+  std::string error;
+  const std::string image = http_answer(200, {"Content-Type: application/vnd.oci.image.manifest.v1+json"}, R"({"schemaVersion":2,"layers":[]})");
+  std::vector<std::string> lines = push_with(q, {kHere, kHere, kStored, kAbsentAnswer, image}, r, &error);
+  CHECK(error.starts_with("cannot add a bundle referrer: referrers tag 127.0.0.1:"));
+  CHECK(error.ends_with(":sha256-" + r.manifest_digest.substr(7) + " holds application/vnd.oci.image.manifest.v1+json, not an image index"));
+  CHECK(lines.size() == 5);
+}
