@@ -215,7 +215,10 @@ std::string check_cosign_bundles(Session& s, const std::string& signed_digest, c
     std::string problem;
     std::string by = judge_bundle(s, entry, signed_digest, reference, trust, identity, problem);
     if (!by.empty()) return by;
-    problems.push_back(label + "bundle " + entry.digest + ": " + problem);
+    std::string line = label;
+    line += "bundle " + entry.digest + ": ";
+    line += problem;
+    problems.push_back(std::move(line));
   }
   return {};
 }
