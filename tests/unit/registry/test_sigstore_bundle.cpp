@@ -209,6 +209,34 @@ TEST_CASE("cosign check: a trusted key's bundle referrer passes, found by the re
   }
 }
 
+namespace {
+
+// The raw r||s form (two 32-byte big-endian numbers) of a DER ECDSA P-256 signature: SEQUENCE { INTEGER r, INTEGER s }.
+std::string raw_of_der(const std::string& der) {
+  std::string raw;
+  std::size_t at = 2;  // SEQUENCE tag and (short) length
+  for (int i = 0; i < 2; ++i) {
+    const std::size_t len = static_cast<unsigned char>(der.at(at + 1));
+    std::string n = der.substr(at + 2, len);
+    while (n.size() > 32 && n.front() == '\0') n.erase(0, 1);
+    raw += std::string(32 - n.size(), '\0') + n;
+    at += 2 + len;
+  }
+  return raw;
+}
+
+}  // namespace
+
+TEST_CASE("cosign check: an ECDSA envelope signature as raw r||s passes as DER does") {
+  test::NoCredentials none;
+  manifest::PrivateKey key = ec_key();
+  const std::string statement = bundle::statement_json(kName, kSubject);
+  const std::string raw = raw_of_der(key.sign_detached(bundle::pae(bundle::kPayloadType, statement)));
+  REQUIRE(raw.size() == manifest::kRawP256SignatureBytes);
+  const std::string b = bundle::bundle_json(statement, raw, bundle::key_hint(key.public_key()));
+  CHECK(check_bundle(key.public_key(), b, true).verified_by == key.key_id());
+}
+
 TEST_CASE("cosign check: a bundle of another key, digest, subject, tag or predicate is refused with its reason") {
   test::NoCredentials none;
   manifest::PrivateKey key = manifest::PrivateKey::generate();
