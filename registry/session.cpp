@@ -218,8 +218,9 @@ std::optional<std::string> Session::get_referrers(const std::string& digest) {
     r.url = url("/referrers/" + digest);
     r.headers.push_back("Accept: " + std::string(oci::kImageIndexType));
     http::Response resp = send(r);
-    // No API (404, 405, or a registry that routes it nowhere): the caller reads the fallback tag.
-    if (resp.status != 200) return std::nullopt;
+    // No API (404, 405, a page that is not an index: a registry that routes the path elsewhere): the caller reads
+    // the fallback tag. The API answers with an image index, and says so.
+    if (resp.status != 200 || !resp.header("content-type").starts_with(oci::kImageIndexType)) return std::nullopt;
     return std::move(resp.body);
   });
 }

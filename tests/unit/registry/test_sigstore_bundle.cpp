@@ -227,6 +227,22 @@ std::string raw_of_der(const std::string& der) {
 
 }  // namespace
 
+TEST_CASE("cosign check: a referrers path answered with something other than an index is no API: the fallback tag is read") {
+  test::NoCredentials none;
+  manifest::PrivateKey key = manifest::PrivateKey::generate();
+  test::LoopbackHttp server({kNoSuchThing, http_answer(200, {"Content-Type: text/html"}, "<html></html>"), kNoSuchThing});
+  registry::SessionOptions o;
+  o.http.plain_http = true;
+  o.http.max_attempts = 1;
+  registry::Session session(oci::parse_reference("127.0.0.1:" + std::to_string(server.port()) + "/team/model:v1"), o);
+  manifest::TrustStore trust;
+  trust.add(key.public_key());
+  registry::CosignCheck c = registry::check_cosign_signatures(session, {kSubject, "", kBundleRef}, trust, cosign::IdentityRule::exact);
+  CHECK(c.problems == std::vector<std::string>{"no signature (the tag is missing or holds no layer)"});
+  REQUIRE(server.requests().size() == 3);
+  CHECK(server.requests()[2].starts_with("GET /v2/team/model/manifests/sha256-" + std::string(64, 'b') + " HTTP/1.1"));
+}
+
 TEST_CASE("cosign check: an ECDSA envelope signature as raw r||s passes as DER does") {
   test::NoCredentials none;
   manifest::PrivateKey key = ec_key();
