@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "registry/cosign_bundles.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -189,9 +190,12 @@ CosignCheck check_cosign_signatures(Session& s, const CosignSubject& subject, co
   CosignCheck r;
   r.tag = cosign::signature_tag(subject.manifest_digest);
   r.verified_by = check_signed(s, subject.manifest_digest, subject, trust, identity, "", r.problems);
+  // Then cosign 3's form: the sigstore bundles among the artifact's referrers.
+  if (!r.verified()) r.verified_by = check_cosign_bundles(s, subject.manifest_digest, subject.reference, trust, identity, "", r.problems);
   if (r.verified() || subject.index_digest.empty()) return r;
   const std::string label = "index " + cosign::signature_tag(subject.index_digest) + " ";
   r.verified_by = check_signed(s, subject.index_digest, subject, trust, identity, label, r.problems);
+  if (!r.verified()) r.verified_by = check_cosign_bundles(s, subject.index_digest, subject.reference, trust, identity, "index ", r.problems);
   return r;
 }
 

@@ -6,7 +6,8 @@
 //   a key whose signature of this very payload is there already signs nothing, so pushing the same artifact to
 //   the same tag again adds no layer and writes no manifest. Blobs first, the manifest last: a reader never sees a
 //   layer without its blob.
-// check: the signature manifest of the chosen artifact, then (when the tag resolved to an index) the index's:
+// check: the signature manifest of the chosen artifact and its sigstore bundle referrers (cosign 3's form,
+//   cosign_bundles.hpp), then (when the tag resolved to an index) the index's, each in that order:
 //   layers of another media type are skipped; each cosign layer has its signature annotation read strictly
 //   (padded standard base64, at most oci::kMaxAnnotationBytes), its payload fetched (announced size bounded by
 //   kMaxPayloadBytes, bytes checked against its digest, fetched once for all the layers that share it), verified

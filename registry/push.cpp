@@ -135,7 +135,13 @@ void sign(Session& s, const PushRequest& q, const std::vector<Pending>& docs, Pu
   for (const Pending& d : docs) {
     const std::string tag = d.tag.empty() ? ref.tag : d.tag;
     const std::string docker_reference = ref.registry + "/" + ref.repository + ":" + tag;
-    r.signed_documents.push_back({d.digest, attach_cosign_signatures(s, d.digest, docker_reference, q.keys, q.creator)});
+    SignedDocument signed_doc{d.digest, std::nullopt, std::nullopt};
+    if (q.format != CosignFormat::bundle) signed_doc.attach = attach_cosign_signatures(s, d.digest, docker_reference, q.keys, q.creator);
+    if (q.format != CosignFormat::legacy) {
+      const bundle::Blob subject{std::string(d.media_type), d.digest, d.bytes.size()};
+      signed_doc.bundle = attach_cosign_bundles(s, subject, docker_reference, q.keys);
+    }
+    r.signed_documents.push_back(std::move(signed_doc));
   }
 }
 

@@ -4,18 +4,21 @@
 //   1. upload_blobs: the empty config and the archive layer (its digest from one read pass; skipped when present);
 //   2. put_documents: the manifest by its digest, and with `index` the tag's index with the entry added (the entry of
 //      the same selection replaced) by its digest; with `image_tag`, the one-layer image's blobs and manifest too;
-//   3. sign: a cosign signature of each document by each key (cosign_signatures.hpp), for the reference that will
-//      name it (REG/REPO:TAG, REG/REPO:IMAGE_TAG); a key that signed the same payload already adds nothing;
+//   3. sign: a cosign signature of each document by each key, for the reference that will name it (REG/REPO:TAG,
+//      REG/REPO:IMAGE_TAG), in the forms asked for: the `.sig` tag (cosign_signatures.hpp) and the sigstore bundle
+//      referrer (cosign_bundles.hpp); a key that signed the same payload already adds nothing;
 //   4. move_tags: the image tag, then the tag (the manifest, or the index).
 // The documents' bytes are those of oci.hpp; the front end (tools/cmd_push.cpp) only parses, checks the archive's
 // own signature and prints.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "manifest/keys.hpp"
+#include "registry/cosign_bundles.hpp"
 #include "registry/cosign_signatures.hpp"
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
@@ -32,12 +35,14 @@ struct PushRequest {
   bool index = false;        // add to the tag's index instead of replacing the tag
   std::string image_tag;     // also the one-layer image under this tag; "" for none
   std::vector<const manifest::PrivateKey*> keys;  // cosign signatures; none: unsigned
+  CosignFormat format = CosignFormat::both;
   std::string creator;       // the payloads' optional.creator
 };
 
 struct SignedDocument {
   std::string digest;
-  CosignAttach attach;
+  std::optional<CosignAttach> attach;  // the `.sig` form, when written
+  std::optional<BundleAttach> bundle;  // the bundle referrers, when written
 };
 
 struct PushResult {

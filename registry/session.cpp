@@ -212,7 +212,21 @@ std::optional<Document> Session::get_manifest(const std::string& reference) {
   });
 }
 
-std::string Session::put_manifest(const std::string& reference, const std::string& bytes, std::string_view media_type) {
+std::optional<std::string> Session::get_referrers(const std::string& digest) {
+  return each_site(true, nullptr, [&](bool) -> std::optional<std::string> {
+    http::Request r;
+    r.url = url("/referrers/" + digest);
+    r.headers.push_back("Accept: " + std::string(oci::kImageIndexType));
+    http::Response resp = send(r);
+    // No API (404, 405, a page that is not an index: a registry that routes the path elsewhere): the caller reads
+    // the fallback tag. The API answers with an image index, and says so.
+    if (resp.status != 200 || !resp.header("content-type").starts_with(oci::kImageIndexType)) return std::nullopt;
+    return std::move(resp.body);
+  });
+}
+
+std::string Session::put_manifest(const std::string& reference, const std::string& bytes, std::string_view media_type,
+                                  bool* subject_indexed) {
   http::Request r;
   r.method = "PUT";
   r.url = url("/manifests/" + reference);
@@ -220,6 +234,7 @@ std::string Session::put_manifest(const std::string& reference, const std::strin
   r.body = bytes;
   http::Response resp = send(r);
   if (resp.status != 201 && resp.status != 200) fail(r, resp, "storing manifest " + http::escape_for_message(reference) + " in");
+  if (subject_indexed != nullptr) *subject_indexed = !resp.header("oci-subject").empty();
   std::string digest = oci::digest_of(bytes);
   std::string claimed = resp.header("docker-content-digest");
   if (!claimed.empty() && claimed != digest) {

@@ -57,8 +57,14 @@ class Session {
   // GET /v2/<repo>/manifests/<reference>; nullopt on 404. Throws IntegrityError when the bytes do not match the
   // digest asked for or claimed.
   [[nodiscard]] std::optional<Document> get_manifest(const std::string& reference);
-  // PUT a manifest or index under a tag or its digest; returns the digest the registry stored.
-  std::string put_manifest(const std::string& reference, const std::string& bytes, std::string_view media_type);
+  // PUT a manifest or index under a tag or its digest; returns the digest the registry stored. `subject_indexed`:
+  // whether the registry answered with an OCI-Subject header (it indexes the manifest's subject itself).
+  std::string put_manifest(const std::string& reference, const std::string& bytes, std::string_view media_type,
+                           bool* subject_indexed = nullptr);
+  // GET /v2/<repo>/referrers/<digest>: the body when the registry answers 200 with an image index (its referrers
+  // API), nullopt for any other answer (a registry without the API); the body is bounded as a manifest is, and
+  // untrusted.
+  [[nodiscard]] std::optional<std::string> get_referrers(const std::string& digest);
 
   // GET /v2/<repo>/tags/list from the origin (mirrors do not list), page by page (?n=&last=, as distribution
   // pages), at most kMaxTagPages pages of kTagPage tags (one more full page is refused, never cut off in silence).

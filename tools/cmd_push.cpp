@@ -6,8 +6,8 @@
 //
 // With a signing key (--sign-key or $CCPACK_SIGNING_KEY, the Ed25519 key that signs manifests) and/or --cosign-key
 // (ECDSA P-256 or Ed25519), every pushed document (manifest, index, image) also gets a cosign signature under
-// sha256-<hex>.sig, which skopeo, podman, CRI-O, cosign and admission policies verify with the public key, written
-// before any tag moves. The flow is registry/push.hpp's; this file parses, checks the archive and prints.
+// sha256-<hex>.sig, which skopeo, podman, CRI-O, cosign and admission policies verify with the public key, and a
+// sigstore bundle referrer (cosign 3's form; --cosign-format picks the forms), written before any tag moves. The flow is registry/push.hpp's; this file parses, checks the archive and prints.
 //
 // An unsigned archive is refused (exit 4) before anything is sent: every pod that restores it would refuse it,
 // so the mistake is caught in the pipeline, not in production. --allow-unsigned (or CCPACK_ALLOW_UNSIGNED=1)
@@ -23,6 +23,7 @@
 #include "tools/trust_options.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/fs.hpp"
 #include "util/version.hpp"
 
@@ -44,6 +45,7 @@ struct PushOptions {
   TrustOptions trust;     // only allow_unsigned: push checks that a signature is there, not whom it is from
   SigningOptions signing;       // --sign-key: the cosign signature by the manifest's key
   std::filesystem::path cosign_key;  // --cosign-key: an ECDSA P-256 (or Ed25519) key for a cosign signature
+  std::string cosign_format = registry::kCosignFormatDefault;  // --cosign-format: legacy, bundle or both
 };
 
 // The keys of the cosign signatures: the signing key (flag, else $CCPACK_SIGNING_KEY) and --cosign-key.
@@ -59,8 +61,14 @@ ojson cosign_report(const registry::PushResult& r, bool signing) {
   if (!signing) return nullptr;
   ojson list = ojson::array();
   for (const registry::SignedDocument& d : r.signed_documents) {
-    list.push_back({{"digest", d.digest}, {"tag", d.attach.tag}, {"key_ids", d.attach.key_ids}, {"layers", d.attach.layers},
-                    {"added", d.attach.added}});
+    ojson entry{{"digest", d.digest}, {"tag", nullptr}, {"key_ids", d.attach ? d.attach->key_ids : d.bundle->key_ids}};
+    if (d.attach) {
+      entry["tag"] = d.attach->tag;
+      entry["layers"] = d.attach->layers;
+      entry["added"] = d.attach->added;
+    }
+    entry["bundle"] = d.bundle ? ojson{{"referrers", d.bundle->written}, {"bundles", d.bundle->bundles}, {"index", d.bundle->index}} : ojson(nullptr);
+    list.push_back(std::move(entry));
   }
   return list;
 }
@@ -103,6 +111,7 @@ registry::PushRequest push_request(const PushOptions& o, const unpack::Archive& 
   q.index = o.index;
   if (o.as_image) q.image_tag = o.image_tag.empty() ? ref.tag + "-image" : o.image_tag;
   for (const manifest::PrivateKey& k : keys) q.keys.push_back(&k);
+  q.format = *registry::parse_cosign_format(o.cosign_format);
   q.creator = std::string("ccpack ") + kVersion;
   return q;
 }
@@ -112,8 +121,14 @@ void print(const PushOptions& o, const oci::Reference& ref, const registry::Push
   for (const std::string& w : r.warnings) out.warn(w);
   const std::string repo = ref.registry + "/" + ref.repository;
   for (const registry::SignedDocument& d : r.signed_documents) {
-    out.say("cosign signature of " + d.digest + " under " + repo + ":" + d.attach.tag + " (" + std::to_string(d.attach.layers) +
-            " signature" + (d.attach.layers == 1 ? "" : "s") + (d.attach.added == 0 ? ", already signed" : "") + ")");
+    if (const std::optional<registry::CosignAttach>& a = d.attach) {
+      out.say("cosign signature of " + d.digest + " under " + repo + ":" + a->tag + " (" + std::to_string(a->layers) + " signature" +
+              (a->layers == 1 ? "" : "s") + (a->added == 0 ? ", already signed" : "") + ")");
+    }
+    if (const std::optional<registry::BundleAttach>& b = d.bundle) {
+      out.say("cosign bundle of " + d.digest + " in " + repo + ", listed by " + b->index + " (" + std::to_string(b->bundles) + " key" +
+              (b->bundles == 1 ? "" : "s") + (b->written.empty() ? ", already signed" : ", " + std::to_string(b->written.size()) + " written") + ")");
+    }
   }
   if (o.as_image) out.say("pushed image " + repo + ":" + q.image_tag + " (" + r.image_digest + ")");
   out.report({{"archive", o.archive.string()},
@@ -141,6 +156,9 @@ int run(const PushOptions& o) {
   if (o.delta) ref = delta_reference(o, a, ref);
   std::string image_tag = o.image_tag.empty() ? ref.tag + "-image" : o.image_tag;
   (void)oci::parse_reference(ref.registry + "/" + ref.repository + ":" + image_tag);  // a valid tag, or exit 2
+  if (!registry::parse_cosign_format(o.cosign_format)) {
+    throw UsageError("--cosign-format is '" + escaped(o.cosign_format, 40) + "': expected legacy, bundle or both");
+  }
   if (!o.delta) require_signed(a, o, out);
   const std::vector<manifest::PrivateKey> keys = cosign_keys(o);  // before anything is sent: a bad key is exit 1 here
   const registry::PushRequest q = push_request(o, a, ref, keys);
@@ -176,11 +194,15 @@ void add_push(CLI::App& app, Commands& commands) {
   p->add_option("--cosign-key", o->cosign_key,
                 "Also write a cosign signature with this private key: ECDSA P-256 (cosign's default key type; PEM PKCS#8 "
                 "or SEC1, unencrypted) or Ed25519");
+  p->add_option("--cosign-format", o->cosign_format,
+                "Which cosign signature forms to write: legacy (the sha256-<hex>.sig tag, cosign 2, skopeo), bundle (a "
+                "sigstore bundle as an OCI referrer, cosign 3's default) or both")
+      ->default_str(registry::kCosignFormatDefault);
   add_registry_options(p, o->registry, false);
   add_common(p, o->common);
   p->footer(
       "Signatures for skopeo, podman, CRI-O, cosign and admission policies go under the tag sha256-<hex>.sig of each "
-      "pushed document (docs/SIGNING.md, \"cosign signatures\").");
+      "pushed document and, for cosign 3, as sigstore bundle referrers of it (docs/SIGNING.md, \"cosign signatures\").");
   commands.push_back({p, &o->common, [o] { return run(*o); }});
 }
 

@@ -75,7 +75,8 @@ docs/SIGNING.md | # once: an ECDSA P-256 key pair | sh | trust
 docs/SIGNING.md | tag sha256-<hex>.sig | skip | a drawing of the cosign signature layout and payload (cosign_test.sh checks them)
 docs/SIGNING.md | # /etc/containers/registries.d/ccpack.yaml | skip | skopeo's configuration; Debian 12's skopeo has sigstore patched out (cosign_test.sh pins that)
 docs/SIGNING.md | # cosign 2: verify what ccpack pushed | skip | cosign 2 is not packaged for Debian 12 and not installed here (cosign_test.sh checks the bytes with @sigstore/verify)
-docs/SIGNING.md | # cosign 3: the same, in the .sig form | skip | cosign 3 is not packaged for Debian 12 and not installed here (cosign_test.sh checks the bytes with @sigstore/verify)
+docs/SIGNING.md | referrer manifest (OCI image manifest | skip | a drawing of the bundle referrer layout (cosign3_test.sh checks it with @sigstore/verify and @sigstore/sign)
+docs/SIGNING.md | # cosign 3: verify what ccpack pushed | skip | cosign 3 is not packaged for Debian 12 and not installed here (cosign3_test.sh checks the bundles with @sigstore/verify)
 docs/TUNING.md | TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0 | skip | the settings create --settle sets, no command (tuned_test.sh checks each run got them)
 docs/TUNING.md | ccpack run model.ccpack -- python serve.py | skip | a pod's two ways to get the settings; tuned_test.sh runs both on an archive made with create --settle
 EOF

@@ -25,6 +25,8 @@ _ccpack() {
       COMPREPLY=($(compgen -W "refuse force purge" -- "$cur")); return ;;
     --level)
       COMPREPLY=($(compgen -W "default max" -- "$cur")); return ;;
+    --cosign-format)
+      COMPREPLY=($(compgen -W "legacy bundle both" -- "$cur")); return ;;
     -j|--jobs|--add|--map|--note|--ignore|--image-tag)
       return ;;
   esac
@@ -52,7 +54,7 @@ _ccpack() {
     status) opts="--inductor-dir --triton-dir --add --python --ignore --verify --max-compiled $common" ;;
     merge) opts="-o --output --deltas-from-registry --trust --allow-unsigned --sign-key --note --plain-http --ca-file --authfile
                  --registries-conf $common" ;;
-    push) opts="--index --as-image --image-tag --delta --plain-http --ca-file --authfile --allow-unsigned --sign-key --cosign-key $common" ;;
+    push) opts="--index --as-image --image-tag --delta --plain-http --ca-file --authfile --allow-unsigned --sign-key --cosign-key --cosign-format $common" ;;
     pull) opts="-o --output --trust --require-cosign --cosign-identity --plain-http --ca-file --authfile --registries-conf --fingerprint --select $common" ;;
     ls) opts="--plain-http --ca-file --authfile --registries-conf $common" ;;
     *) return ;;

@@ -49,13 +49,17 @@ std::string manifest_answer(const std::string& body) {
 
 std::string first_line(const std::string& request) { return request.substr(0, request.find("\r\n")); }
 
+// When no `.sig` layer passes, the check reads the artifact's referrers (cosign 3's bundles): no referrers API
+// (404), then no fallback tag (404).
+const std::string kNotFound = http_answer(404, {}, "");
+
 // Runs the check against a server that serves the signature manifest for a payload naming `repository` and
 // `signed_digest`, signed by `signer`, trusted: `trusted`.
 registry::CosignCheck check_one(const manifest::PrivateKey& signer, const manifest::PublicKey& trusted, const std::string& repository,
                                 const std::string& signed_digest, std::vector<std::string>* requests = nullptr) {
   std::string payload = cosign::payload_json({repository, signed_digest, ""});
   std::string body = signature_manifest(oci::digest_of(payload), payload.size(), base64_encode(signer.sign_detached(payload)));
-  test::LoopbackHttp server({manifest_answer(body), http_answer(200, {}, payload)});
+  test::LoopbackHttp server({manifest_answer(body), http_answer(200, {}, payload), kNotFound, kNotFound});
   registry::Session session = session_for(server);
   manifest::TrustStore trust;
   trust.add(trusted);
@@ -104,11 +108,12 @@ TEST_CASE("cosign check: an oversized payload is not fetched, a payload that is 
   manifest::TrustStore trust;
   trust.add(key.public_key());
   {
-    test::LoopbackHttp server({manifest_answer(signature_manifest("sha256:" + std::string(64, 'e'), 1 << 20, "AAAA"))});
+    test::LoopbackHttp server({manifest_answer(signature_manifest("sha256:" + std::string(64, 'e'), 1 << 20, "AAAA")), kNotFound, kNotFound});
     registry::Session session = session_for(server);
     registry::CosignCheck c = registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
     CHECK(c.problems == std::vector<std::string>{"layer 0: payload of 1048576 bytes is larger than 65536"});
-    CHECK(server.requests().size() == 1);
+    // The signature manifest, then the referrers (API, fallback tag): no payload blob.
+    CHECK(server.requests().size() == 3);
   }
   {
     std::string payload = cosign::payload_json({"registry.example/team/model", kArtifact, ""});
@@ -121,7 +126,7 @@ TEST_CASE("cosign check: an oversized payload is not fetched, a payload that is 
           "payload " + oci::digest_of(payload) + " of the cosign signature of " + kArtifact + " does not match its digest");
   }
   {
-    test::LoopbackHttp server({http_answer(404, {}, "")});
+    test::LoopbackHttp server({kNotFound, kNotFound, kNotFound});
     registry::Session session = session_for(server);
     registry::CosignCheck c = registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
     CHECK(c.problems == std::vector<std::string>{"no signature (the tag is missing or holds no layer)"});
@@ -188,7 +193,7 @@ TEST_CASE("cosign check: padded standard base64 only, raw r||s ECDSA as DER") {
   std::string url_safe = padded;
   for (char& ch : url_safe) ch = ch == '+' ? '-' : ch == '/' ? '_' : ch;
   for (const std::string& bad : {unpadded, url_safe + (url_safe == padded ? "AAAA" : "")}) {
-    registry::CosignCheck c = check_with(ed.public_key(), {manifest_answer(manifest_of({our_layer(payload, bad)}))});
+    registry::CosignCheck c = check_with(ed.public_key(), {manifest_answer(manifest_of({our_layer(payload, bad)})), kNotFound, kNotFound});
     CHECK(c.problems == std::vector<std::string>{"layer 0: annotation dev.cosignproject.cosign/signature is missing or not padded "
                                                  "standard base64"});
   }
@@ -202,9 +207,10 @@ TEST_CASE("cosign check: a signature of the index the tag resolved to counts for
   const std::string index = "sha256:" + std::string(64, '9');
   const std::string payload = cosign::payload_json({"registry.example/team/model:v1", index, ""});
   const std::string body = manifest_of({our_layer(payload, base64_encode(key.sign_detached(payload)))});
-  registry::CosignCheck c = check_with(key.public_key(), {http_answer(404, {}, ""), manifest_answer(body), http_answer(200, {}, payload)}, index);
+  registry::CosignCheck c =
+      check_with(key.public_key(), {kNotFound, kNotFound, kNotFound, manifest_answer(body), http_answer(200, {}, payload)}, index);
   CHECK(c.verified_by == key.key_id());
   // Without the index, the entry's own (missing) signature is all there is.
-  registry::CosignCheck alone = check_with(key.public_key(), {http_answer(404, {}, "")});
+  registry::CosignCheck alone = check_with(key.public_key(), {kNotFound, kNotFound, kNotFound});
   CHECK(alone.problems == std::vector<std::string>{"no signature (the tag is missing or holds no layer)"});
 }

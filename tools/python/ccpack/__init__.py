@@ -228,15 +228,16 @@ def merge(base: PathArg, deltas: Sequence[PathArg], out: PathArg, sign_key: Opti
 
 def push(archive: PathArg, reference: str, *, index: bool = False, allow_unsigned: bool = False,
          plain_http: bool = False, ca_file: Optional[PathArg] = None, authfile: Optional[PathArg] = None,
-         sign_key: Optional[PathArg] = None, cosign_key: Optional[PathArg] = None, delta: bool = False,
-         extra_args: Sequence[str] = ()) -> Report:
+         sign_key: Optional[PathArg] = None, cosign_key: Optional[PathArg] = None, cosign_format: Optional[str] = None,
+         delta: bool = False, extra_args: Sequence[str] = ()) -> Report:
     """Push ``archive`` to ``reference`` (``oci://host/repository:tag``); index=True adds it to the tag's image
     index, one entry per environment. An unsigned archive raises IntegrityError unless allow_unsigned.
     sign_key (else ``$CCPACK_SIGNING_KEY``), cosign_key: private key files whose cosign signatures of the pushed
-    manifest (and index) go under ``sha256-<hex>.sig``, for skopeo, podman, cosign and admission policies.
+    manifest (and index) go under ``sha256-<hex>.sig``, for skopeo, podman, cosign and admission policies, and as
+    sigstore bundle referrers, cosign 3's form; cosign_format: ``"legacy"``, ``"bundle"`` or ``"both"`` (the default).
     delta=True: ``archive`` is a delta, pushed next to its base under ``tag.delta-<12 hex>`` (signed or not)."""
     options = _flag("--index", index) + _flag("--allow-unsigned", allow_unsigned) + _flag("--delta", delta)
-    options += _opt("--sign-key", sign_key) + _opt("--cosign-key", cosign_key)
+    options += _opt("--sign-key", sign_key) + _opt("--cosign-key", cosign_key) + _opt("--cosign-format", cosign_format)
     options += _registry(plain_http, ca_file, authfile, None)
     return _run("push", options + list(extra_args), [_path(archive), reference])
 
