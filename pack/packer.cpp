@@ -329,7 +329,8 @@ class PackPipeline {
 
 // What is known only after the payload: the derived fingerprint, the tar size and the per-component totals.
 void complete_manifest(manifest::Manifest& m, EntrySource& source, const PackOptions& options) {
-  if (!options.fingerprint.recorded()) {
+  if (options.fingerprint_when_packed) m.fingerprint = options.fingerprint_when_packed();
+  if (!m.fingerprint.recorded()) {
     if (std::optional<manifest::Fingerprint> derived = source.derived_fingerprint()) m.fingerprint = std::move(*derived);
   }
   for (const manifest::Frame& f : m.frames) m.tar_size += f.raw_size;
