@@ -35,6 +35,7 @@
 #include "util/fs.hpp"
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
+#include "util/thread_pool.hpp"
 #include "util/token_ring.hpp"
 #include "util/version.hpp"
 
@@ -178,6 +179,7 @@ class PackPipeline {
 
   // Runs the pipeline over every entry and ends the last frame; returns the payload size.
   std::uint64_t run() {
+    use_thread_pool();
     oneapi::tbb::parallel_pipeline(
         ring_.size(),
         oneapi::tbb::make_filter<void, Batch*>(oneapi::tbb::filter_mode::serial_in_order,
