@@ -55,14 +55,20 @@ class NoLimit:
     def argv(self, cmd):
         return cmd
 
-    def preexec(self):
-        return None
-
     def describe(self):
         return f"no limit ({os.cpu_count()} CPUs)"
 
     def close(self):
         pass
+
+
+def limited(cmd, limit):
+    """cmd under limit. A cgroup limit is entered by a small shell that moves itself into the cgroup and execs cmd,
+    not by a hook in the forked Python child: that child copies this process's page tables and pays their faults
+    on its own clock, 15-20 ms added to a no-op restore of 25 ms."""
+    if getattr(limit, "dir", None) is not None:
+        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(limit.dir / "cgroup.procs"), *cmd]
+    return limit.argv(cmd)
 
 
 def timed(cmd, limit, settle):
@@ -71,8 +77,7 @@ def timed(cmd, limit, settle):
     time.sleep(settle)
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        p = subprocess.Popen(limit.argv(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                             preexec_fn=limit.preexec())
+        p = subprocess.Popen(limited(cmd, limit), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         if os.waitstatus_to_exitcode(status) != 0:
