@@ -20,6 +20,7 @@
 #include "manifest/kernel_json.hpp"
 #include "util/fs.hpp"
 #include "util/escape.hpp"
+#include "util/thread_pool.hpp"
 
 namespace ccpack::pack {
 namespace fs = std::filesystem;
@@ -169,6 +170,7 @@ std::vector<TritonTarget> read_triton_targets(const std::vector<manifest::CacheD
   }
   // Read and parsed on every core: at a million files (113,750 kernels) this took 4 s on one thread, before any
   // packing. The counts are merged in a map, so the result does not depend on the order.
+  use_thread_pool();
   oneapi::tbb::enumerable_thread_specific<Counter> counters;
   oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::size_t>(0, files.size(), 64),
                             [&](const oneapi::tbb::blocked_range<std::size_t>& r) {

@@ -13,6 +13,7 @@
 
 #include "manifest/manifest.hpp"
 #include "util/error.hpp"
+#include "util/thread_pool.hpp"
 
 namespace ccpack::pack {
 using manifest::EntryList;
@@ -294,6 +295,7 @@ std::vector<Bundle> find_bundles(EntrySource& source, const KernelFolderIndex& i
       pieces.push_back({c, at, std::min(size - at, kScanPieceBytes + kOverlap), {}});
     }
   }
+  use_thread_pool();
   oneapi::tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t k) {
     Piece& p = pieces[k];
     std::unique_ptr<char[]> buf(new char[p.length]);

@@ -35,6 +35,7 @@
 #include "util/fs.hpp"
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
+#include "util/thread_pool.hpp"
 #include "util/token_ring.hpp"
 #include "util/version.hpp"
 
@@ -178,6 +179,7 @@ class PackPipeline {
 
   // Runs the pipeline over every entry and ends the last frame; returns the payload size.
   std::uint64_t run() {
+    use_thread_pool();
     oneapi::tbb::parallel_pipeline(
         ring_.size(),
         oneapi::tbb::make_filter<void, Batch*>(oneapi::tbb::filter_mode::serial_in_order,
@@ -329,7 +331,8 @@ class PackPipeline {
 
 // What is known only after the payload: the derived fingerprint, the tar size and the per-component totals.
 void complete_manifest(manifest::Manifest& m, EntrySource& source, const PackOptions& options) {
-  if (!options.fingerprint.recorded()) {
+  if (options.fingerprint_when_packed) m.fingerprint = options.fingerprint_when_packed();
+  if (!m.fingerprint.recorded()) {
     if (std::optional<manifest::Fingerprint> derived = source.derived_fingerprint()) m.fingerprint = std::move(*derived);
   }
   for (const manifest::Frame& f : m.frames) m.tar_size += f.raw_size;

@@ -26,6 +26,9 @@ struct PackOptions {
   std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
   LayoutLimits layout;                     // where else frames end (pack/layout.hpp)
   manifest::Fingerprint fingerprint;       // not recorded(): none given; the source's derived one, if any, is used
+  // Set: called once the payload is written, and its fingerprint replaces `fingerprint` (create probes the machine
+  // and reads the kernels' targets on a thread of its own while the folders are scanned and packed).
+  std::function<manifest::Fingerprint()> fingerprint_when_packed;
   std::optional<manifest::SettleRecord> settle;  // `create --settle`: the manifest's "settle" field
   std::optional<manifest::DeltaRecord> delta;    // `create --since-restore`: the manifest's "delta" field
   std::optional<manifest::MergeRecord> merge;    // `ccpack merge`: the manifest's "merge" field

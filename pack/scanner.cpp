@@ -15,6 +15,7 @@
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
+#include "util/thread_pool.hpp"
 
 namespace ccpack::pack {
 namespace fs = std::filesystem;
@@ -147,6 +148,7 @@ void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archiv
   }
   std::vector<std::string>().swap(names);
   out.subfolders.resize(subfolder_names.size());
+  use_thread_pool();
   oneapi::tbb::parallel_for(std::size_t{0}, subfolder_names.size(), [&](std::size_t i) {
     const std::string& name = subfolder_names[i];
     UniqueFd sub(::openat(dir_fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

@@ -4,8 +4,6 @@
 // Bare `ccpack` prints the help, as git does, on standard error, then its one error line, with exit 2 (usage:
 // nothing was done, so a script that runs `ccpack $EMPTY` fails); a first word that names no command gets the
 // closest names (tools/command_name.hpp) before CLI11 would say only that a subcommand is required.
-#include <oneapi/tbb/global_control.h>
-
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <algorithm>
@@ -20,6 +18,7 @@
 #include "tools/command_name.hpp"
 #include "util/cpu_budget.hpp"
 #include "util/error.hpp"
+#include "util/thread_pool.hpp"
 
 namespace {
 
@@ -50,12 +49,13 @@ class ProcessSettings {
     (void)std::signal(SIGPIPE, SIG_IGN);
     // The thread pool fits the CPUs the process may use (a container's CFS quota, not the host's cores): more
     // threads than that only take turns on them, and oneTBB's idle workers spin (sched_yield) while they wait.
-    // -j overrides it.
-    threads_.emplace(oneapi::tbb::global_control::max_allowed_parallelism, ccpack::tools::size_thread_budget(common).threads);
+    // -j overrides it. It is applied when parallel work first starts (util/thread_pool.hpp): a run that starts
+    // none, such as a no-op restore, never initialises oneTBB.
+    ccpack::set_thread_limit(ccpack::tools::size_thread_budget(common).threads);
   }
-
- private:
-  std::optional<oneapi::tbb::global_control> threads_;
+  ProcessSettings(const ProcessSettings&) = delete;
+  ProcessSettings& operator=(const ProcessSettings&) = delete;
+  ~ProcessSettings() { ccpack::end_thread_pool(); }
 };
 
 // Bare `ccpack` and an unknown first word, answered before CLI11 parses; nullopt: parse as usual.

@@ -47,6 +47,7 @@
 #include "util/fs.hpp"
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
+#include "util/thread_pool.hpp"
 #include "util/token_ring.hpp"
 
 namespace ccpack::unpack {
@@ -361,6 +362,7 @@ class FrameRunner {
         run_guarded(k, decoder, ring);
       }
     };
+    use_thread_pool();
     oneapi::tbb::parallel_for(std::size_t{0}, lanes_, lane, oneapi::tbb::simple_partitioner());
     for (const std::exception_ptr& e : errors_) {
       if (e) std::rethrow_exception(e);
@@ -400,6 +402,7 @@ class FrameRunner {
       fc.stop();  // done, or a frame before this one failed: its error is the one reported
       return nullptr;
     };
+    use_thread_pool();
     using oneapi::tbb::filter_mode;
     using oneapi::tbb::make_filter;
     oneapi::tbb::parallel_pipeline(

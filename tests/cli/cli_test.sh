@@ -122,6 +122,14 @@ same_tree "$T/r/ind" "$SAMPLE/inductor_cache"
 same_tree "$T/r/tri" "$SAMPLE/triton_cache"
 grp_ok "$T/r/tri"
 expect 0 "inductor: already restored" -- "$CCPACK" restore "$A" --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
+# A no-op restore starts no thread pool: oneTBB, once started, loads its allocator (libtbbmalloc), which the
+# loader's LD_DEBUG=libs names; a restore that writes is the control that the check sees it.
+tbb_loads() { LD_DEBUG=libs "$CCPACK" restore -q "$A" --inductor-dir "$1/ind" --triton-dir "$1/tri" 2>&1 | grep -c 'tbbmalloc'; }
+if [ "$(tbb_loads "$T/tbb")" -gt 0 ]; then
+  [ "$(tbb_loads "$T/r")" -eq 0 ] && ok || bad "a no-op restore started oneTBB"
+else
+  skip "no-op restore without oneTBB" "oneTBB loads no libtbbmalloc here, so its start cannot be seen"
+fi
 # Defaults: the same locations torch and triton use.
 USER=tester expect 0 "" -- "$CCPACK" restore -q "$A"
 same_tree "$TMPDIR/torchinductor_tester" "$SAMPLE/inductor_cache"

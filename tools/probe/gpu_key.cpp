@@ -7,7 +7,8 @@
 // model), the device nodes this container was given (/dev/nvidia<N>: names and device numbers, so another GPU of
 // the node is another key), and the variables that choose devices or the probe's library. Without the driver's
 // /proc files the key is that of "no GPU": what could make NVML, nvidia-smi or KFD answer (the library named, the
-// nvidia-smi files on PATH, /dev/kfd and the KFD topology, the device nodes and variables), so a GPU-less pod's
+// nvidia-smi files on PATH, the loader's search for NVML's library, /dev/kfd and the KFD topology, the device
+// nodes and variables), so a GPU-less pod's
 // no-op restore forks nothing (probe.cpp keeps only the answer "no GPU" under it: memo.cpp put_gpu).
 #include <dirent.h>
 #include <sys/stat.h>
@@ -56,12 +57,18 @@ nlohmann::json smi_on_path() {
   return out;
 }
 
-// Without the NVIDIA driver: the inputs of the answer "no GPU" besides the nodes and variables.
+// Without the NVIDIA driver: the inputs of the answer "no GPU" besides the nodes and variables. Where the dynamic
+// loader looks for NVML's library (LD_LIBRARY_PATH, and /etc/ld.so.cache, which ldconfig rewrites when a library
+// is installed) is part of it: the answer "NVML not loadable" holds only while that search is the same.
 nlohmann::json no_driver_key(const std::string& root) {
   const char* sys_env = std::getenv("CCPACK_SYSFS_ROOT");
   std::string sys = sys_env && *sys_env ? sys_env : root + "/sys";
   struct stat st {};
+  std::optional<FileId> ld_cache = file_id(root + "/etc/ld.so.cache");
+  const char* ld_path = std::getenv("LD_LIBRARY_PATH");
   return {{"driver", nullptr},
+          {"ld_library_path", ld_path ? nlohmann::json(ld_path) : nlohmann::json(nullptr)},
+          {"ld_cache", ld_cache ? nlohmann::json::array({ld_cache->dev, ld_cache->ino, ld_cache->size, ld_cache->mtime_ns}) : nlohmann::json(nullptr)},
           {"path", std::getenv("PATH") ? std::getenv("PATH") : ""},
           {"smi", smi_on_path()},
           {"kfd", ::stat((root + "/dev/kfd").c_str(), &st) == 0},

@@ -113,6 +113,16 @@ TEST_CASE("GPU memo: without a driver, the answer 'no GPU' (NVML missing) is kep
   CHECK(tools::probe::gpu_memo_key(t.path().string()) != key);
   fs::remove(t / "bin/nvidia-smi");
   CHECK(tools::probe::gpu_memo_key(t.path().string()) == key);
+  // Where the loader would find NVML: another LD_LIBRARY_PATH, a library installed (ldconfig rewrites the cache).
+  {
+    test::ScopedEnv ld("LD_LIBRARY_PATH", (t / "nvidia-libs").string());
+    CHECK(tools::probe::gpu_memo_key(t.path().string()) != key);
+  }
+  CHECK(tools::probe::gpu_memo_key(t.path().string()) == key);
+  test::write_file(t / "etc/ld.so.cache", "ld.so-1.7.0 libnvidia-ml.so.1");
+  CHECK(tools::probe::gpu_memo_key(t.path().string()) != key);
+  fs::remove(t / "etc/ld.so.cache");
+  CHECK(tools::probe::gpu_memo_key(t.path().string()) == key);
   fs::create_directories(t / "sys/class/kfd/kfd/topology/nodes/0");
   CHECK(tools::probe::gpu_memo_key(t.path().string()) != key);
   // NVML loaded but found nothing (a stub, a broken driver): not kept, the probe runs again.
