@@ -65,13 +65,22 @@ class Logits:
 def main():
     label = sys.argv[1] if len(sys.argv) > 1 else "run"
     shapes = [tuple(int(x) for x in s.split("x")) for s in os.environ.get("SHAPES", "1x96,4x200").split(",")]
+    marks = {}  # seconds since START at each step of the start-up, before the first compiled call
     import torch
+    marks["import_torch"] = round(time.time() - START, 2)
     from torch._dynamo.utils import counters
     torch.manual_seed(0)
     count_real_coordesc()
+    marks["import_inductor"] = round(time.time() - START, 2)
     before = listing()
+    torch.cuda.init()
+    torch.empty(1, device="cuda")
+    marks["cuda_context"] = round(time.time() - START, 2)
     with torch.device("cuda"):  # the weights start on the GPU, as a server's loaded checkpoint would
         model = build().to(torch.bfloat16).eval()
+    torch.cuda.synchronize()
+    marks["model"] = round(time.time() - START, 2)
+    print(json.dumps({"label": label, "startup": marks}), file=sys.stderr, flush=True)
     if hasattr(model, "config"):
         model.config.use_cache = False
     compiled = torch.compile(model, mode=os.environ.get("MODE", "max-autotune"), dynamic=False)
@@ -108,7 +117,7 @@ def main():
     for p in added:
         by_kind[kind(p)] = by_kind.get(kind(p), 0) + 1
     print(json.dumps({"label": label, "model": "serve", "first_answers_s": round(first_answers, 2),
-                      "first_step_s": round(first_answers, 2), "per_shape_s": per_shape, "steady_ms": steady, "answers": answers, "work": work_metrics(), "real": dict(REAL),
+                      "first_step_s": round(first_answers, 2), "startup": marks, "per_shape_s": per_shape, "steady_ms": steady, "answers": answers, "work": work_metrics(), "real": dict(REAL),
                       "counters": {k: dict(v) for k, v in counters.items()}, "added": by_kind,
                       "added_kernels": sorted({os.path.basename(p)[:-6] for p in added if p.endswith(".cubin")})}),
           flush=True)

@@ -17,8 +17,8 @@ def pods(kind):
     return [r for r in runs if r["label"].startswith(kind + "-") and r["label"][len(kind) + 1:].isdigit() and "first_answers_s" in r]
 
 rows = {}
-print("| pods | n | time to both first answers (each) | median | Triton kernels compiled (each) | median | steady ms/call per shape (median) |")
-print("|---|---|---|---|---|---|---|")
+print("| pods | n | time to both first answers (each) | median | start-up before the first call (median) | Triton kernels compiled (each) | median | steady ms/call per shape (median) |")
+print("|---|---|---|---|---|---|---|---|")
 for kind in ("default", "tuned", "tunedmt"):
     p = pods(kind)
     if not p:
@@ -28,10 +28,11 @@ for kind in ("default", "tuned", "tunedmt"):
     shapes = sorted({s for r in p for s in r.get("steady_ms", {})})
     steady = {s: med([r.get("steady_ms", {}).get(s) for r in p]) for s in shapes}
     rows[kind] = (med(times), med(kernels), steady)
-    print("| %s | %d | %s | %.2f s | %s | %s | %s |" % (kind, len(p), ", ".join("%.2f" % t for t in times), med(times),
+    startup = med([r.get("startup", {}).get("model") for r in p])  # imports, CUDA context, weights on the GPU
+    print("| %s | %d | %s | %.2f s | %.2f s | %s | %s | %s |" % (kind, len(p), ", ".join("%.2f" % t for t in times), med(times), startup,
           ", ".join(str(k) for k in kernels), med(kernels), ", ".join("%s %.4f" % (s, v) for s, v in steady.items())))
 for c in ("default-cold", "tuned-cold"):
-    if c in by:
+    if "first_answers_s" in by.get(c, {}):
         print("%s: %.1f s to both first answers" % (c, by[c]["first_answers_s"]))
 for name in ("tuned", "tunedmt"):
   d, t = rows.get("default"), rows.get(name)
