@@ -4,6 +4,7 @@
 #   PHASE=warmup tuned.sh CCPACK_DIR   two chains side by side on the GPU: "default", a cold warm-up with torch's
 #       defaults and a plain `ccpack create` of its folders; "tuned", `ccpack create --settle -- python3 serve_step.py`
 #       (ccpack sets the settings for the warm-up and the settle runs, and records them).
+#   SERIAL=1 runs the two chains one after the other (about 10 minutes of warm-up for three shapes).
 #   PHASE=all: both, one after the other (one command: the work folder cannot be lost in between).
 #   PHASE=pods tuned.sh CCPACK_DIR     RUNS rounds (default 3), the kinds (KINDS, default "default tuned"; "tunedmt":
 #       a tuned pod that sets its own TORCHINDUCTOR_COMPILE_THREADS=$MT) in an order that rotates: a "default" pod restores the
@@ -35,18 +36,19 @@ mkdir -p "$W" "$R"
 if [ "$PHASE" = warmup ] || [ "$PHASE" = all ]; then
   rm -rf "${W:?}"/*; : >"$LOG"
   $BIN keygen -q --out "$W/ci.key"
-  (
+  default_chain() {
     TORCHINDUCTOR_CACHE_DIR=$W/default/ind TRITON_CACHE_DIR=$W/default/tri timeout 560 $SERVE default-cold 2>"$W/default-cold.err" | tail -1 >>"$LOG"
     $BIN create -o "$W/default.ccpack" --sign-key "$W/ci.key" --inductor-dir "$W/default/ind" --triton-dir "$W/default/tri" \
       2>"$W/default-create.err" || echo '{"label": "FAIL create default"}' >>"$LOG"
-  ) &
-  (
+  }
+  tuned_chain() {
     timeout 570 "$BIN" create --json -o "$W/tuned.ccpack" --sign-key "$W/ci.key" --inductor-dir "$W/tuned/ind" \
       --triton-dir "$W/tuned/tri" --settle -- $SERVE tuned-settle >"$W/tuned-report.json" 2>"$W/tuned-settle.err" \
       || echo "{\"label\": \"FAIL settle tuned: exit $?\"}" >>"$LOG"
     grep '^{"label": "tuned-settle", "model"' "$W/tuned-settle.err" | head -1 | sed 's/"label": "tuned-settle"/"label": "tuned-cold"/' >>"$LOG"
-  ) &
-  wait
+  }
+  # side by side on the GPU (one command), or SERIAL=1: one after the other, neither tuning under the other's load
+  if [ "${SERIAL:-0}" = 1 ]; then default_chain; tuned_chain; else default_chain & tuned_chain & wait; fi
   ls -l "$W"/*.ccpack | tee "$W/archives.txt"
   cat "$W/default-create.err"; grep "^ccpack: " "$W/tuned-settle.err"
   [ "$R" = "$W" ] || cp "$LOG" "$R/tuned-warmup.jsonl"
