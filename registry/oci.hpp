@@ -1,6 +1,6 @@
 // How a .ccpack archive lives in an OCI registry: media types, annotation names, image manifests and indexes,
 // references, and which index entry fits a machine. A format as fixed as the archive's, but the registry's (only
-// registry/ and tools/ use it, so it lives here, not in manifest/): push writes it, pull reads it, and other
+// registry/ and cli/ use it, so it lives here, not in manifest/): push writes it, pull reads it, and other
 // registry clients (skopeo, crane, oras) see exactly these documents.
 //
 //   tag --> image index (optional, `push --index`): one entry per environment, each carrying the selection

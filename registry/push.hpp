@@ -8,7 +8,7 @@
 //      REG/REPO:IMAGE_TAG), in the forms asked for: the `.sig` tag (cosign_signatures.hpp) and the sigstore bundle
 //      referrer (cosign_bundles.hpp); a key that signed the same payload already adds nothing;
 //   4. move_tags: the image tag, then the tag (the manifest, or the index).
-// The documents' bytes are those of oci.hpp; the front end (tools/cmd_push.cpp) only parses, checks the archive's
+// The documents' bytes are those of oci.hpp; the front end (cli/cmd_push.cpp) only parses, checks the archive's
 // own signature and prints.
 #pragma once
 
