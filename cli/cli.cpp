@@ -92,4 +92,17 @@ std::string mb(std::uint64_t bytes) {
   return buf;
 }
 
+int refused(const Reporter& out, ojson body, const std::string& message) { return finish_with(out, std::move(body), ExitCode::refused, message); }
+
+int finish_with(const Reporter& out, ojson body, ExitCode exit_code, const std::string& message) {
+  const int code = static_cast<int>(exit_code);
+  if (out.json()) {
+    ojson head{{"ok", false}, {"exit_code", code}, {"error", message}};
+    for (auto& [key, value] : body.items()) head[key] = std::move(value);
+    out.report(std::move(head));
+  }
+  std::fprintf(stderr, "ccpack: error: %s\n", message.c_str());
+  return code;
+}
+
 }  // namespace ccpack::cli

@@ -18,6 +18,7 @@
 
 #include "manifest/cache_dir.hpp"
 #include "util/cpu_budget.hpp"
+#include "util/error.hpp"
 
 namespace ccpack::cli {
 
@@ -100,5 +101,11 @@ void add_status(CLI::App& app, Commands& commands);
 void add_merge(CLI::App& app, Commands& commands);
 void add_env(CLI::App& app, Commands& commands);
 void add_run(CLI::App& app, Commands& commands);
+
+// Ends a command refused by the fingerprint: with --json the report `body` with ok:false, exit_code and error on
+// standard output; always the one line "ccpack: error: <message>" on standard error. Returns exit code 3.
+[[nodiscard]] int refused(const Reporter& out, ojson body, const std::string& message);
+// The same for any exit code a command ends with while still reporting (status: not restored). Returns the code.
+[[nodiscard]] int finish_with(const Reporter& out, ojson body, ExitCode exit_code, const std::string& message);
 
 }  // namespace ccpack::cli

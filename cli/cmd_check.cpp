@@ -23,6 +23,7 @@
 #include "registry/session.hpp"
 #include "cli/cache_dirs.hpp"
 #include "cli/card.hpp"
+#include "cli/fingerprint_options.hpp"
 #include "cli/comparison.hpp"
 #include "cli/machine.hpp"
 #include "cli/pod_settings.hpp"

@@ -8,7 +8,8 @@
 #include "cli/cli.hpp"
 #include "cli/create_settle.hpp"
 #include "cli/trust_options.hpp"
-#include "cli/comparison.hpp"
+#include "cli/fingerprint_options.hpp"
+#include "cli/local_fingerprint.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 

@@ -2,7 +2,9 @@
 #include <cstdio>
 
 #include "cli/cache_dirs.hpp"
-#include "cli/comparison.hpp"
+#include "cli/fingerprint_options.hpp"
+#include "cli/local_fingerprint.hpp"
+#include "probe/probe.hpp"
 #include "util/escape.hpp"
 
 namespace ccpack::cli {

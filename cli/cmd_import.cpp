@@ -10,7 +10,7 @@
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
 #include "cli/cli.hpp"
-#include "cli/comparison.hpp"
+#include "cli/local_fingerprint.hpp"
 #include "cli/trust_options.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"

@@ -4,7 +4,7 @@
 #include "cli/card.hpp"
 #include "cli/cli.hpp"
 #include "cli/trust_options.hpp"
-#include "cli/comparison.hpp"
+#include "cli/cli.hpp"
 #include "unpack/archive.hpp"
 #include "util/fs.hpp"
 #include "util/escape.hpp"

@@ -7,7 +7,8 @@
 
 #include "cli/cache_dirs.hpp"
 #include "cli/purge_report.hpp"
-#include "cli/comparison.hpp"
+#include "cli/fingerprint_options.hpp"
+#include "cli/local_fingerprint.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
 

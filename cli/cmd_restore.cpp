@@ -17,6 +17,7 @@
 #include "cli/pod_settings.hpp"
 #include "cli/restore_command.hpp"
 #include "cli/cli.hpp"
+#include "cli/fingerprint_options.hpp"
 #include "cli/comparison.hpp"
 #include "cli/purge_report.hpp"
 #include "cli/trust_options.hpp"

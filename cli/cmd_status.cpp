@@ -11,6 +11,8 @@
 #include <future>
 
 #include "cli/cache_dirs.hpp"
+#include "cli/fingerprint_options.hpp"
+#include "cli/local_fingerprint.hpp"
 #include "cli/comparison.hpp"
 #include "unpack/status.hpp"
 #include "util/escape.hpp"

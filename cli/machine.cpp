@@ -6,7 +6,7 @@
 #include "manifest/field_form.hpp"
 #include "manifest/policy.hpp"
 #include "cli/command_name.hpp"
-#include "cli/comparison.hpp"
+#include "cli/local_fingerprint.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 

@@ -105,3 +105,51 @@ TEST_CASE("count options take exactly the integers 0 to 2^63-1, and anything els
     }
   }
 }
+
+namespace {
+
+struct Captured {
+  std::string out, err;
+  int result = -1;
+};
+
+// Runs `body` with file descriptors 1 and 2 sent to files, and returns what each received.
+Captured capture(const std::function<int()>& body) {
+  test::ScratchDir t;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int saved_out = ::dup(1);
+  int saved_err = ::dup(2);
+  int out = ::open((t / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  int err = ::open((t / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::dup2(out, 1);
+  ::dup2(err, 2);
+  Captured c;
+  c.result = body();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::dup2(saved_out, 1);
+  ::dup2(saved_err, 2);
+  for (int fd : {out, err, saved_out, saved_err}) ::close(fd);
+  c.out = test::slurp(t / "out");
+  c.err = test::slurp(t / "err");
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("refused and finish_with: the --json report on stdout, one error line on stderr, the exit code", "[cli]") {
+  cli::CommonOptions json_mode;
+  json_mode.json = true;
+  Captured c = capture([&] { return cli::refused(cli::Reporter(json_mode), {{"archive", "a.ccpack"}}, "gpu.arch differs"); });
+  CHECK(c.result == 3);
+  CHECK(c.out == "{\n  \"ok\": false,\n  \"exit_code\": 3,\n  \"error\": \"gpu.arch differs\",\n  \"archive\": \"a.ccpack\"\n}\n");
+  CHECK(c.err == "ccpack: error: gpu.arch differs\n");
+  cli::CommonOptions plain;
+  Captured p = capture([&] {
+    return cli::finish_with(cli::Reporter(plain), {{"archive", "a.ccpack"}}, ExitCode::not_restored, "not restored: 'x'");
+  });
+  CHECK(p.result == 5);
+  CHECK(p.out.empty());
+  CHECK(p.err == "ccpack: error: not restored: 'x'\n");
+}
