@@ -7,6 +7,7 @@
 #include "cli/cache_dirs.hpp"
 #include "cli/cli.hpp"
 #include "cli/create_settle.hpp"
+#include "settle/report.hpp"
 #include "cli/trust_options.hpp"
 #include "cli/fingerprint_options.hpp"
 #include "cli/local_fingerprint.hpp"
@@ -107,7 +108,7 @@ void report_json(Reporter& out, const CreateOptions& o, const pack::CreateResult
               {"fingerprint_warnings", created.fingerprint_warnings},
               {"threads", thread_budget().threads},
               {"threads_from", thread_budget().from},
-              {"settle", settle_json(settled)},
+              {"settle", settle::outcome_json(settled)},
               {"delta", delta}});
 }
 

@@ -97,17 +97,10 @@ oci::Reference delta_reference(const PushOptions& o, const unpack::Archive& a, o
   return ref;
 }
 
-// The flow's request: the archive's bytes and annotations, the tags, the keys.
+// The flow's request: the archive's (registry::archive_request), the tags, the keys.
 registry::PushRequest push_request(const PushOptions& o, const unpack::Archive& a, const oci::Reference& ref,
                                    const std::vector<manifest::PrivateKey>& keys) {
-  registry::PushRequest q;
-  q.fd = a.fd.get();
-  q.size = a.header.header_size + a.header.payload_size;
-  q.file_name = o.archive.filename().string();
-  q.what = quoted_path(o.archive);
-  q.annotations = oci::archive_annotations(a.manifest.fingerprint, a.manifest_digest(), a.header.header_size, "",
-                                           quoted_path(o.archive) + " fingerprint");
-  q.selection = oci::selection_of(a.manifest.fingerprint);
+  registry::PushRequest q = registry::archive_request(a, o.archive);
   q.index = o.index;
   if (o.as_image) q.image_tag = o.image_tag.empty() ? ref.tag + "-image" : o.image_tag;
   for (const manifest::PrivateKey& k : keys) q.keys.push_back(&k);

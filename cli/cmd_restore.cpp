@@ -24,6 +24,7 @@
 #include "cli/registry_options.hpp"
 #include "cli/machine.hpp"
 #include "registry/archive_stream.hpp"
+#include "registry/restore_source.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/restore.hpp"
 #include "util/error.hpp"
@@ -251,20 +252,15 @@ unpack::RestoreRequest request(const RestoreOptions& o, const Reporter& out, std
 int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::RestoreRequest& rq, std::optional<Machine>& machine) {
   if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
   registry::oci::Reference ref = registry::oci::parse_reference(o.archive.string());
-  rq.origin = "oci://" + ref.str();
+  rq.origin = std::string(registry::oci::kReferenceScheme) + ref.str();
   registry::ArchiveStream stream(ref, session_options(o.registry, false, ref), [&out](const std::string& line) { out.warn(line); },
                                  out.progress());
   // force and purge judge a tag's single archive as they judge a file; an index offers only an archive that fits.
   bool single_may_differ = rq.policy != manifest::OnMismatch::refuse;
   std::string cosign_by;  // --require-cosign: the trusted key whose cosign signature passed
-  rq.source = unpack::StreamedArchive{
-      [&stream, single_may_differ](const manifest::Fingerprint& local) { stream.choose(local, single_may_differ); },
-      [&stream, &o, &ref, &cosign_by] {
-        if (o.trust.require_cosign) cosign_by = require_cosign(stream.session(), stream.chosen(), ref, o.trust);
-        manifest::ArchiveHeader header = stream.fetch_header();
-        return unpack::OpenedStream{stream.what(), std::move(header), stream.payload_start(),
-                                    [&stream](const auto& push, const auto& cancelled) { stream.produce(push, cancelled); }};
-      }};
+  rq.source = registry::restore_source(stream, single_may_differ, [&stream, &o, &ref, &cosign_by] {
+    if (o.trust.require_cosign) cosign_by = require_cosign(stream.session(), stream.chosen(), ref, o.trust);
+  });
   unpack::TrustReport trust;
   rq.gate = trust_gate(o.trust, out, trust, &cosign_by);
   rq.install.progress = false;  // one line on the terminal: the download's

@@ -1,66 +1,13 @@
-// create's settle flags and report (create_settle.hpp).
+// create's settle flags and the settle call (create_settle.hpp).
 #include "cli/create_settle.hpp"
 
-#include <csignal>
 #include <cstdio>
 
 #include "cli/pod_settings.hpp"
+#include "settle/report.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::cli {
-namespace {
-
-std::string counted(std::uint64_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
-
-std::string compiled_text(const manifest::CompiledCounts& c) {
-  return counted(c.triton_kernels, "Triton kernel", "Triton kernels") + ", " + counted(c.fx_graphs, "FX graph", "FX graphs") + ", " +
-         counted(c.autotune, "autotune result", "autotune results") + ", " + counted(c.other, "other file", "other files");
-}
-
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", s);
-  return buf;
-}
-
-std::string run_line(const settle::RunReport& r) {
-  std::string line = r.index == 0 ? "warm-up: " : "settle run " + std::to_string(r.index) + ": ";
-  if (r.timed_out) {
-    line += "killed at the time limit";
-  } else if (r.interrupted) {
-    line += std::string("stopped: ") + (r.signal == SIGINT ? "SIGINT" : "SIGTERM") + " passed on to it";
-  } else if (r.exit_code) {
-    line += "exit " + std::to_string(*r.exit_code);
-  } else {
-    line += "ended by signal " + std::to_string(r.signal);
-  }
-  line += " in " + seconds_text(r.seconds);
-  if (r.compiled) line += "; compiled " + compiled_text(*r.compiled);
-  return line;
-}
-
-std::string stop_line(const settle::SettleOutcome& o, unsigned max_runs) {
-  const settle::RunReport& last = o.runs.back();
-  std::string runs = counted(last.index, "settle run", "settle runs");
-  if (o.stopped == settle::Stopped::fixed_point) {
-    return "settled after " + runs + " (fixed point: settle run " + std::to_string(last.index) + " compiled no Triton kernel, FX graph or autotune result)";
-  }
-  return "not settled after " + runs + " (run limit --settle=" + std::to_string(max_runs) + " reached: the last run still compiled " +
-         compiled_text(*last.compiled) + "); the archive is marked not settled";
-}
-
-ojson run_json(const settle::RunReport& r) {
-  return {{"run", r.index},
-          {"warm_up", r.index == 0},
-          {"seconds", r.seconds},
-          {"exit_code", r.exit_code ? ojson(*r.exit_code) : ojson(nullptr)},
-          {"signal", r.signal == 0 ? ojson(nullptr) : ojson(r.signal)},
-          {"timed_out", r.timed_out},
-          {"interrupted", r.interrupted},
-          {"compiled", r.compiled ? r.compiled->to_tree() : ojson(nullptr)}};
-}
-
-}  // namespace
 
 void add_settle_options(CLI::App* create, SettleOptions& options) {
   create->add_option("--settle", options.runs,
@@ -113,23 +60,11 @@ std::optional<settle::SettleOutcome> settle_if_asked(const SettleOptions& option
   request.jobs = thread_budget().threads;
   bool quiet = common.quiet;
   request.on_run = [quiet](const settle::RunReport& r) {
-    if (!quiet) std::fprintf(stderr, "ccpack: %s\n", run_line(r).c_str());
+    if (!quiet) std::fprintf(stderr, "ccpack: %s\n", settle::run_line(r).c_str());
   };
   settle::SettleOutcome outcome = settle::settle(request);
-  if (!quiet) std::fprintf(stderr, "ccpack: %s\n", stop_line(outcome, *options.runs).c_str());
+  if (!quiet) std::fprintf(stderr, "ccpack: %s\n", settle::stop_line(outcome, *options.runs).c_str());
   return outcome;
-}
-
-ojson settle_json(const settle::SettleOutcome* outcome) {
-  if (outcome == nullptr) return nullptr;
-  ojson runs = ojson::array();
-  for (const settle::RunReport& r : outcome->runs) runs.push_back(run_json(r));
-  manifest::SettleRecord record = outcome->record();
-  return {{"settled", record.settled},
-          {"stopped", record.stopped},
-          {"runs", record.runs},
-          {"last_run_compiled", record.last_run_compiled.to_tree()},
-          {"run_reports", runs}};
 }
 
 }  // namespace ccpack::cli

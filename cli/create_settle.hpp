@@ -1,10 +1,6 @@
-// `create --settle[=N] [--settle-timeout S] -- CMD ARGS...`: the flags, and the report of the runs (settle/
-// settle.hpp runs them). Kept apart from cmd_create.cpp so that create stays a parse-call-print front end.
-//
-// Each run ends with one line on standard error (also with --json; not with -q):
-//   ccpack: warm-up: exit 0 in 12.3 s
-//   ccpack: settle run 1: exit 0 in 4.1 s; compiled 3 Triton kernels, 1 FX graph, 0 autotune results, 2 other files
-// then one line says why settling stopped. --json adds "settle" to create's report (settle_json).
+// `create --settle[=N] [--settle-timeout S] -- CMD ARGS...`: the flags, and the call of settle::settle with its
+// lines printed (settle/settle.hpp runs the runs; settle/report.hpp words them). Kept apart from cmd_create.cpp so
+// that create stays a parse-call-print front end.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -40,8 +36,5 @@ void check_settle_options(const SettleOptions& options, const CacheDirOptions& d
                                                                  const std::filesystem::path& output,
                                                                  const std::function<manifest::Fingerprint()>& probe, const CommonOptions& common,
                                                                  const std::string& python);
-
-// create's --json "settle": null without --settle.
-[[nodiscard]] ojson settle_json(const settle::SettleOutcome* outcome);
 
 }  // namespace ccpack::cli

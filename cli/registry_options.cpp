@@ -71,15 +71,9 @@ void require_file_or_reference(const std::string& archive) {
   if (registry::oci::is_reference(archive)) return;
   std::error_code ec;
   if (std::filesystem::symlink_status(archive, ec).type() != std::filesystem::file_type::not_found) return;
-  std::string_view host = std::string_view(archive).substr(0, archive.find('/'));
-  if (host.size() == archive.size() || (host.find_first_of(".:") == std::string_view::npos && host != "localhost")) return;
-  std::string ref = std::string(registry::oci::kReferenceScheme) + archive;
-  try {
-    (void)registry::oci::parse_reference(ref);
-  } catch (const Error&) {
-    return;  // not a reference either: the file's own error follows
-  }
-  throw UsageError("no file " + quoted_path(archive) + "; a registry reference is written with its scheme: " + escaped(ref, 300));
+  std::optional<std::string> ref = registry::oci::scheme_less_reference(archive);
+  if (!ref) return;  // not a reference either: the file's own error follows
+  throw UsageError("no file " + quoted_path(archive) + "; a registry reference is written with its scheme: " + escaped(*ref, 300));
 }
 
 std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what) {

@@ -144,5 +144,9 @@ struct Reference {
 };
 // Throws UsageError naming what is wrong.
 [[nodiscard]] Reference parse_reference(std::string_view text);
+// `text` with the scheme put in front ("oci://host:5000/repo:tag") when it reads as a reference with a host
+// ("host:5000/repo:tag", "registry.example.com/team/cache:v1", "localhost/x") but was written without the scheme;
+// nullopt otherwise (a path such as "out/a.ccpack", or a reference already with its scheme).
+[[nodiscard]] std::optional<std::string> scheme_less_reference(std::string_view text);
 
 }  // namespace ccpack::registry::oci

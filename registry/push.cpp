@@ -162,4 +162,16 @@ void push(Session& s, const PushRequest& q, PushResult& r) {
   move_tags(s, docs);
 }
 
+PushRequest archive_request(const unpack::Archive& archive, const std::filesystem::path& path) {
+  PushRequest q;
+  q.fd = archive.fd.get();
+  q.size = archive.header.header_size + archive.header.payload_size;
+  q.file_name = path.filename().string();
+  q.what = quoted_path(path);
+  q.annotations = oci::archive_annotations(archive.manifest.fingerprint, archive.manifest_digest(), archive.header.header_size, "",
+                                           quoted_path(path) + " fingerprint");
+  q.selection = oci::selection_of(archive.manifest.fingerprint);
+  return q;
+}
+
 }  // namespace ccpack::registry

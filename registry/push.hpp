@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "registry/cosign_signatures.hpp"
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
+#include "unpack/archive.hpp"
 
 namespace ccpack::registry {
 
@@ -38,6 +40,10 @@ struct PushRequest {
   CosignFormat format = CosignFormat::both;
   std::string creator;       // the payloads' optional.creator
 };
+
+// The request for an archive opened from `path`: its bytes, its layer's title, and the annotations and selection of
+// its signed fingerprint; the caller adds the tags, the keys, the format and the creator.
+[[nodiscard]] PushRequest archive_request(const unpack::Archive& archive, const std::filesystem::path& path);
 
 struct SignedDocument {
   std::string digest;
