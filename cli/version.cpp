@@ -9,7 +9,7 @@
 
 #include "pack/import_source.hpp"
 #include "cli/cli.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 #include "util/version.hpp"
 
 namespace ccpack::cli {

@@ -6,7 +6,7 @@
 #include "manifest/tar.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 #include "util/sha256.hpp"
 
 namespace ccpack::registry {

@@ -1,5 +1,5 @@
-// util/http.hpp's pure helpers: URLs through libcurl's URL API (an origin, a redirect resolved, a URL fit for a
-// message), Retry-After, which statuses are transient; and the header-text helpers of util/http_exchange.hpp. No
+// http/http.hpp's pure helpers: URLs through libcurl's URL API (an origin, a redirect resolved, a URL fit for a
+// message), Retry-After, which statuses are transient; and the header-text helpers of http/http_exchange.hpp. No
 // transfer happens here; a missing libcurl is reported by the first call that parses a URL.
 #include <ctime>
 
@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "util/escape.hpp"
-#include "util/http_exchange.hpp"
+#include "http/http_exchange.hpp"
 
 namespace ccpack::http {
 namespace {

@@ -1,4 +1,4 @@
-// util/curl_loader.cpp without the network: the table the loaded libcurl gives (every function resolved, one
+// http/curl_loader.cpp without the network: the table the loaded libcurl gives (every function resolved, one
 // table for every thread, its version), and, in a fresh process of this test binary (the library is loaded once
 // per process), the one-line errors for a $CCPACK_LIBCURL that does not load and for a library that is not
 // libcurl.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "unit/support.hpp"
-#include "util/curl_loader.hpp"
+#include "http/curl_loader.hpp"
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
 

@@ -4,7 +4,7 @@
 //
 // How: the first call of curl() opens libcurl.so.4 (else libcurl-gnutls.so.4, the same ABI with GnuTLS, which
 // git pulls into Debian and Ubuntu images), or exactly the file named by $CCPACK_LIBCURL, resolves every function
-// util/http*.cpp use into one table and runs curl_global_init; a function-local static makes that happen once,
+// http/http*.cpp use into one table and runs curl_global_init; a function-local static makes that happen once,
 // thread-safely, and the library is never closed. The table's types are the curl headers' own (decltype), so a
 // signature cannot drift from the declarations. libcurl.so.4's ABI has been stable since 2006; the newest
 // function used (curl_url, 7.62.0) is older than every glibc >= 2.34 distribution's libcurl.
@@ -22,7 +22,7 @@ namespace ccpack::http {
 // A libcurl to load instead of searching for libcurl.so.4 (a path, or a name for the dynamic loader).
 inline constexpr const char* kLibcurlVar = "CCPACK_LIBCURL";
 
-// The libcurl functions util/http*.cpp call; curl_easy_setopt and curl_easy_getinfo are variadic and read
+// The libcurl functions http/http*.cpp call; curl_easy_setopt and curl_easy_getinfo are variadic and read
 // exactly one argument (long, curl_off_t or a pointer, by option).
 struct CurlApi {
   decltype(&curl_global_init) global_init = nullptr;

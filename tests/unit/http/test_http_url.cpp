@@ -1,10 +1,10 @@
-// util/http_url.cpp: the URL rules that keep credentials on their origin (origins, redirects resolved, URLs fit
+// http/http_url.cpp: the URL rules that keep credentials on their origin (origins, redirects resolved, URLs fit
 // for a message) and the retry rules (which statuses are transient, Retry-After read and clamped).
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
 
-#include "util/http.hpp"
+#include "http/http.hpp"
 
 using namespace ccpack;
 

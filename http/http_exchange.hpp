@@ -1,6 +1,6 @@
-// The inside of util/http.cpp's Client, shared by the three files of util/http and by no one else: the state of
-// one request/response exchange (Client::Attempt) and the libcurl callbacks that fill it (util/http_exchange.cpp),
-// and the header-text helpers that the callbacks and the URL helpers share (util/http_url.cpp). util/http.cpp sets
+// The inside of http/http.cpp's Client, shared by the three files of http/http and by no one else: the state of
+// one request/response exchange (Client::Attempt) and the libcurl callbacks that fill it (http/http_exchange.cpp),
+// and the header-text helpers that the callbacks and the URL helpers share (http/http_url.cpp). http/http.cpp sets
 // the callbacks on its easy handle, with the Attempt (or a WriteContext around it) as their user pointer.
 #pragma once
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "util/curl_loader.hpp"
-#include "util/http.hpp"
+#include "http/curl_loader.hpp"
+#include "http/http.hpp"
 
 namespace ccpack::http {
 

@@ -1,4 +1,4 @@
-// util/http_exchange.cpp, curl's callbacks, through http::Client against a scripted loopback server: a 200 answer
+// http/http_exchange.cpp, curl's callbacks, through http::Client against a scripted loopback server: a 200 answer
 // to a Range request skipped into and cut after the last byte, a 206 from the wrong byte, announced lengths that
 // disagree with the resource's size, an error body kept short and never given to the sink, a collected body over
 // its bound, response headers over theirs, and a request body sent from memory pieces around a file range.
@@ -12,7 +12,7 @@
 #include "unit/support.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 
 using namespace ccpack;
 using test::error_of;

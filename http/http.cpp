@@ -1,10 +1,10 @@
-// libcurl behind util/http.hpp's contract; see there for the rules. One easy handle per Client (reset between
+// libcurl behind http/http.hpp's contract; see there for the rules. One easy handle per Client (reset between
 // requests, so connections are reused); redirects are followed here, not by curl, so the Authorization header is
 // decided per hop (and a redirect's scheme checked here, since libcurl before 7.85 ignores CURLOPT_PROTOCOLS_STR);
-// retries wrap the whole redirect chain. libcurl is loaded at run time (util/curl_loader.hpp): every call goes
+// retries wrap the whole redirect chain. libcurl is loaded at run time (http/curl_loader.hpp): every call goes
 // through its table, so the first Client or URL helper is where a missing libcurl is reported. What curl calls
-// back during one exchange is in util/http_exchange.cpp; the pure URL helpers are in util/http_url.cpp.
-#include "util/http.hpp"
+// back during one exchange is in http/http_exchange.cpp; the pure URL helpers are in http/http_url.cpp.
+#include "http/http.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -12,7 +12,7 @@
 #include <thread>
 #include <type_traits>
 
-#include "util/http_exchange.hpp"
+#include "http/http_exchange.hpp"
 
 namespace ccpack::http {
 namespace {

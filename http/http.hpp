@@ -1,5 +1,5 @@
 // A small, bounded HTTP client over libcurl, for talking to OCI registries (and nothing else in ccpack needs it).
-// libcurl is loaded at run time (util/curl_loader.hpp): where it is absent, Client's constructor and the URL
+// libcurl is loaded at run time (http/curl_loader.hpp): where it is absent, Client's constructor and the URL
 // helpers throw one Error saying so.
 //
 // Why its own layer: a pod's entrypoint must never hang on a stalled registry, never hold a multi-GB blob in
@@ -136,7 +136,7 @@ class Client {
 
   static constexpr std::size_t kMaxErrorBody = 16u << 10;
 
-  struct Attempt;  // one exchange's state, shared with curl's callbacks (defined in util/http_exchange.hpp)
+  struct Attempt;  // one exchange's state, shared with curl's callbacks (defined in http/http_exchange.hpp)
 
  private:
   Response send_once(const Request& request, const std::string& url, bool with_auth, const Sink& sink,
@@ -148,7 +148,7 @@ class Client {
 };
 
 // The libcurl headers ccpack was built with, and the libcurl it loads at run time ("" when none loads; see
-// util/curl_loader.hpp), for --version. Never throws.
+// http/curl_loader.hpp), for --version. Never throws.
 struct LibcurlVersion {
   std::string built;
   std::string runs;

@@ -1,9 +1,9 @@
-// libcurl's callbacks for one exchange of util/http.cpp's Client (declared in util/http_exchange.hpp): the
+// libcurl's callbacks for one exchange of http/http.cpp's Client (declared in http/http_exchange.hpp): the
 // response's status and headers, its body (to the caller's sink, or collected and capped) with the checks made on
 // its first byte, the request body read from memory or a file range, and the cancel poll. A callback never throws
 // into curl: it records why in the Attempt (`failure`, retried; `fatal`, rethrown as it is) and returns curl's
 // abort value.
-#include "util/http_exchange.hpp"
+#include "http/http_exchange.hpp"
 
 #include <algorithm>
 #include <cstdio>

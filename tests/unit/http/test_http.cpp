@@ -1,4 +1,4 @@
-// util/http.cpp's Client against scripted loopback servers: Authorization kept to its origin across a redirect,
+// http/http.cpp's Client against scripted loopback servers: Authorization kept to its origin across a redirect,
 // a redirect to another scheme refused (libcurl before 7.85 ignores CURLOPT_PROTOCOLS_STR), a transient status
 // retried, and a cut transfer resumed with Range from the last byte delivered (or given back as Interrupted).
 #include <arpa/inet.h>
@@ -12,7 +12,7 @@
 
 #include "unit/loopback_http.hpp"
 #include "util/error.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 
 using namespace ccpack;
 using test::http_answer;

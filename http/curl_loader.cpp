@@ -1,5 +1,5 @@
 // See curl_loader.hpp.
-#include "util/curl_loader.hpp"
+#include "http/curl_loader.hpp"
 
 #include <dlfcn.h>
 
