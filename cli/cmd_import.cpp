@@ -44,7 +44,7 @@ int run(ImportCmdOptions& o) {
   po.jobs = thread_budget().threads;
   po.progress = out.progress();
   po.sign = manifest_signer(key, o.signing);
-  if (fingerprint) po.fingerprint = *fingerprint;  // else the source's derived one
+  if (fingerprint) po.records.fingerprint = *fingerprint;  // else the source's derived one
   pack::PackResult r = pack::create_archive(source, o.output, po);
 
   std::uint64_t files = 0;

@@ -34,7 +34,8 @@ inline constexpr std::string_view kImageManifestType = "application/vnd.oci.imag
 inline constexpr std::string_view kImageIndexType = "application/vnd.oci.image.index.v1+json";
 inline constexpr std::string_view kEmptyConfigType = "application/vnd.oci.empty.v1+json";
 // `push --as-image`: the archive as the one file of a plain image layer (an uncompressed tar), so kubelet can pull
-// it like any image and an image volume shows the .ccpack file.
+// it like any image and an image volume shows the .ccpack file. The image config type is also the config of a
+// cosign signature manifest (cosign.hpp).
 inline constexpr std::string_view kImageConfigType = "application/vnd.oci.image.config.v1+json";
 inline constexpr std::string_view kTarLayerType = "application/vnd.oci.image.layer.v1.tar";
 inline constexpr std::string_view kEmptyConfigData = "{}";

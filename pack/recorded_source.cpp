@@ -1,7 +1,7 @@
 // RecordedSource (recorded_source.hpp): the filesystem source's components with the recorded folders as source.
-#include "settle/recorded_source.hpp"
+#include "pack/recorded_source.hpp"
 
-namespace ccpack::settle {
+namespace ccpack::pack {
 
 std::vector<manifest::Component> RecordedSource::components() const {
   std::vector<manifest::Component> out = files_.components();
@@ -13,4 +13,4 @@ std::vector<manifest::Component> RecordedSource::components() const {
   return out;
 }
 
-}  // namespace ccpack::settle
+}  // namespace ccpack::pack

@@ -1,4 +1,5 @@
-// The settled folders as create's entry source, recording the user's folders as the build folders.
+// An entry source that reads the files of some folders and records others as the build folders: the filesystem
+// source (filesystem_source.hpp) with the components' `source` replaced. Settle and merge pack through it.
 //
 // `create --settle` packs the last settle run's scratch folders, but the archive must say where the cache was
 // built as a plain create would: the folders the warm-up used, which `restore --at-build-paths` recreates and
@@ -13,9 +14,9 @@
 #include "manifest/cache_dir.hpp"
 #include "pack/filesystem_source.hpp"
 
-namespace ccpack::settle {
+namespace ccpack::pack {
 
-class RecordedSource final : public pack::EntrySource {
+class RecordedSource final : public EntrySource {
  public:
   // `read_from[i]` is packed as component `recorded_as[i]` (same names, same order).
   RecordedSource(std::vector<manifest::CacheDir> read_from, std::vector<manifest::CacheDir> recorded_as)
@@ -28,15 +29,15 @@ class RecordedSource final : public pack::EntrySource {
   [[nodiscard]] std::vector<std::string> skipped() const override { return files_.skipped(); }
   [[nodiscard]] std::vector<manifest::Component> components() const override;
   [[nodiscard]] std::optional<manifest::Fingerprint> derived_fingerprint() const override { return files_.derived_fingerprint(); }
-  [[nodiscard]] Digest read_file(std::size_t i, pack::FileSlot& slot) override { return files_.read_file(i, slot); }
+  [[nodiscard]] Digest read_file(std::size_t i, FileSlot& slot) override { return files_.read_file(i, slot); }
   void read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) override {
     files_.read_piece(i, offset, length, out);
   }
   void check_pieces(std::size_t i, const Digest& digest) override { files_.check_pieces(i, digest); }
 
  private:
-  pack::FilesystemSource files_;
+  FilesystemSource files_;
   std::vector<manifest::CacheDir> recorded_as_;
 };
 
-}  // namespace ccpack::settle
+}  // namespace ccpack::pack
