@@ -1,17 +1,11 @@
-// `ccpack push ARCHIVE REF [--index]`: publish an archive, unchanged, as the single layer of an OCI artifact
-// (registry/oci.hpp describes the documents), with the selection fields of its *signed* fingerprint as
-// annotations. With --index the manifest is added to the OCI image index under the tag, replacing the entry
-// for the same environment, so one reference serves a mixed fleet. --as-image also publishes a plain one-layer
-// image under <tag>-image, for kubelet and image volumes.
-//
-// With a signing key (--sign-key or $CCPACK_SIGNING_KEY, the Ed25519 key that signs manifests) and/or --cosign-key
-// (ECDSA P-256 or Ed25519), every pushed document (manifest, index, image) also gets a cosign signature under
-// sha256-<hex>.sig, which skopeo, podman, CRI-O, cosign and admission policies verify with the public key, and a
-// sigstore bundle referrer (cosign 3's form; --cosign-format picks the forms), written before any tag moves. The flow is registry/push.hpp's; this file parses, checks the archive and prints.
-//
-// An unsigned archive is refused (exit 4) before anything is sent: every pod that restores it would refuse it,
-// so the mistake is caught in the pipeline, not in production. --allow-unsigned (or CCPACK_ALLOW_UNSIGNED=1)
-// pushes it anyway, with a warning on every use.
+// `ccpack push ARCHIVE REF [--index]`: publish an archive, unchanged, as the single layer of an OCI artifact with
+// the selection fields of its *signed* fingerprint as annotations (registry/oci.hpp). --index adds it to the tag's
+// image index, replacing the entry of the same environment; --as-image also publishes a one-layer image under
+// <tag>-image for kubelet and image volumes. With --sign-key (or $CCPACK_SIGNING_KEY) and/or --cosign-key (ECDSA
+// P-256 or Ed25519) every pushed document gets a cosign signature (the sha256-<hex>.sig tag and/or a sigstore
+// bundle referrer, cosign 3's form; --cosign-format) before any tag moves. The flow is registry/push.hpp's; this
+// file parses, checks the archive and prints. An unsigned archive is refused (exit 4) before anything is sent, since
+// every pod would refuse it; --allow-unsigned (or CCPACK_ALLOW_UNSIGNED=1) pushes it anyway, warning on every use.
 #include <sys/stat.h>
 
 #include "registry/delta_tags.hpp"

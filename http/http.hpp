@@ -1,21 +1,7 @@
-// A small, bounded HTTP client over libcurl, for talking to OCI registries (and nothing else in ccpack needs it).
+// A small, bounded HTTP client over libcurl, for talking to OCI registries (nothing else in ccpack needs it).
 // libcurl is loaded at run time (http/curl_loader.hpp): where it is absent, Client's constructor and the URL
-// helpers throw one Error saying so.
-//
-// Why its own layer: a pod's entrypoint must never hang on a stalled registry, never hold a multi-GB blob in
-// memory, and never leak a credential. So every request here
-//   - has a connect timeout and a low-speed timeout (CURLOPT_LOW_SPEED_LIMIT/TIME);
-//   - streams a request body from a file range (pread) and a response body to a caller's sink; only small
-//     documents are collected in memory, and those are capped (kMaxDocumentBytes);
-//   - is retried with exponential backoff and full jitter on connection errors, 408, 429 (honouring Retry-After,
-//     capped) and 5xx; a retry after body bytes reached the caller's sink asks with Range for the rest only
-//     (a 200 answer is skipped into), so the sink sees one continuous stream; when the attempts run out,
-//     Interrupted says how many bytes the sink got;
-//   - follows redirects itself, and sends the Authorization header only to the origin (scheme, host, port) it
-//     was given for; a redirect to another origin (an S3 or CDN backend) goes without it, and an https->http
-//     downgrade is refused unless plain http was asked for;
-//   - verifies TLS (CA bundle of the system or --ca-file); plain http only with Options::plain_http.
-// URLs in messages are shown without their query string, which in presigned redirect targets holds secrets.
+// helpers throw one Error saying so. Why its own layer: a pod's entrypoint must never hang on a stalled registry,
+// never hold a multi-GB blob in memory, and never leak a credential (how: Client below).
 #pragma once
 
 #include <atomic>
@@ -119,6 +105,19 @@ class Interrupted : public Error {
   long status_;
 };
 
+// Every request of a Client
+//   - has a connect timeout and a low-speed timeout (CURLOPT_LOW_SPEED_LIMIT/TIME);
+//   - streams a request body from a file range (pread) and a response body to a caller's sink; only small
+//     documents are collected in memory, and those are capped (kMaxDocumentBytes);
+//   - is retried with exponential backoff and full jitter on connection errors, 408, 429 (honouring Retry-After,
+//     capped) and 5xx; a retry after body bytes reached the caller's sink asks with Range for the rest only
+//     (a 200 answer is skipped into), so the sink sees one continuous stream; when the attempts run out,
+//     Interrupted says how many bytes the sink got;
+//   - follows redirects itself, and sends the Authorization header only to the origin (scheme, host, port) it
+//     was given for; a redirect to another origin (an S3 or CDN backend) goes without it, and an https->http
+//     downgrade is refused unless plain http was asked for;
+//   - verifies TLS (CA bundle of the system or --ca-file); plain http only with Options::plain_http.
+// URLs in messages are shown without their query string, which in presigned redirect targets holds secrets.
 class Client {
  public:
   explicit Client(Options options);

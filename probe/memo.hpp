@@ -1,29 +1,9 @@
 // The probe memo: what an interpreter and ptxas said last time, reused while the files they read are unchanged.
-//
-// Why: on a GPU host with torch installed, starting Python to read sys.path costs ~100 ms, most of a no-op
-// restore, and the answer changes only when the interpreter, its environment or its start-up files change. The
-// memo keeps the interpreter's own report (version, ABI, sys.path: python.hpp) and ptxas's version, and reuses
-// them only when every input that could change them is unchanged, checked with stat() (like ccache's direct mode):
-//   - the program, identified by its real path, device, inode, size and mtime. An ELF executable is the
-//     interpreter itself. A small script (#!) is taken for a version manager's shim (pyenv, asdf), which chooses
-//     the interpreter by variables and version files: its key adds PATH, every PYENV*/ASDF_* variable and the
-//     .python-version/.tool-versions files from the current folder up (and pyenv's global version file), and its
-//     entry holds only while the ELF interpreter it ran then (sys.executable) is the same file. A wrapper that
-//     chooses by anything else needs --python at the real interpreter or CCPACK_PROBE_CACHE=off;
-//   - the interpreter's environment: every PYTHON* variable, HOME, the pyvenv.cfg files beside and above it, and
-//     the current folder when PYTHONPATH holds a relative entry;
-//   - which of the site folders `site` would add exist (a new site-packages changes sys.path);
-//   - the start-up files in the sys.path folders, in every form Python loads them (*.pth; sitecustomize and
-//     usercustomize as .py, sourceless .pyc, extension modules such as .so or .cpython-312-x86_64-linux-gnu.so,
-//     packages as folders, with the files of such a folder; their compiled forms in __pycache__): the same set
-//     with the same stat.
-// NVML's GPU fields are kept under gpu_memo_key (probe.hpp): the driver's version file, the GPUs it holds, the
-// container's GPU device nodes and the device-choosing variables; without a driver, the answer "no GPU" (NVML's
-// library missing, no nvidia-smi, no KFD node) under the key of what could change it. The distributions and torch/version.py are read again on every probe, never memoised.
-// A missing, unreadable, oversized or malformed memo is an empty one, and so is one that is not a regular file
-// (opened O_NONBLOCK|O_NOFOLLOW: a FIFO never blocks), not owned by this user or writable by group or others; a failure to write it is ignored (it is
-// only a cache). The file is $CCPACK_PROBE_CACHE, "off" disables it; else $XDG_CACHE_HOME/ccpack/probe-memo.json,
-// else ~/.cache/ccpack/probe-memo.json; written atomically, mode 0600, at most kMaxMemoEntries of each kind.
+// Why: on a GPU host with torch installed, starting Python to read sys.path costs ~100 ms, most of a no-op restore,
+// and the answer changes only when the interpreter, its environment or its start-up files change. How: the
+// interpreter's report (python.cpp) and ptxas's version are kept under a key of every input that could change them,
+// checked with stat() as ccache's direct mode does (the inputs and the file's rules: ProbeMemo below). The
+// distributions and torch/version.py are read again on every probe, never memoised.
 #pragma once
 
 #include <cstdint>
@@ -72,9 +52,31 @@ struct InterpreterReport {
   bool operator==(const InterpreterReport&) const = default;
 };
 
+// The memo's key, all checked with stat():
+//   - the program, identified by its real path, device, inode, size and mtime. An ELF executable is the
+//     interpreter itself. A small script (#!) is taken for a version manager's shim (pyenv, asdf), which chooses
+//     the interpreter by variables and version files: its key adds PATH, every PYENV*/ASDF_* variable and the
+//     .python-version/.tool-versions files from the current folder up (and pyenv's global version file), and its
+//     entry holds only while the ELF interpreter it ran then (sys.executable) is the same file. A wrapper that
+//     chooses by anything else needs --python at the real interpreter or CCPACK_PROBE_CACHE=off;
+//   - the interpreter's environment: every PYTHON* variable, HOME, the pyvenv.cfg files beside and above it, and
+//     the current folder when PYTHONPATH holds a relative entry;
+//   - which of the site folders `site` would add exist (a new site-packages changes sys.path);
+//   - the start-up files in the sys.path folders, in every form Python loads them (*.pth; sitecustomize and
+//     usercustomize as .py, sourceless .pyc, extension modules such as .so or .cpython-312-x86_64-linux-gnu.so,
+//     packages as folders, with the files of such a folder; their compiled forms in __pycache__): the same set
+//     with the same stat.
+// NVML's GPU fields are kept under gpu_memo_key (probe.hpp): the driver's version file, the GPUs it holds, the
+// container's GPU device nodes and the device-choosing variables; without a driver, the answer "no GPU" (NVML's
+// library missing, no nvidia-smi, no KFD node) under the key of what could change it.
+// The file: $CCPACK_PROBE_CACHE ("off" disables it), else $XDG_CACHE_HOME/ccpack/probe-memo.json, else
+// ~/.cache/ccpack/probe-memo.json; written atomically, mode 0600, at most kMaxMemoEntries of each kind. A missing,
+// unreadable, oversized or malformed memo is an empty one, and so is one that is not a regular file (opened
+// O_NONBLOCK|O_NOFOLLOW: a FIFO never blocks), not owned by this user or writable by group or others; a failure
+// to write it is ignored (it is only a cache).
 class ProbeMemo {
  public:
-  // The memo file the environment names (see above); nullopt when disabled or there is no home.
+  // The memo file the environment names (see the class comment); nullopt when disabled or there is no home.
   [[nodiscard]] static std::optional<std::filesystem::path> default_file();
 
   // Loads `file` (nullopt: a memo that is never read nor written).

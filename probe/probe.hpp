@@ -1,22 +1,8 @@
 // Probing this machine's fingerprint, cheaply and without importing torch (the ccpack_probe library).
-//
-// Not contract: the fingerprint's shape is manifest/fingerprint.hpp's; this is the code that runs programs,
-// dlopens NVML and reads /sys to fill one in. It lives beside the commands that run it (check, restore, create,
-// fingerprint, push/pull's machine) so that manifest/ stays pure.
-//
-// Each probe fills its fields with a value and its source, or with null and the reason it could not tell; none
-// guesses and none can hang start-up: programs run through run_program (hard deadline, bounded output, the
-// process group killed on timeout) and the GPU probe runs on a thread that is abandoned past its deadline.
-//   host     cpu.arch, os (uname), glibc (gnu_get_libc_version)
-//   env      env.* (the cache-key TORCHINDUCTOR_* / TRITON_* settings, ...), world_size, paths.*
-//   python   one interpreter call (--python, else $CCPACK_PYTHON, else python3 on PATH), or none when the probe
-//            memo (memo.hpp) vouches for its last answer: version, SOABI, sys.path; then, read here on every
-//            probe, the site-packages folders and the versions of torch, triton, ck4inductor and the CUDA wheels
-//            from the .dist-info folder names on sys.path, and torch/version.py as text for torch.cuda / torch.hip
-//   ptxas    $TRITON_PTXAS_PATH or Triton's bundled triton/backends/nvidia/bin/ptxas, `--version` (memoised too)
-//   gpu      NVML by dlopen ($CCPACK_NVML_LIBRARY, else libnvidia-ml.so.1), else `nvidia-smi`, else AMD's
-//            /sys/class/kfd topology ($CCPACK_SYSFS_ROOT in front of /sys, for tests)
-// The python and gpu probes run concurrently. Parsers of probe output are exposed for the unit tests.
+// Not contract: the fingerprint's shape is manifest/fingerprint.hpp's; this is the code that runs programs, dlopens
+// NVML and reads /sys to fill one in, so that manifest/ stays pure. Each probe fills its fields with a value and its
+// source, or with null and the reason it could not tell; none guesses and none can hang start-up (the probes:
+// probe_machine below). Parsers of probe output are exposed for the unit tests.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +26,18 @@ struct ProbeOptions {
   std::optional<std::filesystem::path> memo_file = ProbeMemo::default_file();  // nullopt: no memo
 };
 
-// The whole fingerprint of this machine; `memo_status` (when given) says how the python probe used the memo.
+// The whole fingerprint of this machine. Programs run through run_program (hard deadline, bounded output, the
+// process group killed on timeout) and the GPU probe runs on a thread that is abandoned past its deadline:
+//   host     cpu.arch, os (uname), glibc (gnu_get_libc_version)
+//   env      env.* (the cache-key TORCHINDUCTOR_* / TRITON_* settings, ...), world_size, paths.*
+//   python   one interpreter call (--python, else $CCPACK_PYTHON, else python3 on PATH), or none when the probe
+//            memo (memo.hpp) vouches for its last answer: version, SOABI, sys.path; then, read here on every
+//            probe, the site-packages folders and the versions of torch, triton, ck4inductor and the CUDA wheels
+//            from the .dist-info folder names on sys.path, and torch/version.py as text for torch.cuda / torch.hip
+//   ptxas    $TRITON_PTXAS_PATH or Triton's bundled triton/backends/nvidia/bin/ptxas, `--version` (memoised too)
+//   gpu      NVML by dlopen ($CCPACK_NVML_LIBRARY, else libnvidia-ml.so.1), else `nvidia-smi`, else AMD's
+//            /sys/class/kfd topology ($CCPACK_SYSFS_ROOT in front of /sys, for tests)
+// The python and gpu probes run concurrently. `memo_status` (when given) says how the python probe used the memo.
 [[nodiscard]] Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status = nullptr);
 
 // The interpreter the options name: --python, else $CCPACK_PYTHON, else python3.
@@ -62,6 +59,13 @@ struct Discovery {
   std::optional<std::string> torch_version_py;   // its text, when torch was found and the file read
   std::vector<StartupFile> startup;              // *.pth, sitecustomize, usercustomize, in sys.path order
 };
+// Everything the interpreter does not report is read in C++, on every probe: each sys.path folder is listed and the
+// distribution names and versions come from its .dist-info / .egg-info folder names, the first on sys.path
+// winning as it does for an import (names sorted within a folder, so the result never depends on readdir order);
+// torch/version.py is read as text (at most 64 KiB): torch is never imported, which would take seconds and
+// initialise CUDA. python.site_packages lists the sys.path folders named site-packages or dist-packages and those
+// holding a recorded distribution. The listing also collects the start-up files (*.pth, sitecustomize.py,
+// usercustomize.py) that the probe memo (memo.hpp) checks before it reuses an interpreter's report.
 [[nodiscard]] Discovery discover(const std::vector<std::string>& sys_path);
 void probe_gpu(Fingerprint& fp, const RunLimits& limits);
 // How the GPU probe says NVML's library could not be loaded ("nvml: libnvidia-ml.so.1 not loadable"): the memo

@@ -6,15 +6,8 @@
 // extension suffixes, `_imp`, falling back to sysconfig's SOABI where that is not a '.cpython-*.so' suffix),
 // sys.executable, sys.path as the pod's Python sees it (PYTHONPATH, .pth files and site-packages included, so no
 // -I / -S / -E: those would hide exactly the packages the pod imports; only the script's own '' entry, the
-// current folder, is dropped) and the site folders `site` would add if they existed.
-//
-// Everything else is read here, in C++, on every probe (discover): each sys.path folder is listed and the
-// distribution names and versions come from its .dist-info / .egg-info folder names, the first on sys.path
-// winning as it does for an import (names sorted within a folder, so the result never depends on readdir order);
-// torch/version.py is read as text (at most 64 KiB): torch is never imported, which would take seconds and
-// initialise CUDA. python.site_packages lists the sys.path folders named site-packages or dist-packages and those
-// holding a recorded distribution. The listing also collects the start-up files (*.pth, sitecustomize.py,
-// usercustomize.py) that the probe memo (memo.hpp) checks before it reuses an interpreter's report.
+// current folder, is dropped) and the site folders `site` would add if they existed. The rest is read in C++ on
+// every probe (discover, probe.hpp).
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
