@@ -12,7 +12,7 @@
 #include "converge/merged_links.hpp"
 #include "converge/scratch.hpp"
 #include "manifest/cache_dir.hpp"
-#include "settle/recorded_source.hpp"
+#include "pack/recorded_source.hpp"
 #include "unpack/extractor.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -158,17 +158,17 @@ MergeResult merge(const MergeRequest& rq) {
   base.drop_manifest_text();
   Scratch scratch(rq.output);
   pack::PackOptions po = rq.pack;
-  po.merge = build_tree(rq, base, scratch.path(), result);
-  po.fingerprint = base.manifest.fingerprint;
-  po.settle = base.manifest.settle;
-  po.delta.reset();
+  po.records.merge = build_tree(rq, base, scratch.path(), result);
+  po.records.fingerprint = base.manifest.fingerprint;
+  po.records.settle = base.manifest.settle;
+  po.records.delta.reset();
   po.level = base.manifest.compression.level;
   po.window_log = base.manifest.compression.window_log;
   std::vector<manifest::CacheDir> recorded = manifest::build_dirs(base.manifest);
   std::vector<manifest::CacheDir> tree = recorded;
   for (manifest::CacheDir& d : tree) d.dir = scratch.path() / "tree" / d.name;
   base = unpack::Archive();  // its manifest is no longer needed while the tree is packed
-  settle::RecordedSource source(tree, recorded);
+  pack::RecordedSource source(tree, recorded);
   result.packed = pack::create_archive(source, rq.output, po);
   return result;
 }

@@ -1,6 +1,6 @@
 // A cache folder of one component (its name, kind and absolute path), the unit every library takes: create packs
 // the folders it is given and restore writes into them. Where the folders are on a machine is the front end's
-// rule (tools/cache_dirs.hpp); the folders an archive was packed from are the manifest's (build_dirs).
+// rule (cli/cache_dirs.hpp); the folders an archive was packed from are the manifest's (build_dirs).
 #pragma once
 
 #include <filesystem>

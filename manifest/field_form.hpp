@@ -1,6 +1,6 @@
 // The written form of a fingerprint field's value, as the probes spell it: what a value typed by hand (`--select
 // gpu.arch=sm_90`) must look like, so a typo (`sm90`, `SM_90`, `sm_9O`) is refused at once instead of making every
-// comparison stale. One owner: the probes (tools/probe/) write these forms, and `--select` is checked against them.
+// comparison stale. One owner: the probes (probe/) write these forms, and `--select` is checked against them.
 //
 //   gpu.arch      sm_NN[N][a|f] (NVIDIA: sm_90, sm_100a) or gfxN[N]XX (AMD: gfx942, gfx90a, gfx1100)
 //   gpu.vendor    nvidia | amd

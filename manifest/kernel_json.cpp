@@ -46,7 +46,7 @@ std::optional<TritonTarget> parse_kernel_json(std::string_view text) {
   return out;
 }
 
-bool is_kernel_json_name(std::string_view file_name) { return file_name.ends_with(".json") && !file_name.starts_with("__grp__"); }
+bool is_kernel_json_name(std::string_view file_name) { return file_name.ends_with(".json") && !file_name.starts_with(kGroupFilePrefix); }
 
 namespace {
 

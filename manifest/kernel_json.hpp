@@ -26,8 +26,13 @@ enum class TritonLevel : std::uint8_t { other, devices, kernels };
 // The kernel folder ("<hash>", "triton/<device>/<hash>") that holds the file at `relative_path`; empty if none.
 [[nodiscard]] std::string_view kernel_folder_of(ComponentKind kind, std::string_view relative_path);
 
-// A kernel's metadata is <name>.json in its kernel folder; a name starting with "__grp__" is a group file (a list
-// of kernels), not a kernel's metadata.
+// Triton's group files: "__grp__<name>.json" in a kernel folder, a list of the kernel's files by absolute path
+// (unpack/relocate.hpp rewrites them on restore).
+inline constexpr std::string_view kGroupFilePrefix = "__grp__";
+[[nodiscard]] inline bool is_group_file_name(std::string_view file_name) {
+  return file_name.starts_with(kGroupFilePrefix) && file_name.ends_with(".json");
+}
+// A kernel's metadata is <name>.json in its kernel folder; a group file is not a kernel's metadata.
 [[nodiscard]] bool is_kernel_json_name(std::string_view file_name);
 // Whether an archive path is one: "triton/<hash>/<name>.json" or "inductor/triton/<device>/<hash>/<name>.json".
 [[nodiscard]] bool is_kernel_json_path(std::string_view path);

@@ -5,6 +5,8 @@
 //   T/.ccpack-entries                the entries the restore put into T (see manifest/restored_entries.hpp)
 //   P/.T.ccpack-staging.<pid>        staging folder for T, beside it in T's parent P; also the old content after
 //                                    the swap, until it is removed
+//   D/.ccpack-merge-XXXXXX           merge's scratch folder beside its output in D (converge/scratch.hpp)
+//   D/.ccpack-settle-XXXXXX          create --settle's scratch folder beside its output in D (settle/settle.hpp)
 #pragma once
 
 #include <string>
@@ -17,6 +19,9 @@ inline constexpr std::string_view kEntriesName = ".ccpack-entries";
 inline constexpr std::string_view kStagingInfix = ".ccpack-staging.";
 // Every name ccpack reserves starts with this prefix or contains kStagingInfix.
 inline constexpr std::string_view kReservedPrefix = ".ccpack-";
+// The scratch folders' prefixes (util/scratch_folder.hpp adds six random characters).
+inline constexpr std::string_view kMergeScratchPrefix = ".ccpack-merge-";
+inline constexpr std::string_view kSettleScratchPrefix = ".ccpack-settle-";
 
 // The staging name for a target whose base name is `base`: ".<base>.ccpack-staging.<tag>".
 [[nodiscard]] inline std::string staging_name(std::string_view base, std::string_view tag) {

@@ -25,13 +25,13 @@ CreateResult create(const CreateRequest& rq) {
   };
   PackOptions po = rq.pack;
   if (rq.write) {
-    po.fingerprint = fingerprint();
+    po.records.fingerprint = fingerprint();
     result.packed = rq.write(rq.dirs, rq.output, po);
     return result;
   }
   // Destroyed before `result` is returned: on a throw from the packer, the probe is waited for, never left running.
   std::future<manifest::Fingerprint> probing = std::async(std::launch::async, fingerprint);
-  po.fingerprint_when_packed = [&probing] { return probing.get(); };
+  po.records.fingerprint_when_packed = [&probing] { return probing.get(); };
   result.packed = create_archive(rq.dirs, rq.output, po);
   return result;
 }

@@ -152,10 +152,10 @@ UniqueFd open_scratch(const fs::path& output) { return open_scratch_file(output.
 std::uint64_t plan_manifest(manifest::Manifest& m, const manifest::EntryList& src, const PackOptions& options) {
   m.created_by = std::string("ccpack ") + kVersion;
   m.compression = {"zstd", options.level, options.window_log};
-  m.fingerprint = options.fingerprint;
-  m.settle = options.settle;
-  m.delta = options.delta;
-  m.merge = options.merge;
+  m.fingerprint = options.records.fingerprint;
+  m.settle = options.records.settle;
+  m.delta = options.records.delta;
+  m.merge = options.records.merge;
   std::uint64_t total_bytes = 0;
   for (std::size_t i = 0; i < src.size(); ++i) total_bytes += src.file_size(i);
   return total_bytes;
@@ -331,7 +331,7 @@ class PackPipeline {
 
 // What is known only after the payload: the derived fingerprint, the tar size and the per-component totals.
 void complete_manifest(manifest::Manifest& m, EntrySource& source, const PackOptions& options) {
-  if (options.fingerprint_when_packed) m.fingerprint = options.fingerprint_when_packed();
+  if (options.records.fingerprint_when_packed) m.fingerprint = options.records.fingerprint_when_packed();
   if (!m.fingerprint.recorded()) {
     if (std::optional<manifest::Fingerprint> derived = source.derived_fingerprint()) m.fingerprint = std::move(*derived);
   }

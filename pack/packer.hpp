@@ -19,12 +19,9 @@
 
 namespace ccpack::pack {
 
-struct PackOptions {
-  int level = 1;                           // zstd level
-  int window_log = manifest::kMaxWindowLog;  // zstd long-range window: at most what stock `zstd -d` decodes
-  unsigned jobs = 0;                       // 0: all cores
-  std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
-  LayoutLimits layout;                     // where else frames end (pack/layout.hpp)
+// What a run records in the manifest beside the files: set by the flow that packs (create, settle, merge, import),
+// never by a setting.
+struct PackRecords {
   manifest::Fingerprint fingerprint;       // not recorded(): none given; the source's derived one, if any, is used
   // Set: called once the payload is written, and its fingerprint replaces `fingerprint` (create probes the machine
   // and reads the kernels' targets on a thread of its own while the folders are scanned and packed).
@@ -32,10 +29,20 @@ struct PackOptions {
   std::optional<manifest::SettleRecord> settle;  // `create --settle`: the manifest's "settle" field
   std::optional<manifest::DeltaRecord> delta;    // `create --since-restore`: the manifest's "delta" field
   std::optional<manifest::MergeRecord> merge;    // `ccpack merge`: the manifest's "merge" field
+};
+
+// How to pack (the settings), and what the run records (`records`).
+struct PackOptions {
+  int level = 1;                           // zstd level
+  int window_log = manifest::kMaxWindowLog;  // zstd long-range window: at most what stock `zstd -d` decodes
+  unsigned jobs = 0;                       // 0: all cores
+  std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
+  LayoutLimits layout;                     // where else frames end (pack/layout.hpp)
   bool progress = false;
   // Returns the signatures over the exact manifest bytes (set by the CLI when a signing key is given); the
   // packer writes their block. Unset: the archive is unsigned ("[]").
   std::function<std::vector<manifest::Signature>(std::string_view manifest)> sign;
+  PackRecords records;
 };
 
 struct PackResult {

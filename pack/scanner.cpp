@@ -25,19 +25,6 @@ namespace {
 
 constexpr std::uint64_t kLargeFile = 4ULL << 20;
 
-}  // namespace
-
-// Transient names that must not be shipped; returns the reason or nullptr.
-const char* transient_reason(std::string_view name, bool is_dir, bool at_root) {
-  if (is_dir && at_root && name == "locks") return "lock folder";
-  if (is_dir && name.starts_with("tmp.pid_")) return "Triton temporary folder";
-  if (!is_dir && name.ends_with(".lock")) return "lock file";
-  if (manifest::is_reserved_name(name)) return "ccpack marker or restore debris";
-  return nullptr;
-}
-
-namespace {
-
 std::string special_kind(mode_t mode) {
   if (S_ISSOCK(mode)) return "socket";
   if (S_ISFIFO(mode)) return "FIFO";

@@ -26,6 +26,7 @@
 #include "manifest/entry_list.hpp"
 #include "manifest/cache_dir.hpp"
 #include "manifest/tar.hpp"
+#include "manifest/transient_names.hpp"
 
 namespace ccpack::pack {
 
@@ -67,9 +68,8 @@ struct ScanResult {
 // The order rule's groups: folders (kept in walk order), large files, small files, symlinks.
 [[nodiscard]] int archive_group(manifest::EntryType type, std::uint64_t size);
 
-// Transient names that must not be shipped (see above); returns the reason, or nullptr to keep the entry.
-// `at_root`: the name is directly inside a cache folder.
-[[nodiscard]] const char* transient_reason(std::string_view name, bool is_dir, bool at_root);
+// Transient names that must not be shipped (see above): manifest/transient_names.hpp's rule.
+using manifest::transient_reason;
 
 // Puts entries listed in walk order (each folder before its children, names in byte order) in archive order.
 void sort_in_archive_order(std::vector<SourceEntry>& entries);

@@ -45,7 +45,7 @@ SinceRestoreResult create_since_restore(CreateRequest request) {
   SinceRestoreResult result;
   auto lists = std::make_shared<Lists>(read_lists(request.dirs, result.base_manifest_sha256));
   for (const auto& [name, list] : *lists) result.base_entries += list.entries.size();
-  request.pack.delta = manifest::DeltaRecord{result.base_manifest_sha256};
+  request.pack.records.delta = manifest::DeltaRecord{result.base_manifest_sha256};
   // Kept: what the folder's list does not hold. The list is by path below the folder; the scan's by archive path.
   auto keep = [lists](const std::string& path) {
     std::string_view component = manifest::component_of(path);

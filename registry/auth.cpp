@@ -77,7 +77,7 @@ std::optional<Credentials> run_helper(const std::string& name, std::string_view 
   UniqueFd to(in[1]);
   UniqueFd from(out[0]);
   std::string server(registry);
-  // SIGPIPE is ignored process-wide (tools/main.cpp), so a helper that exits early gives EPIPE here.
+  // SIGPIPE is ignored process-wide (cli/main.cpp), so a helper that exits early gives EPIPE here.
   (void)::write(to.get(), server.data(), server.size());
   to.reset();
   std::string text;

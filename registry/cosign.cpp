@@ -189,7 +189,7 @@ std::string signature_manifest_json(const std::vector<SignatureLayer>& layers, c
   ojson list = ojson::array();
   for (const SignatureLayer& l : layers) list.push_back(ojson::parse(l.json));
   ojson m{{"schemaVersion", 2}, {"mediaType", oci::kImageManifestType},
-          {"config", {{"mediaType", kConfigMediaType}, {"digest", config_digest}, {"size", config_bytes}}},
+          {"config", {{"mediaType", oci::kImageConfigType}, {"digest", config_digest}, {"size", config_bytes}}},
           {"layers", list}};
   return m.dump();
 }

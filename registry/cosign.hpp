@@ -3,7 +3,7 @@
 // the registry's, like oci.hpp's documents, so it lives here; push writes it, restore oci:// and pull check it.
 //
 //   tag "sha256-<hex>.sig" (the signed manifest's digest, ':' made '-')
-//     --> image manifest (OCI), config application/vnd.oci.image.config.v1+json = kConfig below
+//     --> image manifest (OCI), config application/vnd.oci.image.config.v1+json (oci::kImageConfigType)
 //           layers[i]  mediaType application/vnd.dev.cosign.simplesigning.v1+json, the payload's bytes,
 //                      annotation dev.cosignproject.cosign/signature = base64 (standard, padded) of the signature
 //   payload := {"critical":{"identity":{"docker-reference":REF},
@@ -39,7 +39,6 @@ namespace ccpack::registry::cosign {
 inline constexpr std::string_view kPayloadMediaType = "application/vnd.dev.cosign.simplesigning.v1+json";
 inline constexpr std::string_view kSignatureAnnotation = "dev.cosignproject.cosign/signature";
 inline constexpr std::string_view kSignatureType = "cosign container image signature";
-inline constexpr std::string_view kConfigMediaType = "application/vnd.oci.image.config.v1+json";
 inline constexpr std::string_view kTagSuffix = ".sig";
 // What ccpack puts in "optional": who made the signature (containers/image writes "creator" too).
 inline constexpr std::string_view kCreatorKey = "creator";

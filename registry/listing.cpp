@@ -2,7 +2,7 @@
 #include "registry/listing.hpp"
 
 #include "util/error.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 
 namespace ccpack::registry {
 

@@ -318,4 +318,17 @@ Reference parse_reference(std::string_view text) {
   return r;
 }
 
+std::optional<std::string> scheme_less_reference(std::string_view text) {
+  if (is_reference(text)) return std::nullopt;
+  std::string_view host = text.substr(0, text.find('/'));
+  if (host.size() == text.size() || (host.find_first_of(".:") == std::string_view::npos && host != "localhost")) return std::nullopt;
+  std::string ref = std::string(kReferenceScheme) + std::string(text);
+  try {
+    (void)parse_reference(ref);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return ref;
+}
+
 }  // namespace ccpack::registry::oci

@@ -1,6 +1,6 @@
 // How a .ccpack archive lives in an OCI registry: media types, annotation names, image manifests and indexes,
 // references, and which index entry fits a machine. A format as fixed as the archive's, but the registry's (only
-// registry/ and tools/ use it, so it lives here, not in manifest/): push writes it, pull reads it, and other
+// registry/ and cli/ use it, so it lives here, not in manifest/): push writes it, pull reads it, and other
 // registry clients (skopeo, crane, oras) see exactly these documents.
 //
 //   tag --> image index (optional, `push --index`): one entry per environment, each carrying the selection
@@ -34,7 +34,8 @@ inline constexpr std::string_view kImageManifestType = "application/vnd.oci.imag
 inline constexpr std::string_view kImageIndexType = "application/vnd.oci.image.index.v1+json";
 inline constexpr std::string_view kEmptyConfigType = "application/vnd.oci.empty.v1+json";
 // `push --as-image`: the archive as the one file of a plain image layer (an uncompressed tar), so kubelet can pull
-// it like any image and an image volume shows the .ccpack file.
+// it like any image and an image volume shows the .ccpack file. The image config type is also the config of a
+// cosign signature manifest (cosign.hpp).
 inline constexpr std::string_view kImageConfigType = "application/vnd.oci.image.config.v1+json";
 inline constexpr std::string_view kTarLayerType = "application/vnd.oci.image.layer.v1.tar";
 inline constexpr std::string_view kEmptyConfigData = "{}";
@@ -144,5 +145,9 @@ struct Reference {
 };
 // Throws UsageError naming what is wrong.
 [[nodiscard]] Reference parse_reference(std::string_view text);
+// `text` with the scheme put in front ("oci://host:5000/repo:tag") when it reads as a reference with a host
+// ("host:5000/repo:tag", "registry.example.com/team/cache:v1", "localhost/x") but was written without the scheme;
+// nullopt otherwise (a path such as "out/a.ccpack", or a reference already with its scheme).
+[[nodiscard]] std::optional<std::string> scheme_less_reference(std::string_view text);
 
 }  // namespace ccpack::registry::oci

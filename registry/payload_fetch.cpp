@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "util/error.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 
 namespace ccpack::registry {
 

@@ -6,7 +6,7 @@
 #include "manifest/tar.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 #include "util/sha256.hpp"
 
 namespace ccpack::registry {
@@ -160,6 +160,18 @@ void push(Session& s, const PushRequest& q, PushResult& r) {
   // defence: push-sign-first
   sign(s, q, docs, r);
   move_tags(s, docs);
+}
+
+PushRequest archive_request(const unpack::Archive& archive, const std::filesystem::path& path) {
+  PushRequest q;
+  q.fd = archive.fd.get();
+  q.size = archive.header.header_size + archive.header.payload_size;
+  q.file_name = path.filename().string();
+  q.what = quoted_path(path);
+  q.annotations = oci::archive_annotations(archive.manifest.fingerprint, archive.manifest_digest(), archive.header.header_size, "",
+                                           quoted_path(path) + " fingerprint");
+  q.selection = oci::selection_of(archive.manifest.fingerprint);
+  return q;
 }
 
 }  // namespace ccpack::registry

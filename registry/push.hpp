@@ -8,11 +8,12 @@
 //      REG/REPO:IMAGE_TAG), in the forms asked for: the `.sig` tag (cosign_signatures.hpp) and the sigstore bundle
 //      referrer (cosign_bundles.hpp); a key that signed the same payload already adds nothing;
 //   4. move_tags: the image tag, then the tag (the manifest, or the index).
-// The documents' bytes are those of oci.hpp; the front end (tools/cmd_push.cpp) only parses, checks the archive's
+// The documents' bytes are those of oci.hpp; the front end (cli/cmd_push.cpp) only parses, checks the archive's
 // own signature and prints.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "registry/cosign_signatures.hpp"
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
+#include "unpack/archive.hpp"
 
 namespace ccpack::registry {
 
@@ -38,6 +40,10 @@ struct PushRequest {
   CosignFormat format = CosignFormat::both;
   std::string creator;       // the payloads' optional.creator
 };
+
+// The request for an archive opened from `path`: its bytes, its layer's title, and the annotations and selection of
+// its signed fingerprint; the caller adds the tags, the keys, the format and the creator.
+[[nodiscard]] PushRequest archive_request(const unpack::Archive& archive, const std::filesystem::path& path);
 
 struct SignedDocument {
   std::string digest;

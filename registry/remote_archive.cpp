@@ -7,7 +7,7 @@
 
 #include "manifest/manifest.hpp"
 #include "registry/selection.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 

@@ -17,7 +17,7 @@
 #include "manifest/manifest.hpp"
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 
 namespace ccpack::registry {
 

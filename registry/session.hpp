@@ -21,7 +21,7 @@
 #include "registry/oci.hpp"
 #include "registry/auth.hpp"
 #include "registry/mirrors.hpp"
-#include "util/http.hpp"
+#include "http/http.hpp"
 
 namespace ccpack::registry {
 

@@ -6,8 +6,9 @@
 #include <system_error>
 
 #include "settle/child.hpp"
-#include "settle/recorded_source.hpp"
+#include "pack/recorded_source.hpp"
 #include "unpack/restore.hpp"
+#include "manifest/reserved_names.hpp"
 #include "unpack/status.hpp"
 #include "util/fs.hpp"
 
@@ -60,7 +61,7 @@ RunReport run_command(const SettleRequest& rq, unsigned index, const std::vector
 void pack_folders(const SettleRequest& rq, const std::vector<manifest::CacheDir>& dirs, const fs::path& archive) {
   pack::PackOptions po;
   po.jobs = rq.jobs;
-  po.fingerprint = rq.fingerprint;
+  po.records.fingerprint = rq.fingerprint;
   (void)pack::create_archive(dirs, archive, po);
 }
 
@@ -143,17 +144,6 @@ std::string_view to_string(Stopped stopped) {
   return "interrupted";
 }
 
-ScratchFolder::ScratchFolder(const fs::path& parent) {
-  std::string pattern = (parent / ".ccpack-settle-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw_errno("cannot make a scratch folder in " + quoted_path(parent));
-  path_ = pattern;
-}
-
-ScratchFolder::~ScratchFolder() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
 manifest::SettleRecord SettleOutcome::record() const {
   manifest::SettleRecord r;
   r.runs = runs.size() - 1;
@@ -167,7 +157,7 @@ manifest::SettleRecord SettleOutcome::record() const {
 SettleOutcome settle(const SettleRequest& rq) {
   SettleOutcome out;
   out.signals = std::make_unique<SignalCatcher>();
-  out.scratch = std::make_unique<ScratchFolder>(rq.scratch_parent);  // first: a bad output folder is said before the warm-up
+  out.scratch = std::make_unique<ScratchFolder>(rq.scratch_parent, manifest::kSettleScratchPrefix);  // first: a bad output folder is said before the warm-up
   out.runs.push_back(run_command(rq, 0, rq.dirs));
   if (rq.on_run) rq.on_run(out.runs.back());
   check_signal();
@@ -191,9 +181,9 @@ SettleOutcome settle(const SettleRequest& rq) {
 }
 
 pack::PackResult pack_settled(const SettleOutcome& outcome, const fs::path& output, pack::PackOptions options) {
-  options.settle = outcome.record();
+  options.records.settle = outcome.record();
   check_signal();
-  RecordedSource source(outcome.settled, outcome.original);
+  pack::RecordedSource source(outcome.settled, outcome.original);
   pack::PackResult result = pack::create_archive(source, output, options);
   if (SignalCatcher::caught() != 0) {
     std::error_code ec;

@@ -35,6 +35,7 @@
 #include "manifest/cache_dir.hpp"
 #include "manifest/settle_record.hpp"
 #include "pack/packer.hpp"
+#include "util/scratch_folder.hpp"
 #include "settle/child.hpp"
 #include "util/error.hpp"
 
@@ -70,19 +71,6 @@ struct SettleRequest {
   // The tuned settings the caller set in this process's environment for every run (recorded in the manifest).
   std::optional<manifest::TuningRecord> tuning;
   std::function<void(const RunReport&)> on_run;  // each run as it ends (the report's lines)
-};
-
-// Removes its folder (recursively) when destroyed, unless it is empty.
-class ScratchFolder {
- public:
-  explicit ScratchFolder(const std::filesystem::path& parent);
-  ~ScratchFolder();
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
 };
 
 struct SettleOutcome {

@@ -266,7 +266,7 @@ std::vector<std::string> library_search_dirs(const manifest::Fingerprint& local)
   }
   const manifest::FieldValue* sp = local.get(manifest::field::python_site_packages);
   if (sp && sp->value) {
-    std::string_view rest = *sp->value;  // "a, b": the probe's list (tools/probe/python.cpp)
+    std::string_view rest = *sp->value;  // "a, b": the probe's list (probe/python.cpp)
     for (int n = 0; n < 64 && !rest.empty(); ++n) {
       std::size_t comma = rest.find(", ");
       std::string site(rest.substr(0, comma));

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "manifest/reserved_names.hpp"
+#include "manifest/transient_names.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 
@@ -135,10 +136,10 @@ Judgement judge_library(const ElfDynamic& dyn, const std::string& lib, const Lib
 }
 
 Judgement judge_debris(std::string_view name, bool is_dir, const std::function<bool(long)>& alive) {
-  if (!is_dir && name.ends_with(".lock") && name.size() > 5) return {Judgement::stale, "a lock file"};
+  if (!is_dir && name.ends_with(manifest::kLockSuffix) && name.size() > manifest::kLockSuffix.size()) return {Judgement::stale, "a lock file"};
   auto pid_at = [&](std::string_view tail) -> std::optional<long> { return leading_number(tail); };
-  if (is_dir && name.starts_with("tmp.pid_")) {
-    auto pid = pid_at(name.substr(8));
+  if (is_dir && name.starts_with(manifest::kTritonTempPrefix)) {
+    auto pid = pid_at(name.substr(manifest::kTritonTempPrefix.size()));
     if (pid && alive(*pid)) return {Judgement::fits, "its writer (pid " + std::to_string(*pid) + ") still runs"};
     return {Judgement::stale, "a Triton temporary folder whose writer is gone"};
   }

@@ -7,6 +7,7 @@
 
 #include "manifest/cache_dir.hpp"
 #include "manifest/json_guard.hpp"
+#include "manifest/kernel_json.hpp"
 #include "unpack/pickle_paths.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -21,8 +22,6 @@ namespace {
 constexpr std::uint64_t kMaxGroupFileBytes = 16u << 20;
 constexpr std::string_view kPickledFolders[] = {"fxgraph", "aotautograd"};  // Inductor's, below its root
 constexpr int kMaxDepth = 16;
-
-bool is_group_file(std::string_view name) { return name.starts_with("__grp__") && name.ends_with(".json"); }
 
 }  // namespace
 
@@ -86,7 +85,7 @@ bool PathRelocator::handles(std::size_t entry) const {
 
 bool PathRelocator::is_group(std::size_t entry) const {
   const manifest::EntryList& entries = *entries_;
-  return entries.type(entry) == manifest::EntryType::file && is_group_file(entries.name(entry)) &&
+  return entries.type(entry) == manifest::EntryType::file && manifest::is_group_file_name(entries.name(entry)) &&
          entries.component(entry) == component_;
 }
 

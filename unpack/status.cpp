@@ -13,6 +13,7 @@
 #include "manifest/kernel_json.hpp"
 #include "manifest/reserved_names.hpp"
 #include "manifest/restored_entries.hpp"
+#include "manifest/transient_names.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -22,14 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Not compiled output: what create never packs either (pack/scanner.cpp's transient names).
-bool transient(std::string_view name, bool is_dir, bool at_root) {
-  if (is_dir && at_root && name == "locks") return true;
-  if (is_dir && name.starts_with("tmp.pid_")) return true;
-  if (!is_dir && name.ends_with(".lock")) return true;
-  return manifest::is_reserved_name(name);
-}
-
 // The kernel's name from the names of its folder's files: the stem of <kernel>.json (not __grp__*), else the
 // stem of any file, else the folder's name.
 std::string kernel_name(const std::vector<std::string>& files, const std::string& folder) {
@@ -37,7 +30,7 @@ std::string kernel_name(const std::vector<std::string>& files, const std::string
   for (const std::string& f : files) {
     std::string stem = f.substr(0, f.rfind('.'));
     if (manifest::is_kernel_json_name(f)) return stem;
-    if (any.empty() && !f.starts_with("__grp__") && !stem.empty()) any = stem;
+    if (any.empty() && !f.starts_with(manifest::kGroupFilePrefix) && !stem.empty()) any = stem;
   }
   return any.empty() ? folder.substr(folder.rfind('/') + 1) : any;
 }
@@ -57,7 +50,7 @@ std::vector<std::string> walk(const fs::path& root) {
     at = it->path();
     std::string name = it->path().filename().string();
     bool is_dir = it->is_directory(ec) && !it->is_symlink(ec);
-    if (transient(name, is_dir, it.depth() == 0)) {
+    if (manifest::transient_reason(name, is_dir, it.depth() == 0) != nullptr) {
       if (is_dir) it.disable_recursion_pending();
       continue;
     }

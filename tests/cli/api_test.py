@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The Python API (tools/python/ccpack) against the real binary: a signed create / restore round trip of the
+"""The Python API (python/ccpack) against the real binary: a signed create / restore round trip of the
 sample cache with every restored byte equal, an archive refused for its fingerprint raising Refused (exit 3, the
 comparison in its report, nothing written), a tampered archive raising IntegrityError (exit 4), a usage error
 raising UsageError (2), create(settle=...) and status(max_compiled=...) with a stand-in warm-up (CommandFailed,
 OverTheGate), and the exit-code mapping agreeing with the table the binary's --help prints.
-Runs with the ccpack package importable (an installed wheel, or PYTHONPATH=tools/python with $CCPACK_BINARY).
+Runs with the ccpack package importable (an installed wheel, or PYTHONPATH=python with $CCPACK_BINARY).
 Usage: api_test.py PATH/TO/tests/data
 """
 

@@ -39,7 +39,7 @@ README.md | scripts/demo | skip | installs packages and builds the project; the 
 README.md | scripts/test | skip | runs every test, this suite among them
 README.md | # once: a signing key pair | sh
 README.md | import ccpack | py
-docs/ARCHITECTURE.md | tools/main.cpp | skip | a drawing of the layers, no example
+docs/ARCHITECTURE.md | cli/main.cpp | skip | a drawing of the layers, no example
 docs/FINGERPRINT.md | {"schema": 1, | keys:fingerprint
 docs/FINGERPRINT.md | wheels.cuda | skip | two table rows of `check`, from a machine whose CUDA wheels and settings differ from the archive's
 docs/FINGERPRINT.md | $ ccpack check model.ccpack | skip | a transcript from a machine without the archive's nvidia-cusparselt wheel
@@ -106,7 +106,7 @@ printf "__version__ = '2.7.1+cu126'\ncuda = '12.6'\nhip = None\n" >"$SITE/torch/
 printf "from torch.version import __version__\n" >"$SITE/torch/__init__.py"
 ln -s "$PY" "$T/bin/python3"
 chmod 755 "$T/bin/python" "$T/bin/nvidia-smi"
-export PATH="$T/bin:$PATH" PYTHONPATH="$ROOT/tools/python:$SITE" CCPACK_BINARY="$CCPACK" CCPACK_PYTHON="$T/bin/python3"
+export PATH="$T/bin:$PATH" PYTHONPATH="$ROOT/python:$SITE" CCPACK_BINARY="$CCPACK" CCPACK_PYTHON="$T/bin/python3"
 export CCPACK_SYSFS_ROOT="$T/nosys" CCPACK_PLAIN_HTTP=1 CCPACK_NVML_LIBRARY="$STUB" STUB_NVML_SMS=132
 export CI_PIPELINE_ID=42 GIT_SHA=0123abcd
 TRUSTED="$HOME/.config/ccpack/trusted.d"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libcurl is loaded at run time (util/curl_loader.hpp), never linked: the binary's ldd lists no libcurl; where no
+# libcurl is loaded at run time (http/curl_loader.hpp), never linked: the binary's ldd lists no libcurl; where no
 # libcurl loads ($CCPACK_LIBCURL naming a missing file stands in for a system without libcurl.so.4), push, pull and
 # restore oci:// fail with exit 1 and the one line that says what to install, and create, verify, inspect,
 # import, restore and --version work as before.

@@ -7,7 +7,7 @@ set -u
 CCPACK=$(realpath "$1")
 SRC=$(realpath "$2")
 MAN=${3:-}
-COMPLETION="$SRC/tools/completion/ccpack.bash"
+COMPLETION="$SRC/packaging/completion/ccpack.bash"
 pass=0
 fail=0
 skipped=0

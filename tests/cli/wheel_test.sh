@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The wheel, built and installed as a user would: tools/package/make-wheel.py builds it twice from the same
+# The wheel, built and installed as a user would: packaging/make-wheel.py builds it twice from the same
 # package tree (byte-identical), its name carries the glibc floor scripts/ci/check-glibc-floor owns, its RECORD,
 # METADATA and WHEEL are right, and the binary inside is the package's, byte for byte. Then `pip install
 # --no-index` into a fresh venv puts `ccpack` on the venv's PATH, `python -m ccpack` runs the same binary, and the
@@ -23,7 +23,7 @@ fi
 # The real interpreter (not a pyenv shim), with venv and ensurepip.
 PY=$(python3 -c 'import sys; print(sys.executable)')
 build() {  # build OUT_DIR: prints the wheel's path
-  "$PY" "$SRC/tools/package/make-wheel.py" --package "$PKG" --metadata "$META" --python-src "$SRC/tools/python/ccpack" \
+  "$PY" "$SRC/packaging/make-wheel.py" --package "$PKG" --metadata "$META" --python-src "$SRC/python/ccpack" \
     --readme "$SRC/README.md" --out "$1"
 }
 

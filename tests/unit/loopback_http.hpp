@@ -1,4 +1,4 @@
-// A scripted HTTP server on 127.0.0.1 for the unit tests of util/http*.cpp and registry/session.cpp: it answers
+// A scripted HTTP server on 127.0.0.1 for the unit tests of http/http*.cpp and registry/session.cpp: it answers
 // the requests that come, one per connection, with the given answers in order (then closes), and keeps each
 // request's text (request line, headers and body) for the test to check. Test code only.
 #pragma once

@@ -40,14 +40,14 @@ manifest::ArchiveHeader header_of(const fs::path& file) {
 TEST_CASE("create records the fingerprint it is given, the components and the entries, in create's exact bytes") {
   test::ScratchDir t;
   pack::PackOptions o;
-  o.fingerprint.set(manifest::field::gpu_arch, "sm_90", "test");
+  o.records.fingerprint.set(manifest::field::gpu_arch, "sm_90", "test");
   pack::PackResult r = pack_two(t, o);
   const manifest::Manifest& m = r.manifest;
   CHECK(m.created_by == std::string("ccpack ") + kVersion);
   CHECK(m.compression.codec == "zstd");
   CHECK(m.compression.level == 1);
   CHECK(m.compression.window_log == 27);
-  CHECK(m.fingerprint == o.fingerprint);
+  CHECK(m.fingerprint == o.records.fingerprint);
   REQUIRE(m.components.size() == 2);
   CHECK(m.components[0].name == "inductor");
   CHECK(m.components[0].source == (t / "ind").string());

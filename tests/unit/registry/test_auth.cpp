@@ -188,7 +188,7 @@ TEST_CASE("find_credentials: a file over 1 MiB is refused by name") {
 }
 
 TEST_CASE("credential helpers: run as docker-credential-NAME get, the server on stdin, a token user, failures") {
-  // As in the tool (tools/main.cpp ignores SIGPIPE once for the process): a helper that exits before reading its
+  // As in the tool (cli/main.cpp ignores SIGPIPE once for the process): a helper that exits before reading its
   // stdin gives EPIPE to the write, not a signal.
   (void)std::signal(SIGPIPE, SIG_IGN);
   test::ScratchDir dir;

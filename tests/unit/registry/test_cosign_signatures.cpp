@@ -38,7 +38,7 @@ registry::Session session_for(const test::LoopbackHttp& server) {
 // The signature manifest with one layer: `digest`, announced as `size` bytes, with the annotation `signature`.
 std::string signature_manifest(const std::string& digest, std::uint64_t size, const std::string& signature) {
   oci::ImageManifest m;
-  m.config = {std::string(cosign::kConfigMediaType), "sha256:" + std::string(64, 'c'), 10, {}, {}};
+  m.config = {std::string(registry::oci::kImageConfigType), "sha256:" + std::string(64, 'c'), 10, {}, {}};
   m.layers.push_back({std::string(cosign::kPayloadMediaType), digest, size, {}, {{std::string(cosign::kSignatureAnnotation), signature}}});
   return oci::to_json(m);
 }

@@ -140,3 +140,14 @@ TEST_CASE("references") {
     CHECK_THROWS_AS(oci::parse_reference(badref), UsageError);
   }
 }
+
+TEST_CASE("scheme_less_reference: a reference with a host written without oci:// is recognised, a path is not", "[oci]") {
+  CHECK(oci::scheme_less_reference("host:5000/repo:tag") == std::optional<std::string>("oci://host:5000/repo:tag"));
+  CHECK(oci::scheme_less_reference("registry.example.com/team/cache:v1") ==
+        std::optional<std::string>("oci://registry.example.com/team/cache:v1"));
+  CHECK(oci::scheme_less_reference("localhost/x") == std::optional<std::string>("oci://localhost/x"));
+  for (const char* other : {"oci://host:5000/repo:tag", "out/a.ccpack", "a.ccpack", "caches:v1", "host:5000/Upper"}) {
+    CAPTURE(other);
+    CHECK_FALSE(oci::scheme_less_reference(other));
+  }
+}

@@ -46,7 +46,7 @@ struct Scene {
     test::write_file(t / "build/ind/fx/a.py", "inductor\n");
     test::write_file(t / "build/tri/K1/k.json", "{\"triton_version\": \"3.6.0\"}");
     pack::PackOptions po;
-    po.fingerprint = machine_with("sm_90", "580.1");
+    po.records.fingerprint = machine_with("sm_90", "580.1");
     (void)pack::create_archive(dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", po);
   }
   [[nodiscard]] unpack::RestoreRequest request(manifest::OnMismatch policy = manifest::OnMismatch::refuse) {
