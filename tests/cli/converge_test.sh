@@ -46,6 +46,7 @@ CHANGED=$(cd "$T/a/ind" && find . -type f ! -name '.ccpack-*' | sort | head -1)
 echo "changed in place" >>"$T/a/ind/$CHANGED"
 
 # --- deltas: exactly what was added ------------------------------------------------------------------------------
+if section deltas; then
 expect 0 "delta of archive ${BASE_SHA:0:12}" -- "$CCPACK" create -o "$T/da.ccpack" --since-restore --inductor-dir "$T/a/ind" --triton-dir "$T/a/tri"
 expect 0 "" -- "$CCPACK" create --json -o "$T/db.ccpack" --since-restore "${SIGN[@]}" --inductor-dir "$T/b/ind" --triton-dir "$T/b/tri"
 json_is "$T/out" 'j["delta"]["base_manifest_sha256"] == "'"$BASE_SHA"'" and j["delta"]["base_entries_left_out"] > 0 and "changed in place" in j["delta"]["note"]'
@@ -62,8 +63,10 @@ expect 5 "inductor cache folder '$T/plain/ind' holds no restore marker ccpack ca
   "$CCPACK" create -o "$T/dplain.ccpack" --since-restore --inductor-dir "$T/plain/ind"
 [ ! -e "$T/dplain.ccpack" ] && ok || bad "refused delta was written"
 expect 2 "" -- "$CCPACK" create -o "$T/x.ccpack" --since-restore --settle -- true
+fi
 
 # --- merge: same bytes in any order, restores to base + deltas ---------------------------------------------------
+if section merge; then
 expect 0 "^ccpack: warning: 1 conflict \(the same path with other bytes in two deltas, their pods' folders left out\), the first 'inductor/clash.txt' in deltas [0-9a-f]{12} and [0-9a-f]{12}; " -- \
   "$CCPACK" merge "$T/base.ccpack" "$T/da.ccpack" "$T/db.ccpack" -o "$T/m1.ccpack" "${SIGN[@]}"
 expect 0 "" -- "$CCPACK" merge --json "$T/base.ccpack" "$T/db.ccpack" "$T/da.ccpack" -o "$T/m2.ccpack" "${SIGN[@]}"
@@ -88,8 +91,10 @@ done
 cp -a "$SAMPLE/inductor_cache/${CHANGED#./}" "$T/want/ind/${CHANGED#./}"  # the base's bytes, not the pod's change
 printf 'made by pod %s\n' "$W" >"$T/want/ind/clash.txt"
 diff -r --no-dereference -x '.ccpack-*' "$T/want" "$T/merged" >"$T/diff" 2>&1 && ok || bad "merged restore differs: $(head -20 "$T/diff")"
+fi
 
 # --- the base's gate and the deltas' ---------------------------------------------------------------------------
+if section gates; then
 "$CCPACK" keygen -q --out "$T/other.key" >/dev/null
 expect 4 "" -- env CCPACK_TRUSTED_KEYS="$T/other.key.pub" "$CCPACK" merge "$T/base.ccpack" "$T/da.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
 expect 2 "is a delta, not a whole cache" -- "$CCPACK" merge "$T/db.ccpack" "$T/da.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
@@ -117,9 +122,11 @@ for s in link-chain link-chain-deep link-loop link-nul dup-entries dup-key-entry
 done
 [ ! -e "$T/x.ccpack" ] && ok || bad "a refused merge wrote its output"
 [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "a refused merge left its scratch folder"
+fi
 
 # --- links across deltas: each delta passes alone; merged, a link through another delta's link is refused -------
 # Exit 4 naming the delta after which it fails and the link, before anything is extracted.
+if section links; then
 for p in la lb lc; do pod "$p"; mkdir -p "$T/$p/tri/d1/d2"; done
 ln -s ../.. "$T/la/tri/d1/d2/y"
 ln -s y/../../.. "$T/lb/tri/d1/d2/x"
@@ -131,10 +138,12 @@ expect 4 "ccpack: error: refusing delta '$T/dl[ab].ccpack': merged, (its own|del
 expect 4 "ccpack: error: refusing delta '$T/dl[bc].ccpack': merged, .* symlink 'triton/d1/d2/[xy]' loops through the other links of the base and the deltas$" -- \
   "$CCPACK" merge "$T/base.ccpack" "$T/dlb.ccpack" "$T/dlc.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
 [ ! -e "$T/x.ccpack" ] && [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "a merge refused for its links left files"
+fi
 
 # --- interrupted: SIGINT, SIGTERM and SIGHUP remove the scratch folder, whatever it holds -------------------------
 # A FIFO given as a delta holds merge in open() with its scratch folder made; the test fills that folder (a tree, a
 # link out of it that must not be followed), then sends the signal. A watchdog child kills a merge that hangs.
+if section interrupted; then
 mkfifo "$T/stall.ccpack"
 mkdir -p "$T/keep" && echo kept >"$T/keep/file"
 for sig in INT:130 TERM:143 HUP:129; do
@@ -142,7 +151,8 @@ for sig in INT:130 TERM:143 HUP:129; do
   mkdir -p "$T/int-$name"
   "$CCPACK" merge "$T/base.ccpack" "$T/stall.ccpack" -o "$T/int-$name/x.ccpack" "${SIGN[@]}" 2>"$T/int.err" &
   pid=$!
-  (sleep 120; kill -9 "$pid" 2>/dev/null) &
+  # Its sleep ends with it: a sleep left running would hold CTest's output pipe, and CTest waits for that to close.
+  (trap 'kill "$nap" 2>/dev/null; exit 0' TERM; sleep 120 & nap=$!; wait "$nap"; kill -9 "$pid" 2>/dev/null) &
   guard=$!
   scratch=""
   for _ in $(seq 600); do
@@ -161,8 +171,10 @@ for sig in INT:130 TERM:143 HUP:129; do
   [ -n "$scratch" ] && [ -z "$(ls -A "$T/int-$name")" ] && ok || bad "merge on SIG$name left: $(ls -A "$T/int-$name")"
 done
 [ "$(cat "$T/keep/file")" = kept ] && ok || bad "the scratch folder's removal followed a link out of it"
+fi
 
 # --- through a registry: deltas pushed next to the base, merged from there -----------------------------------------
+if section registry; then
 if command -v docker-registry >/dev/null; then
   start_plain_registry
   R="127.0.0.1:$PORT"
@@ -180,8 +192,10 @@ if command -v docker-registry >/dev/null; then
 else
   skip "registry merge" "docker-registry is not installed"
 fi
+fi
 
 # --- 100k files: memory bounded as create's ----------------------------------------------------------------------
+if section big; then
 pod big
 "$PY" -c "
 import os, sys
@@ -204,5 +218,6 @@ if [ -z "${ASAN_OPTIONS:-}" ]; then
 fi
 expect 0 "" -- "$CCPACK" inspect --json "$T/mbig.ccpack"
 json_is "$T/out" 'j["manifest"]["merge"]["deltas"][0]["added"] == 100000'
+fi
 
 finish

@@ -26,6 +26,15 @@ bad() {
   echo "FAIL: $*"
   if [ "${CCPACK_FAIL_FAST:-}" = 1 ]; then exit 1; fi
 }
+# section PART: whether the part of the suite that follows runs (`if section PART; then ... fi`). Every part runs,
+# unless $CCPACK_SECTIONS names parts of this suite (SUITE:PART, space-separated; scripts/ci/check-defences runs a
+# defence's covering checks so): then only those, after the setup outside any part.
+section() {
+  case " ${CCPACK_SECTIONS:-} " in
+    *" $SUITE:"*) [[ " $CCPACK_SECTIONS " == *" $SUITE:$1 "* ]] ;;
+    *) return 0 ;;
+  esac
+}
 # skip WHAT WHY: checks that cannot run here (a tool or a file system this machine lacks). With
 # CCPACK_REQUIRE_FIXTURES=1 (CI, which has them all) that is a failure; elsewhere it is counted, and finish exits
 # 77, which CTest reports as skipped (SKIP_RETURN_CODE): a suite that ran only in part never reports passed.

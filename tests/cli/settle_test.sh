@@ -34,6 +34,7 @@ untouched() {
 }
 
 # --- converges: warm-up 4 kernels, runs compile 2, 1, 0 -------------------------------------------------------
+if section converges; then
 src conv
 export STANDIN_MODE=converge
 expect 0 "settle run 3: exit 0 in [0-9.]+ s; compiled 0 Triton kernels, 0 FX graphs, 0 autotune results, 0 other files" -- \
@@ -80,8 +81,10 @@ for bad in -1 -9223372036854775809 9223372036854775808 "" 1.5 +3 0x10; do
 done
 
 forget_torch_settings  # the pod's settings (ccpack env) end with the pod
+fi
 
 # --- never converges: stops at N, marked not settled -----------------------------------------------------------
+if section limit; then
 src always
 export STANDIN_MODE=always
 expect 0 "not settled after 2 settle runs \(run limit --settle=2 reached: the last run still compiled 1 Triton kernel" -- \
@@ -97,8 +100,10 @@ expect 0 "" -- "$CCPACK" inspect --json "$T/plain.ccpack"
 json_is "$T/out" 'j["settled"] is False and j["settle"] is None and "settle" not in j["manifest"]'
 expect 0 "" -- "$CCPACK" inspect "$T/plain.ccpack"
 grep -q "^settle       not settled (not tried: made without \`create --settle\`)$" "$T/out" && ok || bad "inspect plain: $(cat "$T/out")"
+fi
 
 # --- failures: nothing left behind -----------------------------------------------------------------------------
+if section failures; then
 export STANDIN_MODE=converge
 src failwarm
 STANDIN_FAIL_AT=0 expect 6 "ccpack: error: the warm-up of 'python3' exited 7; nothing written" -- \
@@ -134,12 +139,15 @@ for sig in INT TERM; do
   nothing_left "SIG$sig"
   untouched "$T/sig$sig/tri" 4
 done
+fi
 
 # --- nothing of a run outlives it: a daemon in its own session, and a SIGKILL of ccpack ------------------------
+if section outlives; then
 # alive PIDFILE: the process it names still runs (a zombie counts as gone).
 alive() { local p; p=$(cat "$1" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; }
-# gone_within PIDFILE...: a hang guard, not a speed limit: waits up to 60 s for each process to be gone.
-gone_within() { local f; for f in "$@"; do for _ in $(seq 1 600); do alive "$f" || break; sleep 0.1; done; done; }
+# gone_within PIDFILE...: a hang guard, not a speed limit: waits up to 30 s in all for the processes to be gone (they
+# end within a second of ccpack; without the defence they never do, and each second waited is the check's cost).
+gone_within() { local f end=$((SECONDS + 30)); for f in "$@"; do while alive "$f" && [ "$SECONDS" -lt "$end" ]; do sleep 0.1; done; done; }
 src daemon
 export STANDIN_MODE=converge D="$T/daemon-state"
 mkdir -p "$D"
@@ -150,10 +158,10 @@ setsid sh -c 'echo \$\$ >"$D/daemon.pid"; sleep 1000; touch "\$TRITON_CACHE_DIR/
 exec python3 "$STANDIN"
 EOS
 cat >"$D/kill-run.sh" <<EOS
-setsid sh -c 'echo \$\$ >"$D/orphan.pid"; sleep 1000' &
+setsid sh -c 'echo \$\$ >"$D/orphan.pid"; exec sleep 1000' &
 echo \$\$ >"$D/cmd.pid"
 touch "$D/ready"
-sleep 1000
+exec sleep 1000
 EOS
 expect 0 "settled after 3 settle runs" -- "$CCPACK" create -o "$T/arch/d.ccpack" --settle -- sh "$D/daemon-run.sh"
 [ -s "$D/daemon.pid" ] && ! alive "$D/daemon.pid" && ok || bad "a daemon the run started in its own session outlived the run"
@@ -164,19 +172,23 @@ mkdir -p "$T/killed"
 pid=$!
 for _ in $(seq 1 600); do [ -e "$D/ready" ] && [ -s "$D/orphan.pid" ] && break; sleep 0.1; done
 [ -e "$D/ready" ] && [ -s "$D/orphan.pid" ] && ok || bad "the settle command to kill did not start"
+PIDS="$PIDS $(cat "$D/cmd.pid") $(cat "$D/orphan.pid")"  # stopped at exit should a check below fail
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 gone_within "$D/cmd.pid" "$D/orphan.pid"
 alive "$D/cmd.pid" && bad "the settle command outlived a SIGKILL of ccpack" || ok
 alive "$D/orphan.pid" && bad "the settle command's daemon outlived a SIGKILL of ccpack" || ok
 unset D STANDIN_MODE
+fi
 
 # --- usage ---------------------------------------------------------------------------------------------------
+if section usage; then
 expect 2 "--settle needs the warm-up command after --" -- "$CCPACK" create -o "$T/arch/u.ccpack" --settle
 expect 2 "a command after -- is run only with --settle" -- "$CCPACK" create -o "$T/arch/u.ccpack" -- true
 expect 2 "--settle packs the inductor and triton folders only" -- "$CCPACK" create -o "$T/arch/u.ccpack" --add x="$T" --settle -- true
 expect 2 "--settle-timeout needs --settle" -- "$CCPACK" create -o "$T/arch/u.ccpack" --settle-timeout 3
 expect 1 "cannot run the settle command 'no-such-command-x'" -- "$CCPACK" create -o "$T/arch/u.ccpack" --settle -- no-such-command-x
 nothing_left "usage errors"
+fi
 
 finish

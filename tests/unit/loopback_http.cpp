@@ -63,6 +63,9 @@ LoopbackHttp::LoopbackHttp(std::vector<std::string> answers) : answers_(std::mov
       }
       ::close(c);
     }
+    // No answer left: a request more is refused at once (the listener stops), not left in the backlog until the
+    // client's timeout.
+    ::shutdown(listener_, SHUT_RDWR);
   });
 }
 
