@@ -4,7 +4,8 @@
 #   PHASE=warmup tuned.sh CCPACK_DIR   two chains side by side on the GPU: "default", a cold warm-up with torch's
 #       defaults and a plain `ccpack create` of its folders; "tuned", `ccpack create --settle -- python3 serve_step.py`
 #       (ccpack sets the settings for the warm-up and the settle runs, and records them).
-#   SERIAL=1 runs the two chains one after the other (about 10 minutes of warm-up for three shapes).
+#   SERIAL=1 runs the two chains one after the other (about 10 minutes of warm-up for three shapes). CHAINS=default
+#   then CHAINS=tuned runs one chain per command (each under 10 minutes); the second keeps the first's work folder.
 #   PHASE=all: both, one after the other (one command: the work folder cannot be lost in between).
 #   PHASE=pods tuned.sh CCPACK_DIR     RUNS rounds (default 3), the kinds (KINDS, default "default tuned"; "tunedmt":
 #       a tuned pod that sets its own TORCHINDUCTOR_COMPILE_THREADS=$MT) in an order that rotates: a "default" pod restores the
@@ -34,23 +35,27 @@ if [ "${PYCACHE:-1}" = 1 ]; then unset PYTHONDONTWRITEBYTECODE; export PYTHONPYC
 SERVE=${SERVE:-"python3 $D/serve_step.py"}  # a CPU check of this script passes a stand-in
 mkdir -p "$W" "$R"
 if [ "$PHASE" = warmup ] || [ "$PHASE" = all ]; then
-  rm -rf "${W:?}"/*; : >"$LOG"
-  $BIN keygen -q --out "$W/ci.key"
+  CHAINS=${CHAINS:-default tuned}
+  if [ "$CHAINS" = "default tuned" ]; then rm -rf "${W:?}"/*; : >"$LOG"; fi  # one chain alone keeps the other's
+  [ -f "$W/ci.key" ] || $BIN keygen -q --out "$W/ci.key"
   default_chain() {
+    rm -rf "$W"/default "$W"/default.ccpack
     TORCHINDUCTOR_CACHE_DIR=$W/default/ind TRITON_CACHE_DIR=$W/default/tri timeout 560 $SERVE default-cold 2>"$W/default-cold.err" | tail -1 >>"$LOG"
     $BIN create -o "$W/default.ccpack" --sign-key "$W/ci.key" --inductor-dir "$W/default/ind" --triton-dir "$W/default/tri" \
       2>"$W/default-create.err" || echo '{"label": "FAIL create default"}' >>"$LOG"
   }
   tuned_chain() {
+    rm -rf "$W"/tuned "$W"/tuned.ccpack
     timeout 570 "$BIN" create --json -o "$W/tuned.ccpack" --sign-key "$W/ci.key" --inductor-dir "$W/tuned/ind" \
       --triton-dir "$W/tuned/tri" --settle -- $SERVE tuned-settle >"$W/tuned-report.json" 2>"$W/tuned-settle.err" \
       || echo "{\"label\": \"FAIL settle tuned: exit $?\"}" >>"$LOG"
     grep '^{"label": "tuned-settle", "model"' "$W/tuned-settle.err" | head -1 | sed 's/"label": "tuned-settle"/"label": "tuned-cold"/' >>"$LOG"
   }
   # side by side on the GPU (one command), or SERIAL=1: one after the other, neither tuning under the other's load
-  if [ "${SERIAL:-0}" = 1 ]; then default_chain; tuned_chain; else default_chain & tuned_chain & wait; fi
-  ls -l "$W"/*.ccpack | tee "$W/archives.txt"
-  cat "$W/default-create.err"; grep "^ccpack: " "$W/tuned-settle.err"
+  if [ "$CHAINS" != "default tuned" ]; then for c in $CHAINS; do "${c}_chain"; done
+  elif [ "${SERIAL:-0}" = 1 ]; then default_chain; tuned_chain; else default_chain & tuned_chain & wait; fi
+  ls -l "$W"/*.ccpack 2>/dev/null | tee "$W/archives.txt"
+  cat "$W/default-create.err" 2>/dev/null; grep -s "^ccpack: " "$W/tuned-settle.err"
   [ "$R" = "$W" ] || cp "$LOG" "$R/tuned-warmup.jsonl"
   [ "$PHASE" = all ] || exit 0
 fi
