@@ -14,7 +14,7 @@
 #       the archive). Each pod reports its time to both first answers, the Triton kernels it compiled (`ccpack
 #       status`) and its steady-state time per call (STEADY calls per shape, default 200); tuned_table.py prints the
 #       medians and PASS/FAIL against: tuned at most 0.3x the default pods' time, 0 kernels (median), steady state
-#       within 3%.
+#       at most 3% slower.
 # MODEL=plain serves serve_step.py's plain PyTorch decoder (SHAPES then names its shapes, e.g. 4x256,8x512).
 # CCPACK_DIR holds bin/ccpack (the unpacked portable package). Work folder $TUNED_WORK (default /tmp/cctuned), kept
 # between the two commands; the log and table are copied to $OUT when set. No torch or Triton setting is exported
