@@ -135,7 +135,7 @@ std::string summary_line(const RestoreOptions& o, const unpack::InstallReport& r
 }
 
 void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallReport& r, const unpack::TrustReport& trust,
-            const Judged& judged, const unpack::PurgeReport* purged, unpack::ManifestDepth depth) {
+            const Judged& judged, const unpack::PurgeReport* purged, unpack::ManifestDepth depth, bool from_markers) {
   if (out.json()) {
     ojson comps = ojson::array();
     for (const auto& c : r.components) {
@@ -161,8 +161,9 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
                 {"machine", machine_json(judged.machine)},
                 {"registry", judged.registry ? judged.registry() : ojson(nullptr)},
                 {"purge", purged ? purge_json(*purged) : ojson(nullptr)},
-                // "top-level": the entries were not parsed (a no-op: every folder held this archive already)
-                {"manifest", depth == unpack::ManifestDepth::full ? "full" : "top-level"},
+                // "top-level": the entries were not parsed (a no-op: every folder held this archive already);
+                // "markers": no manifest byte was read (a no-op of the very file the folders' markers name)
+                {"manifest", depth == unpack::ManifestDepth::full ? "full" : from_markers ? "markers" : "top-level"},
                 {"threads", thread_budget().threads},
                 {"threads_from", thread_budget().from}});
     return;
@@ -217,7 +218,8 @@ int finish(const RestoreOptions& o, const Reporter& out, const unpack::RestoreRe
   // with its one error line and no warning before it.
   warn_differences(out, r.fit, r.fit.blocks() && !r.purging, machine, o);
   if (o.print_env) print_env(r.report);
-  report(o, out, r.report, trust, {machine, r.fit, registry}, r.purging ? &r.report.purged : nullptr, r.depth);
+  report(o, out, r.report, trust, {machine, r.fit, registry}, r.purging ? &r.report.purged : nullptr, r.depth,
+         r.top_level_from_markers);
   return 0;
 }
 

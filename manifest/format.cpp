@@ -220,18 +220,31 @@ std::string encode_header(const ArchiveHeader& header) {
   return h.before + header.manifest + h.after;
 }
 
-ArchiveHeader read_header(int fd, const std::filesystem::path& path, const ManifestSink& sink) {
+namespace {
+enum class ManifestRead { keep, sink, recorded };
+
+ArchiveHeader read_header_with(int fd, const std::filesystem::path& path, ManifestRead how, const ManifestSink& sink) {
   HeaderReader r(fd, quoted_path(path));
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw_errno("cannot stat " + r.name);
   r.file_size = static_cast<std::uint64_t>(st.st_size);
   r.read_fixed();
   r.decode_fixed_fields();
-  if (sink) r.stream_manifest(sink);
-  else r.read_manifest();
+  if (how == ManifestRead::sink) r.stream_manifest(sink);
+  else if (how == ManifestRead::keep) r.read_manifest();
+  else std::memcpy(r.h.manifest_sha256.data(), r.fixed + L::manifest_sha256, r.h.manifest_sha256.size());
   r.read_signatures();
   r.check_file_size();
   return std::move(r.h);
+}
+}  // namespace
+
+ArchiveHeader read_header(int fd, const std::filesystem::path& path, const ManifestSink& sink) {
+  return read_header_with(fd, path, sink ? ManifestRead::sink : ManifestRead::keep, sink);
+}
+
+ArchiveHeader read_header_recorded_digest(int fd, const std::filesystem::path& path) {
+  return read_header_with(fd, path, ManifestRead::recorded, {});
 }
 
 }  // namespace ccpack::manifest

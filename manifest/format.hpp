@@ -87,5 +87,9 @@ inline constexpr std::size_t kManifestPiece = 256 << 10;
 // `sink`, the manifest goes to it instead of into the header (a no-op restore at a million files reads 250 MB of
 // manifest for its top-level fields and its digest: manifest/top_level.hpp).
 [[nodiscard]] ArchiveHeader read_header(int fd, const std::filesystem::path& path, const ManifestSink& sink = {});
+// The same checks without reading the manifest: `manifest` stays empty and `manifest_sha256` is the digest the
+// header records, unchecked. Only for a file a restore already read whole and checked, unchanged since
+// (manifest/marker.hpp: ArchiveFile); the signatures still verify against that digest.
+[[nodiscard]] ArchiveHeader read_header_recorded_digest(int fd, const std::filesystem::path& path);
 
 }  // namespace ccpack::manifest

@@ -170,4 +170,18 @@ std::string Manifest::to_json() const {
   return out;
 }
 
+std::string Manifest::top_level_json() const {
+  Manifest top;
+  top.version = version;
+  top.created_by = created_by;
+  top.compression = compression;
+  top.fingerprint = fingerprint;
+  top.components = components;
+  top.settle = settle;
+  top.delta = delta;
+  top.merge = merge;
+  top.tar_size = tar_size;
+  return top.to_json();
+}
+
 }  // namespace ccpack::manifest

@@ -94,6 +94,9 @@ struct Manifest {
   std::uint64_t tar_size = 0;
 
   [[nodiscard]] std::string to_json() const;
+  // The document without its frames and entries (both written empty): what parse_top_level reads back as these
+  // top-level fields. A restore marker keeps it, so a no-op restore of the same file need not read the manifest.
+  [[nodiscard]] std::string top_level_json() const;
   // Parses and validates untrusted bytes; throws IntegrityError naming the field.
   [[nodiscard]] static Manifest parse(std::string_view json, const Limits& limits = {});
   // The same, through the general reader only (parse reads the entries of a manifest in create's exact form by a

@@ -33,7 +33,35 @@ void read_settle(const ojson& j, Marker& m) {
   }
 }
 
+// The "archive_file" key: a record that does not read is dropped (the next no-op restore reads the manifest).
+void read_archive_file(const ojson& j, Marker& m) {
+  auto it = j.find("archive_file");
+  if (it == j.end() || !it->is_object()) return;
+  try {
+    ArchiveFile f;
+    f.dev = it->at("dev").get<std::uint64_t>();
+    f.ino = it->at("ino").get<std::uint64_t>();
+    f.size = it->at("size").get<std::uint64_t>();
+    f.mtime_ns = it->at("mtime_ns").get<std::int64_t>();
+    f.ctime_ns = it->at("ctime_ns").get<std::int64_t>();
+    f.manifest_top_level = it->at("manifest_top_level").get<std::string>();
+    if (!f.manifest_top_level.empty()) m.archive_file = std::move(f);
+  } catch (const nlohmann::json::exception&) {
+    m.archive_file.reset();
+  }
+}
+
 }  // namespace
+
+ArchiveFile ArchiveFile::of(const struct ::stat& st) {
+  ArchiveFile f;
+  f.dev = static_cast<std::uint64_t>(st.st_dev);
+  f.ino = static_cast<std::uint64_t>(st.st_ino);
+  f.size = static_cast<std::uint64_t>(st.st_size);
+  f.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  f.ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  return f;
+}
 
 std::string Marker::to_json() const {
   ojson j;
@@ -45,6 +73,11 @@ std::string Marker::to_json() const {
   j["signed_by"] = signed_by.empty() ? ojson(nullptr) : ojson(signed_by);
   j["origin"] = origin.empty() ? ojson(nullptr) : ojson(origin.substr(0, kMaxMarkerOrigin));
   if (settle_recorded) j["settle"] = settle ? settle->to_tree() : ojson(nullptr);
+  if (archive_file) {
+    j["archive_file"] = ojson{{"dev", archive_file->dev}, {"ino", archive_file->ino}, {"size", archive_file->size},
+                              {"mtime_ns", archive_file->mtime_ns}, {"ctime_ns", archive_file->ctime_ns},
+                              {"manifest_top_level", archive_file->manifest_top_level}};
+  }
   // Keys sorted, as every marker so far has them: the tree goes through nlohmann::json, whose objects sort.
   j["fingerprint"] = ojson::parse(nlohmann::json::parse(fingerprint.to_json()).dump());
   return j.dump() + "\n";
@@ -67,6 +100,7 @@ std::optional<Marker> Marker::parse(std::string_view text) {
     if (auto it = j.find("signed_by"); it != j.end() && !it->is_null()) m.signed_by = it->get<std::string>();
     if (auto it = j.find("origin"); it != j.end() && !it->is_null()) m.origin = it->get<std::string>().substr(0, kMaxMarkerOrigin);
     read_settle(j, m);
+    read_archive_file(j, m);
     const ojson& fp = j.at("fingerprint");
     if (!fp.is_object()) return std::nullopt;
     try {

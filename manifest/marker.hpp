@@ -15,11 +15,15 @@
 // or null when it has none: so `status` can tell a pod's settled archive from one never settled; a marker without
 // the key does not say, and one whose record does not read says nothing either). Beside the marker, restore keeps the folder's entry list
 // (manifest/restored_entries.hpp).
+// "archive_file" (later in version 1; null or absent: not recorded) is the archive file the restore read, as
+// fstat saw it, with a copy of its manifest's top-level fields: a later restore of the same unchanged file takes
+// those fields from here instead of reading and hashing the manifest again (ArchiveFile below).
 // A marker that cannot be read or parsed is treated as absent: the folder is restored again, never trusted.
 // The fingerprint is written with its keys sorted (as markers always had it) and parsed once, by parse().
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -28,11 +32,35 @@
 #include "manifest/fingerprint.hpp"
 #include "manifest/settle_record.hpp"
 
+struct stat;
+
 namespace ccpack::manifest {
 
 inline constexpr int kMarkerVersion = 1;
+
+// The archive file a restore read, as fstat saw it. A file with the same device, inode, size, modification and
+// change times is the same bytes: any write changes the change time, which only the kernel sets. A restore that
+// finds every folder's marker naming the file it opens (and the digest its header records) is a no-op that
+// needs neither the manifest's bytes nor its hash (unpack/archive.hpp, ManifestText::recorded).
+struct ArchiveFile {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  // The manifest's top-level fields as Manifest::top_level_json writes them (what parse_top_level reads).
+  std::string manifest_top_level;
+
+  [[nodiscard]] static ArchiveFile of(const struct ::stat& st);
+  // The same file, unchanged (the top-level copy is not compared).
+  [[nodiscard]] bool same_file(const ArchiveFile& o) const {
+    return dev == o.dev && ino == o.ino && size == o.size && mtime_ns == o.mtime_ns && ctime_ns == o.ctime_ns;
+  }
+};
 inline constexpr std::size_t kMaxMarkerBytes = 1u << 20;
 inline constexpr std::size_t kMaxMarkerOrigin = 4096;
+// A larger top-level copy is not recorded (the marker stays far under kMaxMarkerBytes; the restore reads the manifest).
+inline constexpr std::size_t kMaxMarkerTopLevel = 256u << 10;
 
 struct Marker {
   int version = kMarkerVersion;
@@ -48,6 +76,7 @@ struct Marker {
   // Why the recorded fingerprint could not be read (empty: it was). The marker still names its archive, so a
   // restore of that archive stays a no-op; purge and status report the folder as unjudged.
   std::string fingerprint_error;
+  std::optional<ArchiveFile> archive_file;  // nullopt: not recorded (restored from a registry, or an older marker)
 
   [[nodiscard]] std::string to_json() const;
   // nullopt when `text` is not a marker this ccpack understands.

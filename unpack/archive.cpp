@@ -12,9 +12,10 @@ namespace ccpack::unpack {
 namespace {
 
 // Stage 1: parses the signature block, runs the gate (the trust check), then reads the manifest's top-level
-// fields, from the text or, when it was streamed, from `scan`; sets a.signatures and a.manifest. The gate runs
-// before the manifest parser (the scan copies bytes and interprets none).
-void check_header(Archive& a, const Archive::HeaderGate& gate, manifest::TopLevelScan* scan = nullptr) {
+// fields, from the text or, when it was streamed, from `scan`, or from the markers' copy (`marked`); sets
+// a.signatures and a.manifest. The gate runs before the manifest parser (the scan copies bytes and interprets none).
+void check_header(Archive& a, const Archive::HeaderGate& gate, manifest::TopLevelScan* scan = nullptr,
+                  const std::string* marked = nullptr) {
   const std::filesystem::path& path = a.path;
   try {
     a.signatures = manifest::parse_signature_block(a.header.signatures);
@@ -23,8 +24,9 @@ void check_header(Archive& a, const Archive::HeaderGate& gate, manifest::TopLeve
   }
   if (gate) gate(path, a.header, a.signatures);
   try {
-    a.manifest = scan ? scan->finish([&a] { return a.read_manifest_again(); })
-                      : manifest::Manifest::parse_top_level(a.header.manifest);
+    a.manifest = scan     ? scan->finish([&a] { return a.read_manifest_again(); })
+                 : marked ? manifest::Manifest::parse_top_level(*marked)
+                          : manifest::Manifest::parse_top_level(a.header.manifest);
   } catch (const IntegrityError& e) {
     throw IntegrityError(quoted_path(path) + ": " + e.what());
   }
@@ -82,7 +84,8 @@ void Archive::drop_manifest_text() {
   std::string().swap(header.manifest);
 }
 
-Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate, ManifestDepth depth, ManifestText text) {
+Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate, ManifestDepth depth, ManifestText text,
+                      const MarkedArchive* marked) {
   Archive a;
   a.path = path;
   a.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -90,6 +93,19 @@ Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate,
   struct stat st {};
   if (::fstat(a.fd.get(), &st) == 0 && !S_ISREG(st.st_mode))
     throw Error("archive " + quoted_path(path) + " is not a regular file");
+  a.file = manifest::ArchiveFile::of(st);
+  // defence: marked-archive-same-file
+  if (marked != nullptr && depth == ManifestDepth::top_level && marked->file.same_file(*a.file)) {
+    manifest::ArchiveHeader h = manifest::read_header_recorded_digest(a.fd.get(), path);
+    if (to_hex(h.manifest_sha256) == marked->manifest_sha256_hex) {
+      a.header = std::move(h);
+      a.text_streamed_ = true;  // stage 2, if it comes, reads the text and checks it against the recorded digest
+      a.from_markers_ = true;
+      check_header(a, gate, nullptr, &marked->file.manifest_top_level);
+      a.depth_ = ManifestDepth::top_level;
+      return a;
+    }
+  }
   if (text == ManifestText::stream && depth == ManifestDepth::top_level) {
     manifest::TopLevelScan scan;
     a.header = manifest::read_header(a.fd.get(), path, [&scan](std::string_view piece) { scan.feed(piece); });

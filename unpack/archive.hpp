@@ -10,16 +10,20 @@
 // (unpack/installer.cpp).
 // A restore whose folders all hold markers also asks for ManifestText::stream: stage 1 then hashes and scans the
 // manifest in pieces and keeps none of it, and stage 2, if it comes, reads the text again and checks its digest.
+// When those markers also name this very file, unchanged (MarkedArchive), stage 1 reads no manifest at all: the
+// top-level fields come from the markers' copy and the digest from the header; stage 2 checks both if it comes.
 #pragma once
 
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "manifest/format.hpp"
 #include "manifest/manifest.hpp"
+#include "manifest/marker.hpp"
 #include "manifest/signature.hpp"
 #include "unpack/payload_source.hpp"
 #include "util/fs.hpp"
@@ -37,6 +41,13 @@ enum class ManifestDepth {
 // A restore that will most likely write nothing streams: at a million files the text is ~250 MB of fresh memory.
 enum class ManifestText { keep, stream };
 
+// What every folder's restore marker says of the archive the folders hold (manifest/marker.hpp): the file as a
+// restore saw it, with its top-level fields, and its manifest digest.
+struct MarkedArchive {
+  manifest::ArchiveFile file;
+  std::string manifest_sha256_hex;
+};
+
 struct Archive {
   std::filesystem::path path;
   UniqueFd fd;
@@ -45,6 +56,8 @@ struct Archive {
   std::vector<manifest::Signature> signatures;  // the header's signature block, parsed (not yet verified)
   // Where payload bytes come from instead of `fd` (a stream for `restore oci://`); null: the file.
   std::shared_ptr<PayloadSource> payload;
+  // The file as open() found it (what a restore marker records); nullopt for an archive known by its header.
+  std::optional<manifest::ArchiveFile> file;
 
   // Runs between reading the header (and parsing its signature block) and parsing the manifest: the trust
   // check goes here, so the manifest parser only ever reads manifests signed by a trusted key.
@@ -53,8 +66,11 @@ struct Archive {
 
   // Throws Error (missing, unreadable) or IntegrityError (anything wrong inside), or what `gate` throws.
   // `text` matters only at ManifestDepth::top_level.
+  // `marked`: the markers' record, used (at ManifestDepth::top_level) only when this file is that file, unchanged,
+  // and its header records that digest.
   [[nodiscard]] static Archive open(const std::filesystem::path& path, const HeaderGate& gate = {},
-                                    ManifestDepth depth = ManifestDepth::full, ManifestText text = ManifestText::keep);
+                                    ManifestDepth depth = ManifestDepth::full, ManifestText text = ManifestText::keep,
+                                    const MarkedArchive* marked = nullptr);
   // An archive known by its header alone (fetched from a registry); `name` stands for the path in messages.
   // Parses the signature block, runs `gate`, then parses and checks the manifest as `open` does; the payload
   // comes from `payload`.
@@ -82,10 +98,13 @@ struct Archive {
   [[nodiscard]] ManifestDepth depth() const { return depth_; }
   // Stage 1 streamed the manifest: header.manifest is empty until load_full.
   [[nodiscard]] bool text_streamed() const { return text_streamed_; }
+  // Stage 1 took the top-level fields from the restore markers (MarkedArchive) and read no manifest byte.
+  [[nodiscard]] bool top_level_from_markers() const { return from_markers_; }
 
  private:
   ManifestDepth depth_ = ManifestDepth::full;
   bool text_streamed_ = false;
+  bool from_markers_ = false;
 };
 
 }  // namespace ccpack::unpack

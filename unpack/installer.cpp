@@ -79,6 +79,11 @@ void write_marker(int dir_fd, const Archive& a, const std::string& component, co
   marker.settle_recorded = true;  // the archive's settle record, for `status --max-compiled`'s remedy
   marker.settle = a.manifest.settle;
   marker.fingerprint = a.manifest.fingerprint;
+  if (a.file) {  // a local file: the next restore of it, unchanged, need not read its manifest (marker.hpp)
+    marker.archive_file = *a.file;
+    marker.archive_file->manifest_top_level = a.manifest.top_level_json();
+    if (marker.archive_file->manifest_top_level.size() > manifest::kMaxMarkerTopLevel) marker.archive_file.reset();
+  }
   std::string text = marker.to_json();
   UniqueFd fd(::openat(dir_fd, std::string(manifest::kMarkerName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) throw_errno("cannot write the restore marker");

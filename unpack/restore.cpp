@@ -18,13 +18,33 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Folders that all hold a restore's marker most likely hold this archive: the header stage then reads the
-// manifest in pieces, for its top-level fields and its digest, and never holds it whole (archive.hpp).
-ManifestText manifest_text_for(const std::vector<manifest::CacheDir>& dirs) {
-  bool likely_noop = !dirs.empty() && std::all_of(dirs.begin(), dirs.end(), [](const manifest::CacheDir& d) {
-    return manifest::Marker::read(d.dir).has_value();
+// What the folders' markers say before the archive is opened (each marker read once here). Folders that all hold
+// a restore's marker most likely hold this archive: the header stage then reads the manifest in pieces, for its
+// top-level fields and its digest, and never holds it whole (archive.hpp). When every marker also records the
+// same archive file and digest, the header stage reads no manifest at all if the file is still that file.
+struct MarkerHint {
+  ManifestText text = ManifestText::keep;
+  std::optional<MarkedArchive> marked;
+};
+
+MarkerHint marker_hint(const std::vector<manifest::CacheDir>& dirs) {
+  MarkerHint hint;
+  std::vector<manifest::Marker> markers;
+  for (const manifest::CacheDir& d : dirs) {
+    std::optional<manifest::Marker> m = manifest::Marker::read(d.dir);
+    if (!m) return hint;
+    markers.push_back(std::move(*m));
+  }
+  if (markers.empty()) return hint;
+  hint.text = ManifestText::stream;
+  const manifest::Marker& first = markers.front();
+  bool same = std::all_of(markers.begin(), markers.end(), [&first](const manifest::Marker& m) {
+    return m.archive_file && first.archive_file && m.archive_file->same_file(*first.archive_file) &&
+           m.archive_manifest_sha256 == first.archive_manifest_sha256;
   });
-  return likely_noop ? ManifestText::stream : ManifestText::keep;
+  // Whether the archive is still that file is Archive::open's to judge, on the descriptor it reads.
+  if (same) hint.marked = MarkedArchive{*first.archive_file, first.archive_manifest_sha256};
+  return hint;
 }
 
 // With at_build_paths: each folder must be creatable and writable here, said before anything is written.
@@ -105,6 +125,7 @@ RestoreResult judge_and_install(const RestoreRequest& rq, Archive& a, RestoreRes
   }
   result.report = install(a, result.dirs, rq.install, run);
   result.depth = a.depth();
+  result.top_level_from_markers = a.top_level_from_markers() && a.depth() == ManifestDepth::top_level;
   return result;
 }
 
@@ -131,18 +152,21 @@ RestoreResult restore(const RestoreRequest& rq) {
   result.dirs = rq.dirs;
   if (const auto* stream = std::get_if<StreamedArchive>(&rq.source)) return restore_stream(rq, *stream, std::move(result));
   const auto& file = std::get<fs::path>(rq.source);
+  MarkerHint hint = rq.at_build_paths ? MarkerHint{} : marker_hint(result.dirs);
   // The probe (mostly waiting for Python) runs while the header and the manifest's top level are read and
-  // checked; with at_build_paths the folders come from the manifest, so it waits for them.
+  // checked; with at_build_paths the folders come from the manifest, so it waits for them. When the markers name
+  // this file, nothing is read that would hide the probe: it runs first, on this thread (no thread started).
   std::future<manifest::Fingerprint> probing;
-  if (!rq.at_build_paths) probing = std::async(std::launch::async, [&rq, &result] { return rq.machine(result.dirs); });
+  if (!rq.at_build_paths && !hint.marked) probing = std::async(std::launch::async, [&rq, &result] { return rq.machine(result.dirs); });
+  std::optional<manifest::Fingerprint> probed;
+  if (hint.marked) probed = rq.machine(result.dirs);
   // The signature is checked before the manifest is parsed, and before any target folder is touched.
-  Archive a = Archive::open(file, rq.gate, ManifestDepth::top_level,
-                            rq.at_build_paths ? ManifestText::keep : manifest_text_for(result.dirs));
+  Archive a = Archive::open(file, rq.gate, ManifestDepth::top_level, hint.text, hint.marked ? &*hint.marked : nullptr);
   if (rq.at_build_paths) {
     result.dirs = manifest::build_dirs(a.manifest);
     require_writable(result.dirs);
   }
-  manifest::Fingerprint local = rq.at_build_paths ? rq.machine(result.dirs) : probing.get();
+  manifest::Fingerprint local = probed ? std::move(*probed) : rq.at_build_paths ? rq.machine(result.dirs) : probing.get();
   return judge_and_install(rq, a, std::move(result), local);
 }
 

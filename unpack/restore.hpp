@@ -62,6 +62,8 @@ struct RestoreResult {
   InstallReport report;  // empty when refused
   // top_level: the entries were never parsed (a no-op: every folder held this archive already)
   ManifestDepth depth = ManifestDepth::top_level;
+  // No manifest byte was read: the top-level fields came from the folders' markers (archive.hpp, MarkedArchive).
+  bool top_level_from_markers = false;
 };
 
 // Throws what the stages throw (Error, IntegrityError, UsageError, or the gate's exception); on a throw no

@@ -50,8 +50,28 @@ manifest_read() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); p
 expect 0 "" -- "$CCPACK" restore --json "$A" --trust ci.key.pub --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
 check '[ "$(manifest_read)" = "full False" ]' "first restore: manifest read $(manifest_read), expected full False"
 expect 0 "" -- "$CCPACK" restore --json "$A" --trust ci.key.pub --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
-check '[ "$(manifest_read)" = "top-level True" ]' "no-op restore: manifest read $(manifest_read), expected top-level True"
+check '[ "$(manifest_read)" = "markers True" ]' "no-op restore: manifest read $(manifest_read), expected markers True"
 NOOP_MARKER=$(cat "$T/n/tri/.ccpack-marker.json")
+# The markers name the archive file as it was restored: a no-op of that file, unchanged, reads no manifest byte
+# ("markers"); a copy of it (another file) reads the top level ("top-level"); the file rewritten in place, same
+# size and modification time put back, is not the file the markers name: read again, and its changed byte refused.
+cp "$A" "$T/same.ccpack"
+expect 0 "" -- "$CCPACK" restore --json "$T/same.ccpack" --trust ci.key.pub --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
+check '[ "$(manifest_read)" = "top-level True" ]' "no-op of a copy: manifest read $(manifest_read), expected top-level True"
+expect 0 "" -- "$CCPACK" restore --json "$T/same.ccpack" --trust ci.key.pub --inductor-dir "$T/s/ind" --triton-dir "$T/s/tri"
+expect 0 "" -- "$CCPACK" restore --json "$T/same.ccpack" --trust ci.key.pub --inductor-dir "$T/s/ind" --triton-dir "$T/s/tri"
+check '[ "$(manifest_read)" = "markers True" ]' "no-op of the file restored: manifest read $(manifest_read), expected markers True"
+python3 -c '
+import os, sys
+st = os.stat(sys.argv[1])
+with open(sys.argv[1], "r+b") as f:
+    b = f.read()
+    at = b.index(b"\"source\":\"/") + len("\"source\":\"/")
+    f.seek(at)
+    f.write(bytes([b[at] ^ 1]))
+os.utime(sys.argv[1], ns=(st.st_atime_ns, st.st_mtime_ns))' "$T/same.ccpack"
+expect 4 "manifest SHA-256 mismatch \(corrupt header\)" -- "$CCPACK" restore "$T/same.ccpack" --trust ci.key.pub \
+  --inductor-dir "$T/s/ind" --triton-dir "$T/s/tri"
 expect 0 "" -- "$CCPACK" inspect "$A" --trust ci.key.pub
 check 'grep -Eq "^  $CI_ID  signed 20[0-9-]+T[0-9:]+Z  verified +note: pipeline 42, commit 1a2b3c$" "$T/out"' "inspect signer line: $(cat "$T/out")"
 expect 0 "" -- "$CCPACK" inspect "$A"
