@@ -9,7 +9,6 @@
 // How: PickleStream reads the pickle's opcode stream as the bytes arrive and rewrites each binary str that begins
 // with a build folder, so a restore never holds an entry whole (docs/PERFORMANCE.md). A stream it does not take
 // stops the rewrite, and the file is restored as packed: a file is rewritten whole or not at all.
-
 #pragma once
 
 #include <cstdint>
