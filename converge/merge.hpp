@@ -1,20 +1,12 @@
 // `ccpack merge BASE DELTA... -o NEXT`: the base plus what the deltas of a fleet's pods add, as one new archive.
+// The stages (detailed at merge() below):
 //
-//   base     open the base through the caller's trust gate (as restore does), its whole manifest validated; a
-//            delta given as the base is refused;
-//   deltas   open each delta as untrusted input: no signature is required, and every check of a restore's reader
-//            applies (manifest/manifest.hpp: names, links, sizes, counts; unpack/extractor.hpp: frames, tar
-//            headers, SHA-256 of every file). A delta whose "delta.base_manifest_sha256" is not the base's digest,
-//            or whose fingerprint does not fit the base's (manifest::compare), is refused with exit 3 naming the
-//            field. They are sorted by their manifest digests; the same delta twice counts once;
-//   tree     the base extracted as packed (no relocation) into a scratch folder beside the output; then each
-//            delta in turn, extracted beside it relocated to the base's build folders (delta_folders.hpp: its
-//            pod's folders left out of its bytes), its entries decided on those bytes by the rule of
-//            merge_plan.hpp and moved in;
-//   pack     the tree packed as create packs folders (pack/packer.hpp: same order, same layout, mtime 0), recorded
-//            with the base's components (build folders), fingerprint, compression level and settle record, and a
-//            "merge" field naming the base and each delta merged (manifest/delta_record.hpp); signed, written
-//            atomically; the scratch folder removed.
+//   base     open the base through the caller's trust gate, as restore does;
+//   deltas   open each delta as untrusted input, refused unless it was made from this base and fits its fingerprint;
+//   tree     the base extracted into a scratch folder, then each delta's entries, relocated to the base's build
+//            folders, decided by the rule of merge_plan.hpp and moved in;
+//   pack     the tree packed as create packs folders, recorded with the base's fields and a "merge" field.
+//
 // Memory is bounded as create's: contents stream from archive to disk and from disk to archive, and what is held
 // is one record per path (the manifests, the plan). Disk: the scratch folder holds the base's files and one
 // delta's at a time.
@@ -61,6 +53,24 @@ struct MergeResult {
   std::vector<Conflict> conflicts;  // Conflict::kept/dropped index `deltas`; identities of the relocated bytes
 };
 
+// The flow:
+//
+//   base     open the base through the caller's trust gate (as restore does), its whole manifest validated; a
+//            delta given as the base is refused;
+//   deltas   open each delta as untrusted input: no signature is required, and every check of a restore's reader
+//            applies (manifest/manifest.hpp: names, links, sizes, counts; unpack/extractor.hpp: frames, tar
+//            headers, SHA-256 of every file). A delta whose "delta.base_manifest_sha256" is not the base's digest,
+//            or whose fingerprint does not fit the base's (manifest::compare), is refused with exit 3 naming the
+//            field. They are sorted by their manifest digests; the same delta twice counts once;
+//   tree     the base extracted as packed (no relocation) into a scratch folder beside the output; then each
+//            delta in turn, extracted beside it relocated to the base's build folders (delta_folders.hpp: its
+//            pod's folders left out of its bytes), its entries decided on those bytes by the rule of
+//            merge_plan.hpp and moved in;
+//   pack     the tree packed as create packs folders (pack/packer.hpp: same order, same layout, mtime 0), recorded
+//            with the base's components (build folders), fingerprint, compression level and settle record, and a
+//            "merge" field naming the base and each delta merged (manifest/delta_record.hpp); signed, written
+//            atomically; the scratch folder removed.
+//
 // Throws Error(refused) for a delta of another base or fingerprint, IntegrityError for a hostile or corrupt one,
 // what the base's gate throws, Error for I/O; on a throw the output path is untouched and the scratch folder gone.
 [[nodiscard]] MergeResult merge(const MergeRequest& request);

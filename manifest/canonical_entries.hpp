@@ -1,8 +1,8 @@
 // The fast path of Manifest::parse: the entries array read in the one form create writes (append_entry_json in
 // manifest/manifest.cpp): compact, keys in that order, strings of printable ASCII without escapes.
 //
-// Why: at 100k files the general parse (manifest/json_guard.hpp over nlohmann's parser, one document tree per
-// entry) took 0.45 s of a 2.3 s restore, single-threaded before anything is written; at a million files, 4 s.
+// Why: the general parse (manifest/json_guard.hpp over nlohmann's parser, one document tree per entry) is a large
+// part of a big restore, single-threaded before anything is written (docs/PERFORMANCE.md).
 //
 // How it stays exact: this reader accepts only that form and gives up at the first byte of any other (an escape,
 // a byte outside 0x20-0x7E, another key order, whitespace, a leading zero, a number past 64 bits, an unknown

@@ -1,16 +1,9 @@
 // The manifest's entries, stored compactly: what `create` and `restore` hold per entry at a million files.
 //
-// A std::vector<Entry> costs about 230 bytes an entry plus the path (a 32-byte std::string and its own heap
-// block for a path of ~90 bytes, a second std::string for the link target): 260 MB at a million entries, which
-// with the manifest text and zstd's window broke the 512 MiB peak target. EntryList keeps
-//   - the path once, as a name below its folder: a folder entry holds its whole path in a text arena, any other
-//     entry the entry index of its folder (`parent`) and its own name, so "triton/<52-char key>/" is stored
-//     once per folder, not once per file;
-//   - type, mode and frame in one 24-byte record; size and SHA-256 (32 raw bytes) in their own arrays;
-//   - link targets in a map (symlinks are rare).
-// About 95 bytes an entry on the synthetic million-file cache. Storage grows in blocks mapped from the kernel
-// (never by doubling and copying, so building it has no transient peak), and they go straight back to it when
-// the list goes: none of it is left pinned in the malloc heap among the scanner's or parser's small blocks. Paths are rebuilt on demand:
+// A std::vector<Entry> costs about 230 bytes an entry plus the path (a std::string and its own heap block for the
+// path, a second std::string for the link target), too much for the 512 MiB peak target at a million entries.
+// EntryList stores each path once as a name below its folder and the fields in arrays (the layout is at its
+// private members), a few times smaller (peak RSS in docs/PERFORMANCE.md). Paths are rebuilt on demand:
 // operator[] returns a whole Entry by value (a copy), and the accessors (path, append_path, name, type, size,
 // sha256, ...) read single fields without building one.
 //
@@ -129,6 +122,15 @@ class EntryList {
   [[nodiscard]] const EntryList& compact(EntryList& scratch) const;
 
  private:
+  // The compact layout:
+  //   - the path once, as a name below its folder: a folder entry holds its whole path in a text arena, any other
+  //     entry the entry index of its folder (`parent`) and its own name, so "triton/<52-char key>/" is stored
+  //     once per folder, not once per file;
+  //   - type, mode and frame in one 24-byte record; size and SHA-256 (32 raw bytes) in their own arrays;
+  //   - link targets in a map (symlinks are rare).
+  // Storage grows in blocks mapped from the kernel (never by doubling and copying, so building it has no transient
+  // peak), and they go straight back to it when the list goes: none of it is left pinned in the malloc heap among
+  // the scanner's or parser's small blocks.
   struct Meta {
     std::uint64_t text = 0;      // arena handle: the whole path of a folder or a parentless entry, else the name
     std::uint32_t text_len = 0;

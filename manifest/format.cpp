@@ -103,8 +103,7 @@ struct HeaderReader {
 
   // The manifest through two small buffers, piece by piece to `sink` and the hash; nothing of it is kept. A
   // helper thread hashes each piece while this thread gives it to the sink and reads the next piece into the other
-  // buffer (at a million files hashing and scanning each take ~0.15 s alone; at 100k files the read, the scan and
-  // the hash in turn were most of a no-op restore).
+  // buffer (the read, the scan and the hash in turn would be most of a no-op restore; docs/PERFORMANCE.md).
   void stream_manifest(const ManifestSink& sink) {
     const std::size_t piece_size = std::min<std::uint64_t>(manifest_size, kManifestPiece);
     std::string pieces[2] = {std::string(piece_size, '\0'), std::string(piece_size, '\0')};

@@ -1,19 +1,9 @@
 // Archive format v1: the header frame that opens every .ccpack file. docs/FORMAT.md is the reference.
 //
-//   archive := header-frame payload
-//   header-frame (a zstd skippable frame, so stock `zstd -d` skips it):
-//     u32le 0x184D2A5E            skippable-frame magic
-//     u32le N                     bytes that follow in this frame
-//     8     "\x89CCPACK\n"        ccpack magic
-//     u32le 1                     format version
-//     u32le 0                     flags (reserved, must be 0)
-//     u64le P                     payload bytes (the zstd frames after this header)
-//     32    SHA-256(manifest)
-//     u32le M, M bytes            manifest (UTF-8 JSON, see manifest.hpp)
-//     u32le S, S bytes            signature block (UTF-8 JSON array; "[]" when unsigned)
-//   payload := zstd-frame+        their concatenated content is one POSIX pax tar stream
-//
-// The header is read without touching the payload, so restore can refuse an archive before decompressing.
+// An archive is a header frame, a zstd skippable frame (so stock `zstd -d` skips it) holding the manifest and
+// the signature block, followed by the payload: zstd frames whose concatenated content is one POSIX pax tar
+// stream (the byte layout is drawn above HeaderLayout). The header is read without touching the payload, so
+// restore can refuse an archive before decompressing.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +25,19 @@ inline constexpr std::uint32_t kMaxSignatureBytes = 1u << 20;
 // Frames are decoded with at most this window (zstd's default decoder limit, so stock `zstd -d` works).
 inline constexpr int kMaxWindowLog = 27;
 
+//   archive := header-frame payload
+//   header-frame (a zstd skippable frame, so stock `zstd -d` skips it):
+//     u32le 0x184D2A5E            skippable-frame magic
+//     u32le N                     bytes that follow in this frame
+//     8     "\x89CCPACK\n"        ccpack magic
+//     u32le 1                     format version
+//     u32le 0                     flags (reserved, must be 0)
+//     u64le P                     payload bytes (the zstd frames after this header)
+//     32    SHA-256(manifest)
+//     u32le M, M bytes            manifest (UTF-8 JSON, see manifest.hpp)
+//     u32le S, S bytes            signature block (UTF-8 JSON array; "[]" when unsigned)
+//   payload := zstd-frame+        their concatenated content is one POSIX pax tar stream
+//
 // Byte offsets of the header frame's fixed fields, from the start of the file (the grammar above, laid out).
 // encode_header, read_header and the fuzz target all use this one table.
 struct HeaderLayout {

@@ -1,26 +1,12 @@
 // The tree of an archive's entries, and the rule that judges its symlinks: every symlink, resolved the way the
 // kernel would resolve it inside the restored folder, through the other symlinks of the same tree, must stay
-// inside its component.
-//
-// An absolute or empty target is outside by definition.
+// inside its component. An absolute or empty target is outside by definition.
 //
 // A lexical check of each target alone is not enough: with `c/l2 -> .` and `c/l1 -> l2/..`, l1 looks inside
 // ("l2/.." is "." lexically) but the kernel resolves l2 first, to c itself, and its ".." is the parent of c.
-// `resolve_link` walks a target one component at a time from the folder that holds the link:
-//   - "" and "." stay; ".." goes to the parent, and going above the component root is an escape;
-//   - a name in the tree is entered; a symlink is followed (its own resolution, memoised) and counts as a hop;
-//     more than kMaxLinkHops hops (the kernel's MAXSYMLINKS) is refused as a loop, so is a link met again while
-//     it is being resolved;
-//   - a name not in the tree (a dangling target, or something a program creates later) is taken as a plain
-//     folder: the walk goes on lexically, so "missing/../../x" from the root escapes even though it would only
-//     fail today. A name below a file is taken the same way.
 // The same rule runs on create (over the scanned entries, pack/scanner.cpp) and on every read
-// (Manifest::validate), so ccpack never writes an archive it would refuse.
-//
-// The tree also answers what Manifest::validate needs of each entry (does its folder exist, does it repeat), so
-// the entries are indexed once. Memory: one node (32 bytes) and one map slot per entry; the paths and targets are
-// not copied, so the entries they point into must outlive the tree. Cost: each symlink's target is walked once
-// (results are memoised), each step one hash lookup of one name.
+// (Manifest::validate), so ccpack never writes an archive it would refuse. The tree also answers what
+// Manifest::validate needs of each entry (does its folder exist, does it repeat), so the entries are indexed once.
 #pragma once
 
 #include <cstddef>
@@ -33,8 +19,12 @@
 
 namespace ccpack::manifest {
 
+// The kernel's MAXSYMLINKS: more symlinks followed to resolve one link is refused as a loop.
 inline constexpr int kMaxLinkHops = 40;
 
+// Memory: one node (32 bytes) and one map slot per entry; the paths and targets are not copied, so the entries
+// they point into must outlive the tree. Cost: each symlink's target is walked once (results are memoised), each
+// step one hash lookup of one name.
 class EntryTree {
  public:
   EntryTree() = default;
@@ -57,7 +47,14 @@ class EntryTree {
   static constexpr std::uint32_t kNoParent = UINT32_MAX;
 
   enum class LinkVerdict : std::uint8_t { inside, escapes, loops };
-  // Resolves the symlink `node` through the tree (see the top of this file). Call after every entry is added.
+  // Resolves the symlink `node` through the tree (the rule at the top of this file). Call after every entry is
+  // added. The target is walked one component at a time from the folder that holds the link:
+  //   - "" and "." stay; ".." goes to the parent, and going above the component root is an escape;
+  //   - a name in the tree is entered; a symlink is followed (its own resolution, memoised) and counts as a hop;
+  //     more than kMaxLinkHops hops is refused as a loop, so is a link met again while it is being resolved;
+  //   - a name not in the tree (a dangling target, or something a program creates later) is taken as a plain
+  //     folder: the walk goes on lexically, so "missing/../../x" from the root escapes even though it would only
+  //     fail today. A name below a file is taken the same way.
   [[nodiscard]] LinkVerdict resolve_link(std::uint32_t node);
 
  private:

@@ -34,8 +34,8 @@ inline constexpr std::size_t kMaxNameBytes = 255;
 
 // Bounds that keep a hostile manifest from exhausting memory or disk before hashes catch it. A reader holds the
 // manifest bytes (at most 512 MiB, format.hpp) and about 100 bytes plus the entry's name per entry (EntryList),
-// plus the validation tree; docs/SECURITY.md has the measured worst case. The real
-// H200 cache has 4,284 entries; the 100k-file scaling test, 100k.
+// plus the validation tree; docs/SECURITY.md has the measured worst case. Real caches hold thousands of entries,
+// the scaling tests up to a million.
 struct Limits {
   std::uint64_t max_entries = 2'000'000;
   std::uint64_t max_file_size = 64ULL << 30;  // 64 GiB

@@ -2,21 +2,9 @@
 //
 // The field table (policy.cpp, one owner; docs/FINGERPRINT.md gives the evidence) says, for each fingerprint
 // field and each component kind (inductor, triton, extra), what a difference does to that component's entries:
-//   match   equal values (or a rule that does not apply to the component)
-//   warn    the entries still work; worth knowing (a driver upgrade, a relocated folder)
-//   stale   the entries can never hit there: restoring them only wastes disk and start-up time
-//   refuse  loading them risks a crash or wrong results
-// `compare` is pure (no I/O): archive fingerprint, local fingerprint and the components in, one row per field
-// and one verdict per component out. A component's verdict is the worst of its rows; anything stale or refused
-// makes `restore --on-mismatch=refuse` write nothing and exit 3.
-//
-// Special cases, decided here once:
-// - an archive that records no fingerprint (made before fingerprints): every field "not recorded" -> warn;
-// - a field known on one side and absent on the other: cannot compare -> warn (never a guessed match or refusal);
-// - the driver (and glibc): an older one here than on the build machine -> refuse, a newer one -> warn;
-// - the archive's triton_targets (what its kernels were built for) against the local gpu.arch: no target for
-//   this GPU -> stale for triton, inductor and extras; only some -> warn;
-// - `ignored` fields (--ignore FIELD) are shown with verdict match and the mark "ignored".
+// match, warn, stale or refuse (Verdict). `compare` is pure (no I/O): archive fingerprint, local fingerprint and
+// the components in, one row per field and one verdict per component out. A component's verdict is the worst of
+// its rows; anything stale or refused makes `restore --on-mismatch=refuse` write nothing and exit 3.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +19,12 @@
 
 namespace ccpack::manifest {
 
-enum class Verdict : std::uint8_t { match, warn, stale, refuse };  // in increasing severity
+// In increasing severity:
+//   match   equal values (or a rule that does not apply to the component)
+//   warn    the entries still work; worth knowing (a driver upgrade, a relocated folder)
+//   stale   the entries can never hit there: restoring them only wastes disk and start-up time
+//   refuse  loading them risks a crash or wrong results
+enum class Verdict : std::uint8_t { match, warn, stale, refuse };
 [[nodiscard]] std::string_view to_string(Verdict v);
 
 // What a difference in a field does to one kind of component.
@@ -103,6 +96,13 @@ struct Comparison {
 };
 
 // Compares field by field. `ignored` names fields (validated by the caller with find_rule or kTargetsField).
+// Special cases, decided here once:
+// - an archive that records no fingerprint (made before fingerprints): every field "not recorded" -> warn;
+// - a field known on one side and absent on the other: cannot compare -> warn (never a guessed match or refusal);
+// - the driver (and glibc): an older one here than on the build machine -> refuse, a newer one -> warn;
+// - the archive's triton_targets (what its kernels were built for) against the local gpu.arch: no target for
+//   this GPU -> stale for triton, inductor and extras; only some -> warn;
+// - `ignored` fields (--ignore FIELD) are shown with verdict match and the mark "ignored".
 [[nodiscard]] Comparison compare(const Fingerprint& archive, const Fingerprint& local, const std::vector<ComponentRef>& components,
                                  const std::vector<std::string>& ignored = {});
 

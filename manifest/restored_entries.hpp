@@ -2,26 +2,9 @@
 // can tell the files the archive brought from those the pod compiled since, without the archive.
 //
 // Restore writes it into the staging folder, next to the marker, before the swap (manifest/reserved_names.hpp:
-// kEntriesName), so it appears with the folder's new content in the same rename and never half-written. It holds
-// the component's files and symlinks (not folders: a folder made since shows through the files in it), paths
-// relative to the folder, in manifest order. Text, version 1:
-//
-//   list    = header *entry end
-//   header  = "ccpack-entries 1 " manifest-sha256-hex " " count LF     ; count: the entry lines that follow
-//   entry   = "f " size " " sha256-hex " " path LF                      ; a file: its size and SHA-256
-//           / "g " size " " sha256-hex " " path LF                      ; a file the restore may have rewritten
-//                                                                       ; for its folder (relocation: Triton group
-//                                                                       ; files, Inductor's pickled entries)
-//           / "l " path LF                                              ; a symlink
-//   end     = "end" LF
-//   path    = the relative path with "\" written "\\" and LF written "\n" (nothing else escaped)
-//
-// Bounded as the manifest is (Limits: at most max_entries entries, paths of at most max_path_length bytes): about
-// 80 bytes plus the path per entry. A list over kMaxEntriesBytes on disk is not read at all (its size is checked
-// before the first byte), and one that is read goes through a 1 MiB buffer, a line at a time: what status holds
-// is the entries, never a copy of the file. A list that is malformed, over the bounds, truncated (count or "end" wrong)
-// or for another manifest than the marker names reads as absent: status then says the folder's entry list is
-// missing, never guesses.
+// kEntriesName), so it appears with the folder's new content in the same rename and never half-written. It is a
+// text file, one line per file or symlink of the component (grammar above kEntriesVersion). A list that cannot
+// be trusted reads as absent: status then says the folder's entry list is missing, never guesses.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +19,18 @@
 
 namespace ccpack::manifest {
 
+// The list holds the component's files and symlinks (not folders: a folder made since shows through the files in
+// it), paths relative to the folder, in manifest order. Text, version 1:
+//
+//   list    = header *entry end
+//   header  = "ccpack-entries 1 " manifest-sha256-hex " " count LF     ; count: the entry lines that follow
+//   entry   = "f " size " " sha256-hex " " path LF                      ; a file: its size and SHA-256
+//           / "g " size " " sha256-hex " " path LF                      ; a file the restore may have rewritten
+//                                                                       ; for its folder (relocation: Triton group
+//                                                                       ; files, Inductor's pickled entries)
+//           / "l " path LF                                              ; a symlink
+//   end     = "end" LF
+//   path    = the relative path with "\" written "\\" and LF written "\n" (nothing else escaped)
 inline constexpr int kEntriesVersion = 1;
 // The most a list may hold on disk: about 2 million files (the manifest's bound) of 60-byte paths; a real one is
 // ~130 MB at a million files.
@@ -53,7 +48,10 @@ struct RestoredEntries {
   std::unordered_map<std::string, RestoredEntry> entries;  // by path relative to the folder
 
   // Reads `<dir>/<kEntriesName>`; nullopt when absent, not a regular file, unreadable, malformed, over the bounds
-  // (over `max_bytes` on disk: not read at all), or not for `manifest_sha256`.
+  // (over `max_bytes` on disk: not read at all), truncated (count or "end" wrong) or not for `manifest_sha256`.
+  // Bounded as the manifest is (`limits`: at most max_entries entries, paths of at most max_path_length bytes):
+  // about 80 bytes plus the path per entry. The file's size is checked before its first byte, and it is read
+  // through a 1 MiB buffer, a line at a time: what is held is the entries, never a copy of the file.
   [[nodiscard]] static std::optional<RestoredEntries> read(const std::filesystem::path& dir, std::string_view manifest_sha256,
                                                            const Limits& limits = {}, std::uint64_t max_bytes = kMaxEntriesBytes);
 };

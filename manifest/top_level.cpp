@@ -1,20 +1,15 @@
 // Manifest::parse_top_level: stage 1 of reading an archive's manifest, the part a no-op restore needs.
 //
 // Why: a restore whose folders already hold this archive writes nothing, and needs only the components and the
-// fingerprint to decide so; parsing and validating every entry (Manifest::parse) made it cost ~15 us per file
-// (1.7 s at 100k files). Here the manifest's top-level object is split into its members by a scan that only
-// tracks strings and brackets (TopLevelScan, top_level.hpp, which also takes the text in pieces), so the
-// "entries" and "frames" arrays (nearly all of the bytes) are stepped over, not parsed; every other member is
-// parsed through parse_untrusted (bounded depth, no repeated keys) and read by the same code as the full parse
-// (Manifest::from_top_level_tree).
+// fingerprint to decide so; parsing and validating every entry (Manifest::parse) made it cost time per file.
+// Here the manifest's top-level object is split into its members by a scan that only tracks strings and brackets
+// (TopLevelScan, top_level.hpp, which also takes the text in pieces), so the "entries" and "frames" arrays
+// (nearly all of the bytes) are stepped over, not parsed; every other member is parsed through parse_untrusted
+// (bounded depth, no repeated keys) and read by the same code as the full parse (Manifest::from_top_level_tree).
 //
-// What it still refuses (a structural fault in the words of the full parse, which is run to say it, keeping
-// nothing): a document that is not one object, a repeated top-level key, nesting deeper than kMaxJsonDepth
-// anywhere (also inside the skipped arrays), unbalanced or mismatched brackets, an unterminated string, bytes
-// after the object, more than limits.max_json_values values besides frames and entries, and every field error
-// of the members it reads. What it does not check is the content of frames and entries: the caller runs the full
-// parse (stage 2) before anything is extracted, unless the restore writes nothing and every folder's marker names
-// these exact manifest bytes (unpack/installer.cpp says why that is safe).
+// What it does not check is the content of frames and entries: the caller runs the full parse (stage 2) before
+// anything is extracted, unless the restore writes nothing and every folder's marker names these exact manifest
+// bytes (unpack/installer.cpp says why that is safe). What it still refuses is listed at TopLevelScan::finish.
 #include "manifest/top_level.hpp"
 
 #include <cstring>
@@ -187,6 +182,11 @@ std::size_t TopLevelScan::step(std::string_view s, std::size_t i) {
   }
 }
 
+// What it refuses (a structural fault in the words of the full parse, which is run to say it, keeping nothing):
+// a document that is not one object, a repeated top-level key, nesting deeper than kMaxJsonDepth anywhere (also
+// inside the skipped arrays), unbalanced or mismatched brackets, an unterminated string, bytes after the object,
+// more than limits.max_json_values values besides frames and entries, and every field error of the members it
+// reads.
 Manifest TopLevelScan::finish(const std::function<std::string()>& whole_text, const Limits& limits) {
   if (at_ != At::after_root && at_ != At::fault) {
     if (at_ == At::start) fail(0, "not an object");

@@ -2,8 +2,9 @@
 // and what a no-op restore runs on a manifest it never holds whole (unpack/archive.hpp, ManifestText::stream).
 //
 // Why in pieces: at a million files the manifest is ~250 MB, and a no-op restore needs only its top-level fields
-// and its SHA-256. Holding it whole cost 245 MB of fresh memory, and zeroing those pages was 60% of the no-op's
-// time; read in pieces through one small buffer, the same bytes are hashed and scanned and then forgotten.
+// and its SHA-256. Holding it whole costs that much fresh memory, and zeroing those pages was most of the
+// no-op's time (docs/PERFORMANCE.md); read in pieces through one small buffer, the same bytes are hashed and
+// scanned and then forgotten.
 //
 // How: feed() runs a state machine over the bytes (the root object's keys, colons and commas; inside a member's
 // value only strings and brackets are tracked, as Manifest::parse_top_level always did) and copies each member's

@@ -3,15 +3,6 @@
 // them under the field table and in --json (`tuning_advice`), and `create --settle` in its report, so a pipeline
 // learns before its pods do that every fresh process will re-run coordinate descent or compile kernels anew.
 //
-// The settings, each with why (measured on an H200 with torch 2.11 and Triton 3.6, docs/TUNING.md):
-//   TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0  bundled autotuners ignore or drop .best_config's coordinate-
-//                                                      descent mark: every fresh process tunes again
-//   TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0               a second launcher per register-heavy reduction, tuned in
-//                                                      every process and saved without the mark
-//   TRITON_PTXAS_PATH                                  compile workers and the main process key kernels with two
-//                                                      ptxas versions: a worker's kernel misses in a pod's process
-// The first two enter Inductor's key, so they are read from `env.inductor`; the third from `ptxas.version`'s source.
-//
 // The same list is what ccpack sets by default (kTunedSettings): `create --settle` runs the warm-up and every settle
 // run with them, `ccpack env` and `ccpack run` hand them to pods. A torch that does not read a variable ignores it,
 // so each applies wherever no torch version is known to be hurt by it (hurt_by).
@@ -34,6 +25,16 @@ struct TuningAdvice {
 
 // One tuned setting. An empty value is a file found on each machine: TRITON_PTXAS_PATH names a ptxas, torch's own
 // (what its compile workers pick) else Triton's bundled one, and a pod one of the version the archive recorded.
+//
+// The settings, each with why (docs/TUNING.md gives the evidence):
+//   TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0  bundled autotuners ignore or drop .best_config's coordinate-
+//                                                      descent mark: every fresh process tunes again
+//   TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0               a second launcher per register-heavy reduction, tuned in
+//                                                      every process and saved without the mark
+//   TRITON_PTXAS_PATH                                  compile workers and the main process key kernels with two
+//                                                      ptxas versions: a worker's kernel misses in a pod's process
+// The first two enter Inductor's key, so they are read from `env.inductor`; the third from `ptxas.version`'s
+// source.
 struct TunedSetting {
   std::string_view name;
   std::string_view value;

@@ -2,27 +2,10 @@
 // containers/image (skopeo, podman, CRI-O: a policy.json `sigstoreSigned` requirement) read and write. A format of
 // the registry's, like oci.hpp's documents, so it lives here; push writes it, restore oci:// and pull check it.
 //
-//   tag "sha256-<hex>.sig" (the signed manifest's digest, ':' made '-')
-//     --> image manifest (OCI), config application/vnd.oci.image.config.v1+json (oci::kImageConfigType)
-//           layers[i]  mediaType application/vnd.dev.cosign.simplesigning.v1+json, the payload's bytes,
-//                      annotation dev.cosignproject.cosign/signature = base64 (standard, padded) of the signature
-//   payload := {"critical":{"identity":{"docker-reference":REF},
-//                           "image":{"docker-manifest-digest":"sha256:<hex>"},
-//                           "type":"cosign container image signature"},
-//               "optional":OBJECT|null}
-//   config  := {"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":[<each layer digest>]}}
-//
-// The signature covers the payload's exact bytes: Ed25519 over the bytes themselves, ECDSA P-256 over their
-// SHA-256 (ASN.1 DER, or raw r||s as sigstore's verifier also reads). Several layers are several signatures (one per
-// key and reference); one that verifies is enough, as for every reader above.
-//
-// Reading is as the verifiers read: up to kMaxSignatureLayers layers; a layer of another media type (an attestation,
-// another tool's) is kept and skipped, never judged; of ours only the signature annotation is read, and only it is
-// bounded (oci::kMaxAnnotationBytes); a sigstore bundle or certificate annotation beside it, whatever its size, is
-// another verifier's business. The payload is parsed as containers/image parses it (sigstore_payload.go): exactly
-// the keys above in "critical" and its objects, "optional" present (an object or null; of its members "creator"
-// must be a string and "timestamp" an integer, others are not read), the type string exact. Everything parsed here
-// comes from the registry and is untrusted; rejections throw IntegrityError naming the field.
+// A signature is a tag beside the signed manifest whose image manifest holds one signed payload per layer (the
+// shapes are drawn above kPayloadMediaType). Reading is as the verifiers read, so what they accept is accepted
+// here and no more. Everything parsed here comes from the registry and is untrusted; rejections throw
+// IntegrityError naming the field.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +19,20 @@
 
 namespace ccpack::registry::cosign {
 
+// The shapes:
+//   tag "sha256-<hex>.sig" (the signed manifest's digest, ':' made '-')
+//     --> image manifest (OCI), config application/vnd.oci.image.config.v1+json (oci::kImageConfigType)
+//           layers[i]  mediaType application/vnd.dev.cosign.simplesigning.v1+json, the payload's bytes,
+//                      annotation dev.cosignproject.cosign/signature = base64 (standard, padded) of the signature
+//   payload := {"critical":{"identity":{"docker-reference":REF},
+//                           "image":{"docker-manifest-digest":"sha256:<hex>"},
+//                           "type":"cosign container image signature"},
+//               "optional":OBJECT|null}
+//   config  := {"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":[<each layer digest>]}}
+//
+// The signature covers the payload's exact bytes: Ed25519 over the bytes themselves, ECDSA P-256 over their
+// SHA-256 (ASN.1 DER, or raw r||s as sigstore's verifier also reads). Several layers are several signatures (one per
+// key and reference); one that verifies is enough, as for every reader above.
 inline constexpr std::string_view kPayloadMediaType = "application/vnd.dev.cosign.simplesigning.v1+json";
 inline constexpr std::string_view kSignatureAnnotation = "dev.cosignproject.cosign/signature";
 inline constexpr std::string_view kSignatureType = "cosign container image signature";
@@ -58,7 +55,10 @@ struct Payload {
 // Compact JSON with keys in the order above (Go's encoding/json sorts them the same way); no timestamp, so the
 // same artifact gives the same payload bytes.
 [[nodiscard]] std::string payload_json(const Payload& payload);
-// Throws IntegrityError "`what`: field 'critical.type' ..." for anything containers/image would refuse.
+// Parsed as containers/image parses it (sigstore_payload.go): exactly the keys above in "critical" and its objects,
+// "optional" present (an object or null; of its members "creator" must be a string and "timestamp" an integer,
+// others are not read), the type string exact. Throws IntegrityError "`what`: field 'critical.type' ..." for
+// anything containers/image would refuse.
 [[nodiscard]] Payload parse_payload(std::string_view json, std::string_view what);
 // The config blob of a signature manifest whose layers have `layer_digests`.
 [[nodiscard]] std::string config_json(const std::vector<std::string>& layer_digests);
@@ -75,7 +75,10 @@ struct SignatureLayer {
 
 // The layers of a signature manifest. Throws IntegrityError naming `what` when it is not a JSON object, its
 // "layers" is not an array of objects, or it has more than kMaxSignatureLayers layers. Nothing else of a layer
-// is refused here: check_layer judges (or skips) each one.
+// is refused here: check_layer judges (or skips) each one. A layer of another media type (an attestation, another
+// tool's) is kept and skipped, never judged; of ours only the signature annotation is read, and only it is bounded
+// (oci::kMaxAnnotationBytes); a sigstore bundle or certificate annotation beside it, whatever its size, is another
+// verifier's business.
 [[nodiscard]] std::vector<SignatureLayer> parse_signature_layers(std::string_view json, std::string_view what);
 // The layer ccpack writes for a payload of `payload_bytes` bytes with `signature_base64`.
 [[nodiscard]] SignatureLayer payload_layer(const std::string& payload_digest, std::size_t payload_bytes, const std::string& signature_base64);

@@ -1,20 +1,9 @@
 // cosign signatures of a pushed artifact (the format is cosign.hpp's): writing them, and checking them before
 // anything of the artifact is fetched.
 //
-// attach: the payload for (reference, manifest digest), one signature per key, added to the manifest under
-//   sha256-<hex>.sig. Every layer already there is kept as it was (other signers', skopeo's, cosign's, attestations);
-//   a key whose signature of this very payload is there already signs nothing, so pushing the same artifact to
-//   the same tag again adds no layer and writes no manifest. Blobs first, the manifest last: a reader never sees a
-//   layer without its blob.
-// check: the signature manifest of the chosen artifact and its sigstore bundle referrers (cosign 3's form,
-//   cosign_bundles.hpp), then (when the tag resolved to an index) the index's, each in that order:
-//   layers of another media type are skipped; each cosign layer has its signature annotation read strictly
-//   (padded standard base64, at most oci::kMaxAnnotationBytes), its payload fetched (announced size bounded by
-//   kMaxPayloadBytes, bytes checked against its digest, fetched once for all the layers that share it), verified
-//   with each trusted key, parsed, its digest compared with the signed artifact's and its docker-reference with
-//   the reference (cosign::identity_mismatch, under the caller's rule). One layer that passes all of it is enough;
-//   the others are reported. Only signature manifests and their small payload blobs are read: no byte of the
-//   archive.
+// attach adds one signature per key beside what is there, and nothing when the same artifact is pushed to the
+// same tag again. check reads only signature manifests and their small payload blobs, no byte of the archive:
+// one layer that passes is enough, the others are reported.
 #pragma once
 
 #include <string>
@@ -37,6 +26,12 @@ struct CosignAttach {
 
 // Signs `manifest_digest` (an artifact of session.reference()'s repository) for `docker_reference` with each key
 // and writes the signature manifest. `creator` goes into the payload's "optional".
+//
+// The payload for (reference, manifest digest), one signature per key, is added to the manifest under
+// sha256-<hex>.sig. Every layer already there is kept as it was (other signers', skopeo's, cosign's,
+// attestations); a key whose signature of this very payload is there already signs nothing, so pushing the same
+// artifact to the same tag again adds no layer and writes no manifest. Blobs first, the manifest last: a reader
+// never sees a layer without its blob.
 CosignAttach attach_cosign_signatures(Session& session, const std::string& manifest_digest, const std::string& docker_reference,
                                       const std::vector<const manifest::PrivateKey*>& keys, const std::string& creator);
 
@@ -58,6 +53,15 @@ struct CosignCheck {
 
 // Never throws for what it finds in the signatures (that is in `problems`); throws for the network and for a
 // signature manifest that the registry serves against its own digest.
+//
+// Reads the signature manifest of the chosen artifact and its sigstore bundle referrers (cosign 3's form,
+// cosign_bundles.hpp), then (when the tag resolved to an index) the index's, each in that order: layers of
+// another media type are skipped; each cosign layer has its signature annotation read strictly (padded standard
+// base64, at most oci::kMaxAnnotationBytes), its payload fetched (announced size bounded by kMaxPayloadBytes,
+// bytes checked against its digest, fetched once for all the layers that share it), verified with each trusted
+// key, parsed, its digest compared with the signed artifact's and its docker-reference with the reference
+// (cosign::identity_mismatch, under the caller's rule). One layer that passes all of it is enough; the others
+// are reported.
 [[nodiscard]] CosignCheck check_cosign_signatures(Session& session, const CosignSubject& subject, const manifest::TrustStore& trust,
                                                   cosign::IdentityRule identity);
 

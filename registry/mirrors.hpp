@@ -1,15 +1,5 @@
-// Registry mirrors as container tools read them: containers-registries.conf(5).
-//
-// Where: --registries-conf FILE, else $CONTAINERS_REGISTRIES_CONF, else /etc/containers/registries.conf and then
-// the *.conf files of /etc/containers/registries.conf.d/ in name order (a later [[registry]] with the same prefix
-// replaces an earlier one, as in containers/image). A file that does not exist is no error; one that does not
-// parse is (Error naming the file and line).
-//
-// The TOML subset read (everything else is ignored, so a file written for podman works unchanged):
-//   [[registry]]            prefix = "host[:port][/path]"  location = "host[:port][/path]"  insecure = true|false
-//                           blocked = true|false  mirror-by-digest-only = true|false
-//   [[registry.mirror]]     location = "..."  insecure = true|false   (belongs to the [[registry]] above it)
-// Strings are "double-quoted" (with \" and \\ escapes) or 'literal'; # starts a comment.
+// Registry mirrors as container tools read them: containers-registries.conf(5), so a file written for podman
+// works unchanged.
 //
 // A reference matches the [[registry]] with the longest prefix that equals it up to a '/' or ':' boundary (no
 // prefix: the location is the prefix). A pull then tries each mirror in order and the (possibly rewritten)
@@ -47,9 +37,18 @@ struct RegistriesConf {
   std::vector<std::string> files;  // the files read, for messages
 };
 
-// Parses one file's text; `what` names it in errors ("FILE:LINE: ...").
+// Parses one file's text; `what` names it in errors ("FILE:LINE: ..."). The TOML subset read (everything else is
+// ignored):
+//   [[registry]]            prefix = "host[:port][/path]"  location = "host[:port][/path]"  insecure = true|false
+//                           blocked = true|false  mirror-by-digest-only = true|false
+//   [[registry.mirror]]     location = "..."  insecure = true|false   (belongs to the [[registry]] above it)
+// Strings are "double-quoted" (with \" and \\ escapes) or 'literal'; # starts a comment.
 [[nodiscard]] std::vector<RegistryEntry> parse_registries_conf(std::string_view text, std::string_view what);
-// Reads the configuration from the places above; `explicit_file` is --registries-conf ("" for the defaults).
+// Reads the configuration; `explicit_file` is --registries-conf ("" for the defaults). Where: --registries-conf
+// FILE, else $CONTAINERS_REGISTRIES_CONF, else /etc/containers/registries.conf and then the *.conf files of
+// /etc/containers/registries.conf.d/ in name order (a later [[registry]] with the same prefix replaces an earlier
+// one, as in containers/image). A file that does not exist is no error; one that does not parse is (Error naming
+// the file and line).
 [[nodiscard]] RegistriesConf load_registries_conf(const std::string& explicit_file);
 
 // One place to ask: the registry host[:port] and the repository there.

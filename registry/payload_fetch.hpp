@@ -2,8 +2,8 @@
 // manifest of the header already fetched and checked) before its bytes are handed on; shared by `pull` and
 // `restore oci://`.
 //
-// The bytes of the frame in transfer are staged in memory (one compressed frame: the real H200 cache's largest
-// is under 10 MB). Once the frame's hash checks, the frame is handed to `deliver` (pull writes it to its file,
+// The bytes of the frame in transfer are staged in memory (one compressed frame; pack/layout.hpp decides how
+// large frames are). Once the frame's hash checks, the frame is handed to `deliver` (pull writes it to its file,
 // restore pushes it to the extraction's stream) and the layer's digest is carried on over it; before the last
 // frame is handed on, the whole layer must hash to its descriptor's digest. So a consumer only ever sees
 // verified frames, and a corrupt or tampered blob stops at its first bad frame (IntegrityError, exit 4).

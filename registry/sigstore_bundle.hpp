@@ -1,7 +1,26 @@
 // cosign 3's key-based signature of an OCI artifact: a sigstore bundle (protobuf-specs v0.3) holding a DSSE envelope
 // of an in-toto statement, stored as an OCI referrer of the signed manifest (registry/referrers.hpp finds and
 // indexes referrers). A format of the registry's, like cosign.hpp's `.sig` form; cosign_bundles.hpp writes and
-// checks it. The shapes, as cosign 3 writes them (cmd/cosign/cli/sign/sign.go signDigestBundle,
+// checks it. The shapes, as cosign 3 writes them, are drawn above kMediaType.
+//
+// Everything parsed here comes from the registry and is untrusted: JSON through manifest::parse_untrusted (depth
+// bounded, repeated keys refused), base64 strict (padded standard alphabet, what every writer writes), at most
+// kMaxEnvelopeSignatures signatures and kMaxStatementSubjects subjects. Refusals throw IntegrityError
+// "`what`: field 'dsseEnvelope.payloadType' ...".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "manifest/keys.hpp"
+
+namespace ccpack::registry::bundle {
+
+// The shapes, as cosign 3 writes them (cmd/cosign/cli/sign/sign.go signDigestBundle,
 // pkg/oci/remote/write.go WriteAttestationNewBundleFormat):
 //
 //   statement := {"_type":"https://in-toto.io/Statement/v1",
@@ -17,25 +36,6 @@
 //   referrer manifest := image manifest (OCI), artifactType = the bundle media type, config the empty descriptor,
 //     one layer (the bundle, media type the same), subject = the signed manifest's descriptor, annotations
 //     dev.sigstore.bundle.content=dsse-envelope and dev.sigstore.bundle.predicateType=the predicate type.
-//
-// Everything parsed here comes from the registry and is untrusted: JSON through manifest::parse_untrusted (depth
-// bounded, repeated keys refused), base64 strict (padded standard alphabet, what every writer writes), at most
-// kMaxEnvelopeSignatures signatures and kMaxStatementSubjects subjects. Refusals throw IntegrityError
-// "`what`: field 'dsseEnvelope.payloadType' ...". A bundle with a certificate instead of a public key (keyless) is
-// another verifier's: parse_bundle reports it as such and never judges it.
-#pragma once
-
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include "manifest/keys.hpp"
-
-namespace ccpack::registry::bundle {
-
 inline constexpr std::string_view kMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json";
 // The same version in the older spelling, which sigstore's readers accept too.
 inline constexpr std::string_view kMediaTypeParam = "application/vnd.dev.sigstore.bundle+json;version=0.3";
@@ -84,8 +84,8 @@ struct Envelope {
   std::vector<std::string> signatures;  // decoded
 };
 // The DSSE envelope of a key-based bundle. Returns nullopt (with why in `not_ours`) for a bundle that is not
-// key-based (a certificate) or holds a message signature: another verifier's. Throws IntegrityError naming the
-// field for anything malformed.
+// key-based (a certificate instead of a public key: keyless) or holds a message signature: another verifier's,
+// never judged. Throws IntegrityError naming the field for anything malformed.
 [[nodiscard]] std::optional<Envelope> parse_bundle(std::string_view json, std::string_view what, std::string& not_ours);
 
 // The referrer manifest of a bundle blob for `subject` (its media type, digest, size); the config is the empty

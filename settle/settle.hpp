@@ -2,25 +2,13 @@
 //
 // A cache packed right after a warm-up is not what a pod ends with: a fresh process restored from it still
 // compiles and autotunes kernels the warm-up never needed (a second shape's kernels, autotune results written
-// after the first run). Settling runs the command again the way a pod would, until a run compiles nothing:
+// after the first run). Settling runs the command again the way a pod would, until a run compiles nothing.
+// The stages (detailed at settle() below):
 //
-//   warm-up  run the command with TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR set to the folders create packs
-//            (the user's folders: the warm-up fills them, as before);
-//   loop     for run k = 1..max_runs:
-//              pack    the previous run's folders (the warm-up's, then run k-1's scratch folders) into a scratch
-//                      archive;
-//              restore it into fresh scratch folders under other names (unpack::restore, relocating: a pod's way);
-//              run     the command again, a fresh process, the variables pointing at the scratch folders;
-//              measure what it compiled there since the restore (unpack::folder_status, `ccpack status`'s groups);
-//              stop    when it compiled nothing in the kernel groups (Triton kernels, FX graphs, autotune
-//                      results: manifest::CompiledCounts::settled) -- the fixed point -- or after max_runs;
-//   result   the last run's scratch folders, which hold the archive's files plus what the last run added; the
-//            caller packs them (pack_settled) with the original folders recorded as the build folders.
-//
-// Failure ends the flow with an exception and nothing left behind: the scratch folder (archives and run folders)
-// is removed, no output is written, and the user's folders are as the warm-up left them. SettleFailure carries
-// the exit code: the command failed or ran past its time limit (ExitCode::command_failed), or ccpack got SIGINT
-// or SIGTERM (forwarded to the command's group; ExitCode::interrupted_int / interrupted_term).
+//   warm-up  the command run in the user's folders, which it fills;
+//   loop     pack the last folders, restore them relocated into scratch folders, run the command there and
+//            measure what it compiled; stop at the fixed point (nothing compiled) or after max_runs;
+//   result   the last run's scratch folders, which the caller packs (pack_settled).
 #pragma once
 
 #include <chrono>
@@ -85,7 +73,9 @@ struct SettleOutcome {
   [[nodiscard]] manifest::SettleRecord record() const;
 };
 
-// A settle run's end that writes no archive: the reason, the report so far, and the exit code.
+// A settle run's end that writes no archive: the reason, the report so far, and the exit code: the command failed
+// or ran past its time limit (ExitCode::command_failed), or ccpack got SIGINT or SIGTERM (forwarded to the
+// command's group; ExitCode::interrupted_int / interrupted_term).
 class SettleFailure : public Error {
  public:
   SettleFailure(const std::string& message, ExitCode code, Stopped stopped) : Error(message, code), stopped_(stopped) {}
@@ -95,8 +85,24 @@ class SettleFailure : public Error {
   Stopped stopped_;
 };
 
-// The flow above. Throws SettleFailure (command, time limit, signal), or what pack and restore throw; on any
-// throw the scratch folder is gone.
+// The flow above:
+//
+//   warm-up  run the command with TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR set to the folders create packs
+//            (the user's folders: the warm-up fills them, as before);
+//   loop     for run k = 1..max_runs:
+//              pack    the previous run's folders (the warm-up's, then run k-1's scratch folders) into a scratch
+//                      archive;
+//              restore it into fresh scratch folders under other names (unpack::restore, relocating: a pod's way);
+//              run     the command again, a fresh process, the variables pointing at the scratch folders;
+//              measure what it compiled there since the restore (unpack::folder_status, `ccpack status`'s groups);
+//              stop    when it compiled nothing in the kernel groups (Triton kernels, FX graphs, autotune
+//                      results: manifest::CompiledCounts::settled) -- the fixed point -- or after max_runs;
+//   result   the last run's scratch folders, which hold the archive's files plus what the last run added; the
+//            caller packs them (pack_settled) with the original folders recorded as the build folders.
+//
+// Throws SettleFailure (command, time limit, signal), or what pack and restore throw. Failure leaves nothing
+// behind: the scratch folder (archives and run folders) is removed, no output is written, and the user's folders
+// are as the warm-up left them.
 [[nodiscard]] SettleOutcome settle(const SettleRequest& request);
 
 // Packs the settled folders into `output`, each component recording its original folder as its build folder

@@ -1,8 +1,8 @@
 // The build folders a pickle's strs are matched against (unpack/pickle_paths.hpp), as a trie of path elements.
 //
 // Why: the rewrite learns build folders from the pickle's own strs, one per str at most, and asks of every str
-// which folder it begins with. Kept as a list, each question cost a comparison with every folder learned: a signed
-// pickle of 150k strs that each teach a folder took 20 s and more (quadratic). In a trie, one question walks the
+// which folder it begins with. Kept as a list, each question cost a comparison with every folder learned, so a
+// pickle whose strs each teach a folder took time quadratic in its size. In a trie, one question walks the
 // str's elements once, whatever the number of folders: a pickle is read in time linear in its size.
 //
 // How: a folder "/a/b" is the path of nodes "" -> "a" -> "b" (split at every '/', empty elements kept, so

@@ -2,19 +2,8 @@
 // against the manifest. Frames end at tar entry boundaries (docs/FORMAT.md), so each frame parses on its own:
 // the restore decodes several at once (unpack/extractor.cpp), each through its own FrameStream.
 //
-// next() reads the frame's compressed bytes (only the range the manifest gives it), hashes them, decompresses
-// and parses the tar stream: every header is checked against the next manifest entry of
-// this frame (path, type, mode, size, link), and the chunk carries the pieces of file data that lie in it, for
-// the writer. At the frame's end it checks the SHA-256 of the compressed bytes, the raw size, and that the frame
-// ends where the manifest says: after its last entry, or, for the last frame, after the end-of-archive blocks.
-//
-// Where the bytes go. Decoded whole (when frames are decoded in parallel, for a frame of up to kWholeFrameBytes):
-// straight into one buffer of the frame's raw size (ZSTD_d_stableOutBuffer), the chunks being views into it; zstd
-// needs no window of its own and no copy from it, which shortens the critical path (real H200 cache, largest
-// frame: 0.072 s of CPU instead of 0.113 s). Otherwise through zstd's window (up to 128 MiB) into each chunk's own
-// 4 MiB buffer: the window of the FrameDecoder, reused frame after frame, is the only history in memory, and
-// fresh memory is what a restore on a busy machine pays for most (page zeroing: 16% of its CPU with one window,
-// 32-45% with a buffer per frame, on the 2-core dev VM).
+// A frame is decoded whole into one buffer when it is small enough (kWholeFrameBytes), else through zstd's
+// window into reused chunk buffers (the choice is explained at kWholeFrameBytes).
 #pragma once
 
 #include <zstd.h>
@@ -36,8 +25,14 @@ namespace ccpack::unpack {
 
 inline constexpr std::size_t kChunkBytes = 4 << 20;
 inline constexpr std::size_t kInputBytes = 1 << 20;
-// Frames up to this raw size are decoded into one buffer of their size (see above). pack/layout.hpp makes frames
-// of up to about 200 MB from real caches; older archives hold up to 1 GiB per frame.
+// Frames up to this raw size are decoded into one buffer of their size. pack/layout.hpp makes frames of up to
+// about 200 MB from real caches; older archives hold up to 1 GiB per frame.
+//
+// Decoded whole (when frames are decoded in parallel): straight into one buffer of the frame's raw size
+// (ZSTD_d_stableOutBuffer), the chunks being views into it; zstd needs no window of its own and no copy from it,
+// which shortens the critical path. Otherwise through zstd's window (up to 128 MiB) into each chunk's own 4 MiB
+// buffer: the window of the FrameDecoder, reused frame after frame, is the only history in memory, and fresh
+// memory (page zeroing) is what a restore on a busy machine pays for most. docs/PERFORMANCE.md has the figures.
 inline constexpr std::uint64_t kWholeFrameBytes = 256ULL << 20;
 
 // A file whose data spans chunks: opened before its first piece is written, hashed piece by piece in order.
@@ -103,6 +98,12 @@ class FrameStream {
   // Fills `chunk` with the next part of the frame (at least kChunkBytes but at its end); false once the frame is
   // over and checked. Throws IntegrityError naming the frame or entry. A chunk of a frame decoded whole stays
   // valid as long as the FrameStream.
+  //
+  // Reads the frame's compressed bytes (only the range the manifest gives it), hashes them, decompresses and
+  // parses the tar stream: every header is checked against the next manifest entry of this frame (path, type,
+  // mode, size, link), and the chunk carries the pieces of file data that lie in it, for the writer. At the
+  // frame's end it checks the SHA-256 of the compressed bytes, the raw size, and that the frame ends where the
+  // manifest says: after its last entry, or, for the last frame, after the end-of-archive blocks.
   bool next(Chunk& chunk);
 
   // The memory a FrameStream of frame `f` and its decoder take at most, with `tokens` chunks in flight.

@@ -1,7 +1,7 @@
-// The pickle opcode table, shared by the whole-file rewrite (unpack/pickle_paths.cpp) and the streaming one
-// (unpack/pickle_stream.cpp). It follows the pickle protocol as Python's pickletools documents it: each opcode is
-// one byte, then an argument of fixed size, of a size given by a 1-, 4- or 8-byte little-endian length, or (the
-// text protocol) up to a newline. Internal to unpack/.
+// The pickle opcode table of the streaming path rewrite (PickleStream, unpack/pickle_paths.cpp). It follows the
+// pickle protocol as Python's pickletools documents it: each opcode is one byte, then an argument of fixed size, of
+// a size given by a 1-, 4- or 8-byte little-endian length, or (the text protocol) up to a newline. Internal to
+// unpack/.
 #pragma once
 
 #include <cstddef>

@@ -1,13 +1,26 @@
 // Absolute paths inside Inductor's pickled cache entries, rewritten for the folder a cache is restored into.
 //
-// Why: an FX-graph entry (`<inductor>/fxgraph/...`) and an AOTAutograd entry (`<inductor>/aotautograd/...`) are
-// Python pickles. With the static CUDA launcher (torch 2.8 and later), they hold each kernel's CachingAutotuner
-// pickled whole, and with it two absolute paths of the build machine: the kernel's generated `.py` (`filename`,
-// whose folder is where Inductor looks for the kernel's `.best_config` autotune result) and that `.best_config`
-// itself (the save hook's target). Restored into another folder, the lookup misses, autotuning and coordinate
-// descent run again, and the results are written under the build machine's folder, outside the pod's cache.
-// Measured on an H200 (docs/RELOCATION.md): 222 coordinate-descent benchmarks relocated against 102 in place.
+// Why: FX-graph and AOTAutograd entries are Python pickles that, with the static CUDA launcher (torch 2.8 and
+// later), hold each kernel's CachingAutotuner whole, and with it two absolute paths of the build machine: the
+// kernel's generated `.py` (whose folder is where Inductor looks for its `.best_config`) and that `.best_config`.
+// Restored into another folder, the lookup misses, autotuning runs again and its results land outside the pod's
+// cache (docs/RELOCATION.md measures it).
 //
+// How: PickleStream reads the pickle's opcode stream as the bytes arrive and rewrites each binary str that begins
+// with a build folder, so a restore never holds an entry whole (docs/PERFORMANCE.md). A stream it does not take
+// stops the rewrite, and the file is restored as packed: a file is rewritten whole or not at all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "unpack/folder_prefixes.hpp"
+
+namespace ccpack::unpack {
+
 // The transformation, exactly. A pickle (protocol 2 to 5: byte 0x80, then the protocol) is read as its opcode
 // stream to STOP, which must be its last byte. Each str value of a binary string opcode (SHORT_BINUNICODE,
 // BINUNICODE, BINUNICODE8) that begins with a build folder B followed by '/' becomes the target folder T, '/',
@@ -21,32 +34,11 @@
 // archive). The folders are a trie of path elements (unpack/folder_prefixes.hpp): each str costs one walk of its
 // own elements, whatever the number of folders learned, so a pickle is read in time linear in its size.
 //
-// How: the rewrite is done as the bytes arrive. The extractor feeds each checked piece in order and the rewritten
-// stream is written as soon as it is known, so a restore never holds an entry whole. Holding them cost the most
-// where restores are tightest: the real fixture's two large entries (78 and 55 MB), copied into a buffer of
-// their size and from it into the page cache, made a restore on one CPU take 1.2x the CPU time of one without
-// relocation. The stream is cut into units, each written once it is complete: a FRAME with its content (Python
-// writes frames of about 64 KiB; one over 4 MiB is not taken), or one opcode outside a frame. An opcode outside
-// a frame whose argument is over 64 KiB (a large bytes value) is passed through as it arrives; of a large str
-// only the start is held, enough to see whether it begins with a build folder. Each changed unit is read back
-// before it is written: its opcodes parse to its end and hold as many strs as the packed unit.
-//
-// A stream found not to be a pickle this reader takes (an unknown opcode, an opcode across a frame's end,
-// truncated, bytes after STOP) stops the rewrite at that unit. What was written until then differs from the
-// packed bytes only in the units it changed, so packed_prefix() turns it back into them and the caller writes
-// the file as packed: a file is either rewritten whole or restored as packed, never half of each.
-#pragma once
-
-#include <cstdint>
-#include <functional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include "unpack/folder_prefixes.hpp"
-
-namespace ccpack::unpack {
-
+// The stream is cut into units, each written once it is complete: a FRAME with its content (Python writes frames
+// of about 64 KiB; one over 4 MiB is not taken), or one opcode outside a frame. An opcode outside a frame whose
+// argument is over 64 KiB (a large bytes value) is passed through as it arrives; of a large str only the start is
+// held, enough to see whether it begins with a build folder. Each changed unit is read back before it is written:
+// its opcodes parse to its end and hold as many strs as the packed unit.
 class PickleStream {
  public:
   using Write = std::function<void(std::string_view)>;          // appends bytes to the output
@@ -55,8 +47,9 @@ class PickleStream {
   // the component is restored into (no trailing '/').
   PickleStream(const std::vector<std::string>& roots, std::string to, IsFile is_file, Write write);
 
-  // Takes the next packed bytes. False once the stream is found not to be a pickle this reader takes (then, and
-  // in every later call, nothing more is written; the bytes are kept in pending()).
+  // Takes the next packed bytes. False once the stream is found not to be a pickle this reader takes (an unknown
+  // opcode, an opcode across a frame's end, truncated, bytes after STOP): then, and in every later call, nothing
+  // more is written and the bytes are kept in pending().
   bool feed(std::string_view bytes);
   // At the end of the packed bytes: true when the stream ended at its STOP and all of it is written.
   bool finish();
@@ -69,7 +62,9 @@ class PickleStream {
   [[nodiscard]] std::uint64_t consumed() const { return consumed_; }  // packed bytes those stand for
   // After a failure: the packed bytes from consumed() on that were fed and not written.
   [[nodiscard]] std::string_view pending() const { return buf_; }
-  // The packed bytes [0, consumed()), rebuilt from `output`, the first written() bytes written.
+  // The packed bytes [0, consumed()), rebuilt from `output`, the first written() bytes written. What was written
+  // before a failure differs from the packed bytes only in the units it changed, so the caller can write the file
+  // as packed.
   [[nodiscard]] std::string packed_prefix(std::string_view output) const;
   // The same, streamed: the output is read through `read` (`n` bytes at output offset `at` into `into`) and the
   // packed bytes handed to `write` in pieces of at most 1 MiB, so memory does not grow with the file.

@@ -4,21 +4,8 @@
 //
 // Triton stores, for each kernel, `<HASH>/__grp__<name>.json` = {"child_paths": {"<file>": "<absolute path>"}},
 // and drops any child whose absolute path does not exist, so a Triton cache restored under another folder
-// silently misses (measured on an H200: 59.8 s first step relocated, 27.3 s in place, 49.9 s cold). After the
-// archive's bytes are checked and before the folder is swapped in, restore rewrites those paths.
-//
-// The transformation, exactly: in a file F named `__grp__*.json` of a component restored into folder T, each value
-// V of the top-level "child_paths" object is considered with R = (F's folder relative to the component root) + "/"
-// + (V's last path element). When V is absolute, ends with "/" + R, and R names a file entry of the same component
-// in the archive, V becomes T + "/" + R. The folder V was built in is read from V itself, so caches copied
-// elsewhere before packing, or imported, relocate the same way. Nothing else changes: other keys and values
-// are kept, keys keep their order; the file is written as compact JSON with its mode. A group file that is not
-// such JSON is written as packed and counted.
-//
-// Where: as the extractor writes each group file into the staging folder (unpack/extractor.cpp), after its packed
-// bytes are checked against the manifest, so a rewritten file costs no second write, no temporary and no rename.
-// (Rewriting them after extraction, read back and renamed over, took 1.1 s of a 3.8 s restore at 100k files,
-// 11k group files, on one thread: ext4 flushes a file renamed over another at once.)
+// silently misses (docs/RELOCATION.md measures it). After the archive's bytes are checked and before the folder
+// is swapped in, restore rewrites those paths (PathRelocator).
 #pragma once
 
 #include <cstdint>
@@ -54,6 +41,10 @@ struct RelocationStats {
 // `target`: group files of every component, and for an Inductor component the files below its top-level
 // `fxgraph/` and `aotautograd/` folders. Paths that already point into `target` are kept. rewrite() may be
 // called from several threads at once.
+//
+// Where: as the extractor writes each such file into the staging folder (unpack/extractor.cpp), after its packed
+// bytes are checked against the manifest, so a rewritten file costs no second write, no temporary and no rename
+// (ext4 flushes a file renamed over another at once; docs/PERFORMANCE.md).
 class PathRelocator {
  public:
   PathRelocator(const manifest::Manifest& manifest, std::size_t component, const std::filesystem::path& target);
@@ -68,6 +59,14 @@ class PathRelocator {
   [[nodiscard]] bool streams(std::size_t entry) const;
   // What to write for file `entry`, whose packed bytes (already checked) are `packed`: the rewritten bytes, or
   // nullopt to write the packed bytes (nothing to move, or not the expected form). Counts into stats().
+  //
+  // A group file, exactly: in a file F named `__grp__*.json` of a component restored into folder T, each value V
+  // of the top-level "child_paths" object is considered with R = (F's folder relative to the component root) +
+  // "/" + (V's last path element). When V is absolute, ends with "/" + R, and R names a file entry of the same
+  // component in the archive, V becomes T + "/" + R. The folder V was built in is read from V itself, so caches
+  // copied elsewhere before packing, or imported, relocate the same way. Nothing else changes: other keys and
+  // values are kept, keys keep their order; the file is written as compact JSON with its mode. A group file that
+  // is not such JSON is written as packed and counted.
   [[nodiscard]] std::optional<std::string> rewrite(std::size_t entry, std::string_view packed);
   // The streaming rewrite of pickled entry `entry`, writing through `write`; streamed() counts its outcome.
   [[nodiscard]] std::unique_ptr<PickleStream> stream(PickleStream::Write write);

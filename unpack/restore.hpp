@@ -10,10 +10,8 @@
 //   fit      the fingerprint comparison for the components that have a folder, and the policy's decision: refuse
 //            (nothing written), force (all restored), or purge (a verdict per component);
 //   install  lock, plan, stage, check, swap all or nothing, purge (installer.hpp).
-// Folders that all carry a restore's marker most likely hold this archive already, so the header stage then
-// streams the manifest instead of keeping it (archive.hpp: ManifestText::stream); the install reads the markers
-// again under its locks and decides. The front end parses flags, probes through `machine`, and prints what comes
-// back: it never reads a marker or a manifest stage itself.
+// The front end parses flags, probes through `machine`, and prints what comes back: it never reads a marker or a
+// manifest stage itself.
 #pragma once
 
 #include <filesystem>
@@ -66,6 +64,10 @@ struct RestoreResult {
   bool top_level_from_markers = false;
 };
 
+// Folders that all carry a restore's marker most likely hold this archive already, so the header stage then
+// streams the manifest instead of keeping it (archive.hpp: ManifestText::stream); the install reads the markers
+// again under its locks and decides.
+//
 // Throws what the stages throw (Error, IntegrityError, UsageError, or the gate's exception); on a throw no
 // target folder has changed. A refusal by the fingerprint is not thrown: it is `refused`, after the whole
 // manifest was read and validated (a manifest that fails validation is refused as such, before any verdict).

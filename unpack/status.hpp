@@ -2,19 +2,8 @@
 //
 // A restored folder holds the restore's marker (manifest/marker.hpp: which archive, signer, time, the fingerprint
 // it was built for) and its entry list (manifest/restored_entries.hpp: every file the archive put there). One walk
-// of the folder (readdir only; nothing is hashed unless `verify`) then sorts what the pod has now:
-//   - files the archive did not contain: what the pod compiled itself, that is what missed. Grouped:
-//       fx_graphs   Inductor FX-graph cache entries (fxgraph/<xx>/<key>/<entry>)
-//       kernels     Triton kernel folders with a file the archive did not hold: the triton component's <hash>/
-//                   folders and Inductor's triton/<device>/<hash>/, named by the kernel (the stem of the folder's
-//                   <kernel>.json, not __grp__*)
-//       autotune    Inductor autotune results (*.best_config): autotuning ran again
-//       other       anything else (generated code, AOTAutograd entries, launchers, ...)
-//   - files the archive put there that are gone (removed by hand or by `ccpack purge`);
-//   - with `verify`: files the archive put there whose bytes are not the archive's (SHA-256 against the list);
-//     the files a relocating restore rewrites for the folder (unpack/relocate.hpp) are counted, not compared.
-// Transient names are not counted: lock files and the top-level locks/ folder, Triton's tmp.pid_* folders and
-// ccpack's own reserved names (the same rules as create's scanner).
+// of the folder (readdir only; nothing is hashed unless `verify`) then sorts what the pod has now against the
+// list: files added (what missed, grouped as FolderStatus says), files gone, and with `verify` files changed.
 //
 // The fingerprint comparison (does the archive still fit this machine) is not here: the caller runs
 // manifest::compare on the marker's fingerprint, as `check` does on the archive's.
@@ -46,6 +35,18 @@ struct AddedKernel {
 };
 
 // Paths are relative to the cache folder; every list is sorted.
+//   - files the archive did not contain: what the pod compiled itself, that is what missed. Grouped:
+//       fx_graphs   Inductor FX-graph cache entries (fxgraph/<xx>/<key>/<entry>)
+//       kernels     Triton kernel folders with a file the archive did not hold: the triton component's <hash>/
+//                   folders and Inductor's triton/<device>/<hash>/, named by the kernel (the stem of the folder's
+//                   <kernel>.json, not __grp__*)
+//       autotune    Inductor autotune results (*.best_config): autotuning ran again
+//       other       anything else (generated code, AOTAutograd entries, launchers, ...)
+//   - missing: files the archive put there that are gone (removed by hand or by `ccpack purge`);
+//   - modified, with `verify`: files the archive put there whose bytes are not the archive's (SHA-256 against the
+//     list); the files a relocating restore rewrites for the folder (unpack/relocate.hpp) are counted, not compared.
+// Transient names are not counted: lock files and the top-level locks/ folder, Triton's tmp.pid_* folders and
+// ccpack's own reserved names (the same rules as create's scanner).
 struct FolderStatus {
   manifest::CacheDir dir;
   FolderState state = FolderState::absent;

@@ -1,4 +1,4 @@
-// SHA-256 over OpenSSL 3's EVP interface (SHA-NI where the CPU has it, ~1.7 GB/s here).
+// SHA-256 over OpenSSL 3's EVP interface (SHA-NI where the CPU has it).
 //
 // The digest algorithm is fetched once per process: OpenSSL 3's implicit fetch on every EVP_DigestInit costs
 // more than hashing a small file, and caches hold thousands of them.
