@@ -91,7 +91,9 @@ std::size_t read_with_extra(int fd, char* data, std::uint64_t size, const fs::pa
     if (n < 0) throw_errno("cannot read " + quoted_path(source));
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
-    if (got > size) break;
+    // A regular file's read stops short of what was asked only at its end: `size` bytes then mean the extra byte
+    // did not exist, and asking again would be one more system call per file for the 0 it returns.
+    if (got >= size) break;
     parts[0] = {data + got, size - got};
   }
   return got;
