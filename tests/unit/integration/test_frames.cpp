@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "cli/archive_builder.hpp"
+#include "cli/helpers/archive_builder.hpp"
 #include "manifest/format.hpp"
 #include "manifest/cache_dir.hpp"
 #include "pack/packer.hpp"
