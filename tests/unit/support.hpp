@@ -2,6 +2,7 @@
 // and modes, the message of an expected exception, and the real fixture.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "manifest/manifest.hpp"
 #include "manifest/policy.hpp"
 #include "util/error.hpp"
+#include "util/subprocess.hpp"
 
 namespace ccpack::test {
 
@@ -77,6 +79,9 @@ struct Streams {
   std::string err;
 };
 [[nodiscard]] Streams captured(const std::function<void()>& f);
+
+// Limits for the probes' programs with no deadline of their own: CTest's TIMEOUT catches a hang.
+inline const RunLimits kNoDeadline{std::chrono::hours(1), 1 << 20};
 
 // How much this process's peak RSS grows, in KiB, while `work` runs in a child (fork, then ru_maxrss before and
 // after, in the child): memory bounds measured apart from what the test process already holds. -1 when `work`
