@@ -18,7 +18,7 @@ CACHE=${2:-}
 REPS=${REPS:-3}
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
-HELP="$ROOT/tests/cli/registry_helpers.py"
+HELP="$ROOT/tests/cli/helpers/registry_helpers.py"
 W=$(mktemp -d "${TMPDIR:-/tmp}/ccpack-bench-registry.XXXXXX")
 REG_PID=""
 trap '[ -n "$REG_PID" ] && kill "$REG_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT

@@ -1,7 +1,7 @@
 // libFuzzer target: symlink graphs. The input bytes describe a small tree (folders, files and symlinks whose
 // targets are paths over a tiny alphabet: "..", ".", "a", "b", "l", "m", "" and a leading "/"), so that mutations
 // explore link chains, loops and escapes instead of fighting hashes. Each tree is checked three ways:
-//   1. restore: the tree is built into a complete archive (cli/archive_builder.hpp) and restored into a jail;
+//   1. restore: the tree is built into a complete archive (cli/helpers/archive_builder.hpp) and restored into a jail;
 //      when the restore succeeds, every symlink in the jail must resolve (as the kernel would, dangling names
 //      taken lexically) inside its component folder. A resolved escape is a finding, not only a crash.
 //   2. agreement: the same tree is made on disk and scanned as create would; create must accept exactly the
@@ -17,7 +17,7 @@
 #include <string>
 #include <system_error>
 
-#include "cli/archive_builder.hpp"
+#include "cli/helpers/archive_builder.hpp"
 #include "fuzz/jail_check.hpp"
 #include "manifest/cache_dir.hpp"
 #include "pack/scanner.hpp"

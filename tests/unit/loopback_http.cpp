@@ -10,6 +10,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
+#include "registry/oci.hpp"
+#include "util/sha256.hpp"
+
 namespace ccpack::test {
 namespace {
 
@@ -94,6 +97,15 @@ std::string http_answer(int status, const std::vector<std::string>& headers, con
   }
   if (!has_length) out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   return out + "Connection: close\r\n\r\n" + body;
+}
+
+std::string digest_of(const std::string& bytes) { return registry::oci::digest_string(Sha256::of(bytes)); }
+
+registry::Session session_for(const LoopbackHttp& server) {
+  registry::SessionOptions o;
+  o.http.plain_http = true;
+  o.http.max_attempts = 1;
+  return {registry::oci::parse_reference("127.0.0.1:" + std::to_string(server.port()) + "/team/model:v1"), o};
 }
 
 }  // namespace ccpack::test

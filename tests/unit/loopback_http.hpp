@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "registry/session.hpp"
+
 namespace ccpack::test {
 
 class LoopbackHttp {
@@ -36,5 +38,20 @@ class LoopbackHttp {
 // An HTTP/1.1 answer: "HTTP/1.1 <status>", the headers (each "Name: value"), Content-Length of `body` unless a
 // header gives one, Connection: close, then the body.
 [[nodiscard]] std::string http_answer(int status, const std::vector<std::string>& headers, const std::string& body);
+
+// The request line of a kept request ("GET /v2/... HTTP/1.1").
+[[nodiscard]] inline std::string first_line(const std::string& request) { return request.substr(0, request.find("\r\n")); }
+
+// "sha256:<hex>" of `bytes`, as OCI documents name a blob.
+[[nodiscard]] std::string digest_of(const std::string& bytes);
+
+// A registry session to `server` for repository team/model, tag v1: plain HTTP, one attempt per request (an answer
+// the script does not hold is a failure, never a retry).
+[[nodiscard]] registry::Session session_for(const LoopbackHttp& server);
+// The request line of such a session's GET of its tag, and of a blob of its repository.
+inline const std::string kTagRequestLine = "GET /v2/team/model/manifests/v1 HTTP/1.1";
+[[nodiscard]] inline std::string blob_request_line(const std::string& digest) {
+  return "GET /v2/team/model/blobs/" + digest + " HTTP/1.1";
+}
 
 }  // namespace ccpack::test

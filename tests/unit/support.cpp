@@ -1,6 +1,6 @@
 #include "unit/support.hpp"
-#include "util/error.hpp"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,6 +13,9 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+
+#include "util/error.hpp"
+#include "util/sha256.hpp"
 
 namespace ccpack::test {
 
@@ -199,6 +202,89 @@ fs::path real_fixture() {
     return dir;
   }();
   return unpacked;
+}
+
+Streams captured(const std::function<void()>& f) {
+  ScratchDir t;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int saved_out = ::dup(1);
+  int saved_err = ::dup(2);
+  int out_fd = ::open((t / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  int err_fd = ::open((t / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::dup2(out_fd, 1);
+  ::dup2(err_fd, 2);
+  f();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::dup2(saved_out, 1);
+  ::dup2(saved_err, 2);
+  for (int fd : {saved_out, saved_err, out_fd, err_fd}) ::close(fd);
+  return {slurp(t / "out"), slurp(t / "err")};
+}
+
+manifest::Entry dir_entry(const std::string& path) { return {path, manifest::EntryType::dir, 0755, 0, {}, {}, 0}; }
+
+manifest::Entry file_entry(const std::string& path, const std::string& bytes, std::uint32_t mode) {
+  return {path, manifest::EntryType::file, mode, bytes.size(), Sha256::of(bytes), {}, 0};
+}
+
+manifest::Entry link_entry(const std::string& path, const std::string& target) {
+  return {path, manifest::EntryType::symlink, 0777, 0, {}, target, 0};
+}
+
+manifest::Manifest sample_manifest() {
+  using manifest::ComponentKind;
+  using manifest::EntryType;
+  manifest::Manifest m;
+  m.created_by = "ccpack test";
+  m.compression = {"zstd", 1, 27};
+  m.components = {{"inductor", ComponentKind::inductor, "/tmp/ind", 1, 5}, {"triton", ComponentKind::triton, "/tmp/tri", 0, 0}};
+  m.entries = {{"inductor", EntryType::dir, 0755, 0, {}, {}, 0},
+               {"inductor/fx", EntryType::dir, 0755, 0, {}, {}, 0},
+               {"inductor/fx/a.py", EntryType::file, 0644, 5, Sha256::of("hello"), {}, 0},
+               {"inductor/fx/link", EntryType::symlink, 0777, 0, {}, "a.py", 0},
+               {"triton", EntryType::dir, 0700, 0, {}, {}, 0}};
+  m.frames = {{0, 100, 4096, Sha256::of("frame"), 0, 5}};
+  m.tar_size = 4096;
+  return m;
+}
+
+manifest::Manifest triton_manifest() {
+  using manifest::EntryType;
+  manifest::Manifest m;
+  m.created_by = "ccpack test";
+  m.compression = {"zstd", 1, 27};
+  m.components = {{"triton", manifest::ComponentKind::triton, "/tmp/tri", 1, 5}};
+  m.entries = {{"triton", EntryType::dir, 0755, 0, {}, {}, 0},
+               {"triton/a.json", EntryType::file, 0644, 5, Sha256::of("hello"), {}, 0}};
+  m.frames = {{0, 100, 4096, Sha256::of("frame"), 0, 2}};
+  m.tar_size = 4096;
+  return m;
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+const manifest::ComparisonRow& row_of(const manifest::Comparison& c, std::string_view name) {
+  for (const manifest::ComparisonRow& r : c.rows) {
+    if (r.field == name) return r;
+  }
+  FAIL("no row " << name);
+  throw 0;
+}
+
+void flip_byte(const std::filesystem::path& path, std::uint64_t offset, unsigned char mask) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.read(&c, 1);
+  c = static_cast<char>(c ^ static_cast<char>(mask));
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(&c, 1);
 }
 
 }  // namespace ccpack::test

@@ -2,17 +2,23 @@
 // and modes, the message of an expected exception, and the real fixture.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "manifest/fingerprint.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/fingerprint.hpp"
+#include "manifest/manifest.hpp"
+#include "manifest/policy.hpp"
 #include "util/error.hpp"
+#include "util/subprocess.hpp"
 
 namespace ccpack::test {
 
@@ -67,6 +73,16 @@ template <class E>
   return message_of<std::exception>(run, "(no error)");
 }
 
+// What a call writes to standard output and standard error: `f` runs with file descriptors 1 and 2 sent to files.
+struct Streams {
+  std::string out;
+  std::string err;
+};
+[[nodiscard]] Streams captured(const std::function<void()>& f);
+
+// Limits for the probes' programs with no deadline of their own: CTest's TIMEOUT catches a hang.
+inline const RunLimits kNoDeadline{std::chrono::hours(1), 1 << 20};
+
 // How much this process's peak RSS grows, in KiB, while `work` runs in a child (fork, then ru_maxrss before and
 // after, in the child): memory bounds measured apart from what the test process already holds. -1 when `work`
 // throws.
@@ -111,6 +127,29 @@ void write_file(const std::filesystem::path& path, const std::string& content, u
   if (!v) return "<missing>";
   return v->value ? *v->value + " [" + v->source + "]" : "<absent: " + v->source + ">";
 }
+
+// Builders that more than one test file uses; a builder one file alone uses stays in that file, under a name of
+// its own (the tests of a folder compile as one unit, tests/CMakeLists.txt).
+
+// Entries as pack writes them: a folder 0755, a file 0644 (or `mode`) with its size and SHA-256, a symlink 0777.
+[[nodiscard]] manifest::Entry dir_entry(const std::string& path);
+[[nodiscard]] manifest::Entry file_entry(const std::string& path, const std::string& bytes, std::uint32_t mode = 0644);
+[[nodiscard]] manifest::Entry link_entry(const std::string& path, const std::string& target);
+
+// A valid manifest: Inductor (a folder tree with a 5-byte file and a symlink to it) and an empty Triton folder, one
+// frame over all five entries.
+[[nodiscard]] manifest::Manifest sample_manifest();
+// A valid manifest of one Triton folder holding a 5-byte file, one frame over both entries.
+[[nodiscard]] manifest::Manifest triton_manifest();
+
+// `text` with the first `from` replaced by `to`; a test failure when `text` holds no `from`.
+[[nodiscard]] std::string replaced(std::string text, const std::string& from, const std::string& to);
+
+// The row of field `name` in a comparison; a test failure when there is none.
+[[nodiscard]] const manifest::ComparisonRow& row_of(const manifest::Comparison& c, std::string_view name);
+
+// Flips the bits of `mask` in the byte at `offset` of the file at `path`.
+void flip_byte(const std::filesystem::path& path, std::uint64_t offset, unsigned char mask);
 
 // The real fixture's archive: $CCPACK_FIXTURE when set, else ../shared/fixtures/real-cache-h200.tar.xz.
 [[nodiscard]] std::filesystem::path fixture_archive();

@@ -13,7 +13,7 @@ using manifest::EntryType;
 
 namespace {
 
-manifest::Manifest sample() {
+manifest::Manifest card_sample() {
   manifest::Manifest m;
   m.created_by = "ccpack 0.1.0";
   m.components = {{"inductor", manifest::ComponentKind::inductor, "/c/ind", 3, 2'500'000},
@@ -43,7 +43,7 @@ std::string card_of(const manifest::Manifest& m, const std::string& name = "mode
 }  // namespace
 
 TEST_CASE("card: the head, each field's value, absent and unrecorded fields, set entries one a line", "[card]") {
-  manifest::Manifest m = sample();
+  manifest::Manifest m = card_sample();
   std::string card = card_of(m);
   CHECK(card.starts_with("# Model card: model.ccpack\n\nBuilt by `ccpack inspect --card` from the archive's manifest and recorded "
                          "fingerprint only.\n\n- manifest: sha256:" + std::string(64, 'e') + "\n- created by: ccpack 0.1.0\n"
@@ -69,7 +69,7 @@ TEST_CASE("card: the head, each field's value, absent and unrecorded fields, set
 }
 
 TEST_CASE("card: each signer with its signing time and note, as recorded, hostile notes inert", "[card]") {
-  manifest::Manifest m = sample();
+  manifest::Manifest m = card_sample();
   std::vector<manifest::Signature> sigs(2);
   sigs[0].key_id = "0c3f51e2a9d84b17";
   sigs[0].signed_at = "2026-12-01T09:30:00Z";
@@ -89,7 +89,7 @@ TEST_CASE("card: each signer with its signing time and note, as recorded, hostil
 }
 
 TEST_CASE("card: statistics from the manifest: components, totals, binaries, libraries and kernel targets", "[card]") {
-  std::string card = card_of(sample());
+  std::string card = card_of(card_sample());
   CHECK_THAT(card, Catch::Contains("\n## Cache statistics\n\n| component | kind | files | size |\n|---|---|---|---|\n"
                                    "| inductor | inductor | 3 | 2.5 MB |\n| triton | triton | 2 | 1.0 MB |\n"
                                    "\n- total: 5 files, 3.5 MB; archive 3.6 MB\n"
@@ -100,7 +100,7 @@ TEST_CASE("card: statistics from the manifest: components, totals, binaries, lib
 }
 
 TEST_CASE("card: kernels that disagree with the fingerprint, several targets, no gpu.arch", "[card]") {
-  manifest::Manifest m = sample();
+  manifest::Manifest m = card_sample();
   m.fingerprint.triton_targets = {{"cuda", "90", 32, "3.6.0", 400}, {"cuda", "80", 32, "3.5.0", 37}};
   std::string card = card_of(m);
   CHECK_THAT(card, Catch::Contains("\n## Consistency\n\n"
@@ -108,10 +108,10 @@ TEST_CASE("card: kernels that disagree with the fingerprint, several targets, no
                                    "uses only those for its own GPU; the others are dead weight there.**\n"
                                    "- **The fingerprint says gpu.arch sm_90 but 37 kernels name sm_80.**\n"
                                    "- **The fingerprint says triton.version 3.6.0 but 37 kernels were built by triton 3.5.0.**\n\n"));
-  manifest::Manifest no_arch = sample();
+  manifest::Manifest no_arch = card_sample();
   no_arch.fingerprint.fields.erase(std::string(manifest::field::gpu_arch));
   CHECK_THAT(card_of(no_arch), Catch::Contains("- **The fingerprint records no gpu.arch, so it names no single GPU for these kernels.**\n"));
-  manifest::Manifest no_kernels = sample();
+  manifest::Manifest no_kernels = card_sample();
   no_kernels.fingerprint.triton_targets.clear();
   std::string plain = card_of(no_kernels);
   CHECK_THAT(plain, Catch::Contains("- Triton kernels by target: none recorded\n"));
@@ -119,7 +119,7 @@ TEST_CASE("card: kernels that disagree with the fingerprint, several targets, no
 }
 
 TEST_CASE("card: recompilation triggers from the policy table, per component, with the recorded value", "[card]") {
-  std::string card = card_of(sample());
+  std::string card = card_of(card_sample());
   CHECK_THAT(card, Catch::Contains("\n- [ ] triton.version = 3.6.0 -> inductor stale, triton stale. Triton's cache key starts with "
                                    "its version and source hash; Inductor's includes it\n"));
   CHECK_THAT(card, Catch::Contains("\n- [ ] gpu.driver = absent -> inductor refused if older, triton refused if older. "));
@@ -130,7 +130,7 @@ TEST_CASE("card: recompilation triggers from the policy table, per component, wi
 }
 
 TEST_CASE("card: hostile names and values stay on their line and inert for Markdown", "[card]") {
-  manifest::Manifest m = sample();
+  manifest::Manifest m = card_sample();
   m.created_by = "x\n# Injected";
   m.components[0].name = "ind|ex";
   m.fingerprint.set(manifest::field::gpu_name, "H200 <script>*[link](http://x)`", "nvml");
@@ -144,7 +144,7 @@ TEST_CASE("card: hostile names and values stay on their line and inert for Markd
 }
 
 TEST_CASE("card: an archive made before fingerprints says nothing describes a machine", "[card]") {
-  manifest::Manifest m = sample();
+  manifest::Manifest m = card_sample();
   m.fingerprint = manifest::Fingerprint{};
   std::string card = card_of(m);
   CHECK_THAT(card, Catch::Contains("\n- created by: ccpack 0.1.0\n- fingerprint: not recorded (made before fingerprints): nothing "
@@ -155,7 +155,7 @@ TEST_CASE("card: an archive made before fingerprints says nothing describes a ma
 }
 
 TEST_CASE("card: whether the archive was settled, and what its last settle run compiled", "[card]") {
-  manifest::Manifest m = sample();
+  manifest::Manifest m = card_sample();
   m.settle = manifest::SettleRecord{2, true, "fixed-point", {0, 0, 0, 3}};
   CHECK_THAT(card_of(m), Catch::Contains("\n- settled: settled after 2 settle runs (fixed point: the last compiled 0 Triton kernels, 0 FX "
                                          "graphs, 0 autotune results)\n"));
@@ -165,7 +165,7 @@ TEST_CASE("card: whether the archive was settled, and what its last settle run c
 }
 
 TEST_CASE("card: a merged archive names its base and deltas, a delta says it is one, others have no merged line", "[card]") {
-  manifest::Manifest m = sample();
+  manifest::Manifest m = card_sample();
   CHECK(card_of(m).find("- merged:") == std::string::npos);
   m.merge = manifest::MergeRecord{std::string(64, 'a'), {{std::string(64, 'b'), 5}, {std::string(64, 'c'), 2}}};
   CHECK_THAT(card_of(m), Catch::Contains("\n- settled: base not settled (not tried: made without `create --settle`); merged 2 deltas "
@@ -177,7 +177,7 @@ TEST_CASE("card: a merged archive names its base and deltas, a delta says it is 
 }
 
 TEST_CASE("card: a merged archive of a settled base says the base was settled, not the merged archive", "[card]") {
-  manifest::Manifest m = sample();
+  manifest::Manifest m = card_sample();
   m.settle = manifest::SettleRecord{2, true, "fixed-point", {0, 0, 0, 0}};
   m.merge = manifest::MergeRecord{std::string(64, 'a'), {{std::string(64, 'b'), 1}}};
   std::string want = "base settled after 2 settle runs (fixed point: the last compiled 0 Triton kernels, 0 FX graphs, 0 autotune "

@@ -17,33 +17,8 @@ using namespace ccpack;
 
 namespace {
 
-struct Streams {
-  std::string out;
-  std::string err;
-};
-
-// What `f` writes to standard output and standard error (both redirected to files for the call).
-Streams captured(const std::function<void()>& f) {
-  test::ScratchDir t;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  int saved_out = ::dup(1);
-  int saved_err = ::dup(2);
-  int out_fd = ::open((t / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  int err_fd = ::open((t / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ::dup2(out_fd, 1);
-  ::dup2(err_fd, 2);
-  f();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::dup2(saved_out, 1);
-  ::dup2(saved_err, 2);
-  for (int fd : {saved_out, saved_err, out_fd, err_fd}) ::close(fd);
-  return {test::slurp(t / "out"), test::slurp(t / "err")};
-}
-
-Streams all_lines(const cli::CommonOptions& common) {
-  return captured([&common] {
+test::Streams all_lines(const cli::CommonOptions& common) {
+  return test::captured([&common] {
     cli::Reporter r(common);
     r.say("said");
     r.warn("warned");
@@ -56,7 +31,7 @@ Streams all_lines(const cli::CommonOptions& common) {
 
 TEST_CASE("reporter: a terminal report says, warns and alarms on stderr and writes no JSON") {
   cli::CommonOptions c;
-  Streams s = all_lines(c);
+  test::Streams s = all_lines(c);
   CHECK(s.out.empty());
   CHECK(s.err == "ccpack: said\nccpack: warning: warned\nccpack: warning: alarmed\n");
   CHECK(cli::Reporter(c).progress());
@@ -65,13 +40,13 @@ TEST_CASE("reporter: a terminal report says, warns and alarms on stderr and writ
 TEST_CASE("reporter: -q keeps only the alarm, --json keeps the warnings and writes the report with ok first") {
   cli::CommonOptions quiet;
   quiet.quiet = true;
-  Streams q = all_lines(quiet);
+  test::Streams q = all_lines(quiet);
   CHECK(q.out.empty());
   CHECK(q.err == "ccpack: warning: alarmed\n");
   CHECK_FALSE(cli::Reporter(quiet).progress());
   cli::CommonOptions json;
   json.json = true;
-  Streams j = all_lines(json);
+  test::Streams j = all_lines(json);
   CHECK(j.err == "ccpack: warning: warned\nccpack: warning: alarmed\n");
   CHECK(j.out == "{\n  \"ok\": true,\n  \"count\": 2,\n  \"name\": \"x\"\n}\n");
   CHECK_FALSE(cli::Reporter(json).progress());
@@ -113,26 +88,12 @@ struct Captured {
   int result = -1;
 };
 
-// Runs `body` with file descriptors 1 and 2 sent to files, and returns what each received.
+// Runs `body` with file descriptors 1 and 2 sent to files, and returns what each received and what it returned.
 Captured capture(const std::function<int()>& body) {
-  test::ScratchDir t;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  int saved_out = ::dup(1);
-  int saved_err = ::dup(2);
-  int out = ::open((t / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  int err = ::open((t / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ::dup2(out, 1);
-  ::dup2(err, 2);
   Captured c;
-  c.result = body();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::dup2(saved_out, 1);
-  ::dup2(saved_err, 2);
-  for (int fd : {out, err, saved_out, saved_err}) ::close(fd);
-  c.out = test::slurp(t / "out");
-  c.err = test::slurp(t / "err");
+  test::Streams s = test::captured([&] { c.result = body(); });
+  c.out = s.out;
+  c.err = s.err;
   return c;
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 // Two components and three rows: a stale single value, a set-valued difference, and an ignored field the
 // archive does not record.
-manifest::Comparison sample() {
+manifest::Comparison comparison_sample() {
   manifest::Comparison c;
   c.components = {{"inductor", manifest::ComponentKind::inductor}, {"triton", manifest::ComponentKind::triton}};
   manifest::ComparisonRow version;
@@ -44,7 +44,7 @@ manifest::Comparison sample() {
 }  // namespace
 
 TEST_CASE("difference_text: single values quoted or their note, set differences phrase by phrase, bounded", "[comparison]") {
-  manifest::Comparison c = sample();
+  manifest::Comparison c = comparison_sample();
   CHECK(cli::difference_text(c.rows[0]) == "archive '3.5.0', here '3.6.0'");
   CHECK(cli::difference_text(c.rows[1]) == "nvidia-cublas: 1 -> 2; nvidia-nccl==3 only here");
   CHECK(cli::difference_text(c.rows[1], 1) == "nvidia-cublas: 1 -> 2; and 1 more");
@@ -60,7 +60,7 @@ TEST_CASE("difference_text: single values quoted or their note, set differences 
 }
 
 TEST_CASE("comparison_json: the exact --json shape, set arrays only on set-valued rows", "[comparison]") {
-  manifest::Comparison c = sample();
+  manifest::Comparison c = comparison_sample();
   CHECK(cli::set_diff_json(c.rows[0]).dump() == R"({"added":[],"removed":[],"changed":[]})");
   CHECK(cli::set_diff_json(c.rows[1]).dump() ==
         R"({"added":["nvidia-nccl==3"],"removed":[],"changed":[{"name":"nvidia-cublas","archive":"1","local":"2"}]})");

@@ -12,21 +12,22 @@ using namespace ccpack;
 
 namespace {
 
-std::string usage_error(const std::vector<std::string>& ignored) {
+std::string ignore_usage_error(const std::vector<std::string>& ignored) {
   return test::usage_error([&] { cli::check_ignored(ignored); });
 }
 
 }  // namespace
 
 TEST_CASE("check_ignored: every name must be a field of the table, hostile names are escaped", "[fingerprint_options]") {
-  CHECK(usage_error({}) == "(no UsageError)");
-  CHECK(usage_error({"gpu.driver", "cache.targets", "triton.version"}) == "(no UsageError)");
-  std::string bad = usage_error({"gpu.driver", "gpu.drivers"});
+  CHECK(ignore_usage_error({}) == "(no UsageError)");
+  CHECK(ignore_usage_error({"gpu.driver", "cache.targets", "triton.version"}) == "(no UsageError)");
+  std::string bad = ignore_usage_error({"gpu.driver", "gpu.drivers"});
   CHECK_THAT(bad, Catch::StartsWith("--ignore: 'gpu.drivers' is not a fingerprint field (fields: cpu.arch, os, glibc, python.version, "));
   CHECK_THAT(bad, Catch::EndsWith(", paths.inductor, paths.triton, cache.targets)"));
-  CHECK_THAT(usage_error({"gpu\narch\x1b[2J"}), Catch::StartsWith("--ignore: 'gpu\\narch\\x1b[2J' is not a fingerprint field"));
-  CHECK_THAT(usage_error({"GPU.ARCH"}), Catch::StartsWith("--ignore: 'GPU.ARCH' is not"));  // names are exact
-  std::string long_name = usage_error({std::string(500, 'x')});
+  CHECK_THAT(ignore_usage_error({"gpu\narch\x1b[2J"}),
+             Catch::StartsWith("--ignore: 'gpu\\narch\\x1b[2J' is not a fingerprint field"));
+  CHECK_THAT(ignore_usage_error({"GPU.ARCH"}), Catch::StartsWith("--ignore: 'GPU.ARCH' is not"));  // names are exact
+  std::string long_name = ignore_usage_error({std::string(500, 'x')});
   CHECK(long_name.find(std::string(65, 'x')) == std::string::npos);  // cut at 64 bytes
   CHECK_THAT(long_name, Catch::Contains("...' is not a fingerprint field"));
 }

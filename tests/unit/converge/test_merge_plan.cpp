@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "converge/merge_plan.hpp"
+#include "unit/support.hpp"
 
 using namespace ccpack;
 using namespace ccpack::converge;
@@ -12,13 +13,10 @@ using manifest::EntryType;
 
 namespace {
 
-Entry dir(const std::string& p) { return {p, EntryType::dir, 0755, 0, {}, {}, 0}; }
-Entry file(const std::string& p, const std::string& bytes) { return {p, EntryType::file, 0644, bytes.size(), Sha256::of(bytes), {}, 0}; }
-Entry link(const std::string& p, const std::string& target) { return {p, EntryType::symlink, 0777, 0, {}, target, 0}; }
-
 MergePlan base_plan() {
   std::vector<manifest::Component> comps{{"inductor", manifest::ComponentKind::inductor, "/b/i", 0, 0}};
-  manifest::EntryList base{dir("inductor"), dir("inductor/fx"), file("inductor/fx/a", "A"), link("inductor/ln", "fx")};
+  manifest::EntryList base{test::dir_entry("inductor"), test::dir_entry("inductor/fx"), test::file_entry("inductor/fx/a", "A"),
+                           test::link_entry("inductor/ln", "fx")};
   return MergePlan(comps, base);
 }
 
@@ -29,16 +27,16 @@ using Action = Decision::Action;
 TEST_CASE("merge plan: the base wins, new entries are added, the same bytes are skipped once") {
   MergePlan plan = base_plan();
   plan.begin_delta(0, "aaaaaaaaaaaa");
-  CHECK(plan.offer(dir("inductor")).action == Action::none);
-  CHECK(plan.offer(dir("inductor/new")).action == Action::make_folder);
-  CHECK(plan.offer(file("inductor/new/x", "X")).action == Action::add);
-  Decision base_file = plan.offer(file("inductor/fx/a", "changed"));
+  CHECK(plan.offer(test::dir_entry("inductor")).action == Action::none);
+  CHECK(plan.offer(test::dir_entry("inductor/new")).action == Action::make_folder);
+  CHECK(plan.offer(test::file_entry("inductor/new/x", "X")).action == Action::add);
+  Decision base_file = plan.offer(test::file_entry("inductor/fx/a", "changed"));
   CHECK(base_file.action == Action::skip);
   CHECK(base_file.reason == "in the base (the base's entry is kept)");
-  CHECK(plan.offer(dir("other")).reason == "component 'other' is not in the base");
+  CHECK(plan.offer(test::dir_entry("other")).reason == "component 'other' is not in the base");
   plan.begin_delta(1, "bbbbbbbbbbbb");
-  CHECK(plan.offer(dir("inductor/new")).action == Action::none);
-  Decision same = plan.offer(file("inductor/new/x", "X"));
+  CHECK(plan.offer(test::dir_entry("inductor/new")).action == Action::none);
+  Decision same = plan.offer(test::file_entry("inductor/new/x", "X"));
   CHECK(same.action == Action::skip);
   CHECK(same.reason == "the same bytes as delta aaaaaaaaaaaa");
   CHECK_FALSE(same.conflict.has_value());
@@ -51,9 +49,9 @@ TEST_CASE("merge plan: a conflict keeps the lower SHA-256 whichever delta comes 
   for (bool low_first : {true, false}) {
     MergePlan plan = base_plan();
     plan.begin_delta(0, "first0000000");
-    CHECK(plan.offer(file("inductor/k", low_first ? low : high)).action == Action::add);
+    CHECK(plan.offer(test::file_entry("inductor/k", low_first ? low : high)).action == Action::add);
     plan.begin_delta(1, "second000000");
-    Decision d = plan.offer(file("inductor/k", low_first ? high : low));
+    Decision d = plan.offer(test::file_entry("inductor/k", low_first ? high : low));
     REQUIRE(d.conflict.has_value());
     CHECK(d.conflict->path == "inductor/k");
     CHECK(d.conflict->kept_sha256 == to_hex(Sha256::of(low)));
@@ -67,13 +65,15 @@ TEST_CASE("merge plan: a conflict keeps the lower SHA-256 whichever delta comes 
 TEST_CASE("merge plan: nothing goes below a file or symlink of the base") {
   MergePlan plan = base_plan();
   plan.begin_delta(0, "aaaaaaaaaaaa");
-  Decision through_link = plan.offer(dir("inductor/ln"));
+  Decision through_link = plan.offer(test::dir_entry("inductor/ln"));
   CHECK(through_link.action == Action::skip);
   CHECK(through_link.reason == "a file or symlink of the base has its path");
-  CHECK(plan.offer(dir("inductor/ln/deeper")).reason == "a folder above it is not a folder in the merged cache");
-  CHECK(plan.offer(file("inductor/ln/deeper/x", "X")).reason == "a folder above it is not a folder in the merged cache");
-  CHECK(plan.offer(file("inductor/fx", "X")).reason == "a folder of the base has its path");
+  CHECK(plan.offer(test::dir_entry("inductor/ln/deeper")).reason == "a folder above it is not a folder in the merged cache");
+  CHECK(plan.offer(test::file_entry("inductor/ln/deeper/x", "X")).reason ==
+        "a folder above it is not a folder in the merged cache");
+  CHECK(plan.offer(test::file_entry("inductor/fx", "X")).reason == "a folder of the base has its path");
   plan.begin_delta(1, "bbbbbbbbbbbb");  // also without the folder offered first: the tree decides
-  CHECK(plan.offer(file("inductor/ln/x", "X")).reason == "a folder above it is not a folder in the merged cache");
-  CHECK(plan.offer(file("inductor/nowhere/x", "X")).reason == "a folder above it is not a folder in the merged cache");
+  CHECK(plan.offer(test::file_entry("inductor/ln/x", "X")).reason == "a folder above it is not a folder in the merged cache");
+  CHECK(plan.offer(test::file_entry("inductor/nowhere/x", "X")).reason ==
+        "a folder above it is not a folder in the merged cache");
 }

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "cli/archive_builder.hpp"
+#include "cli/helpers/archive_builder.hpp"
 #include "manifest/format.hpp"
 #include "manifest/cache_dir.hpp"
 #include "pack/packer.hpp"
@@ -24,7 +24,7 @@ using test::dirs_of;
 
 // An FX-graph pickle naming a Triton kernel folder (so the layout splits the archive), 24 files of 100-250 KB in
 // nested folders, a file larger than a restore chunk, an empty file and a symlink.
-void make_cache(const fs::path& root) {
+void make_framed_cache(const fs::path& root) {
   std::string kernel(52, 'K');
   test::write_file(root / "ind/fxgraph/ab/fabc/pabc",
                    "\x8c"
@@ -51,16 +51,6 @@ pack::PackResult pack_frames(const fs::path& out, const fs::path& root) {
   return pack::create_archive(dirs_of(root / "ind", root / "tri"), out, o);
 }
 
-void flip_byte(const fs::path& path, std::uint64_t offset) {
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  f.seekg(static_cast<std::streamoff>(offset));
-  char c = 0;
-  f.read(&c, 1);
-  c = static_cast<char>(c ^ 0x5a);
-  f.seekp(static_cast<std::streamoff>(offset));
-  f.write(&c, 1);
-}
-
 // The archive offset of a byte of frame `k`'s compressed bytes: `at` (0 to 1) of the way through.
 std::uint64_t in_frame(const fs::path& archive, std::size_t k, double at) {
   unpack::Archive a = unpack::Archive::open(archive);
@@ -74,7 +64,7 @@ using test::integrity_error;
 
 TEST_CASE("frames: a many-frame archive restores every byte with its frames decoded in parallel") {
   test::ScratchDir t;
-  make_cache(t / "src");
+  make_framed_cache(t / "src");
   pack::PackResult r = pack_frames(t / "a.ccpack", t / "src");
   REQUIRE(r.manifest.frames.size() >= 8);
   unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
@@ -91,10 +81,10 @@ TEST_CASE("frames: a many-frame archive restores every byte with its frames deco
 
 TEST_CASE("frames: a damaged second frame is named, and nothing reaches the target") {
   test::ScratchDir t;
-  make_cache(t / "src");
+  make_framed_cache(t / "src");
   (void)pack_frames(t / "a.ccpack", t / "src");
   fs::copy_file(t / "a.ccpack", t / "bad.ccpack");
-  flip_byte(t / "bad.ccpack", in_frame(t / "bad.ccpack", 1, 0.5));
+  test::flip_byte(t / "bad.ccpack", in_frame(t / "bad.ccpack", 1, 0.5), 0x5a);
   test::write_file(t / "out/ind/keep.txt", "precious");
   auto before = test::snapshot(t / "out");
   unpack::Archive bad = unpack::Archive::open(t / "bad.ccpack");
@@ -113,15 +103,15 @@ TEST_CASE("frames: a damaged second frame is named, and nothing reaches the targ
 
 TEST_CASE("frames: with several damaged frames, the lowest one is reported, every time") {
   test::ScratchDir t;
-  make_cache(t / "src");
+  make_framed_cache(t / "src");
   pack::PackResult r = pack_frames(t / "a.ccpack", t / "src");
   REQUIRE(r.manifest.frames.size() >= 6);
   fs::copy_file(t / "a.ccpack", t / "bad.ccpack");
   // Frame 0 (the largest: the pickle's group) fails at its very end; frames 1 and 3 at their first byte (the zstd
   // magic), long before. Frames 0 and 1 start together, one per lane.
-  flip_byte(t / "bad.ccpack", in_frame(t / "bad.ccpack", 0, 1.0));
-  flip_byte(t / "bad.ccpack", in_frame(t / "bad.ccpack", 1, 0.0));
-  flip_byte(t / "bad.ccpack", in_frame(t / "bad.ccpack", 3, 0.0));
+  test::flip_byte(t / "bad.ccpack", in_frame(t / "bad.ccpack", 0, 1.0), 0x5a);
+  test::flip_byte(t / "bad.ccpack", in_frame(t / "bad.ccpack", 1, 0.0), 0x5a);
+  test::flip_byte(t / "bad.ccpack", in_frame(t / "bad.ccpack", 3, 0.0), 0x5a);
   unpack::Archive bad = unpack::Archive::open(t / "bad.ccpack");
   std::string frame0 = "'" + (t / "bad.ccpack").string() + "': frame 0";
   for (int i = 0; i < 10; ++i) {
@@ -162,7 +152,7 @@ TEST_CASE("frames: a frame that does not end after the entries the manifest give
 
 TEST_CASE("frames: a streamed payload (restore oci://) is read in order, frame after frame") {
   test::ScratchDir t;
-  make_cache(t / "src");
+  make_framed_cache(t / "src");
   (void)pack_frames(t / "a.ccpack", t / "src");
   std::string file = test::slurp(t / "a.ccpack");
   unpack::Archive on_disk = unpack::Archive::open(t / "a.ccpack");

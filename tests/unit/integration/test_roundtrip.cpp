@@ -31,7 +31,7 @@ using test::dirs_of;
 
 // A small cache with the shapes that matter: nesting, an empty folder, an executable, a relative symlink, a long
 // path (pax), an empty file, a file larger than one restore chunk, and transient entries that must be skipped.
-void make_cache(const fs::path& root) {
+void make_roundtrip_cache(const fs::path& root) {
   test::write_file(root / "ind/fxgraph/ab/abcdef/entry", std::string(100000, 'p') + "tail");
   test::write_file(root / "ind/23/c23x.py", "print('kernel')\n");
   test::write_file(root / "ind/run.sh", "#!/bin/sh\n", 0755);
@@ -56,21 +56,11 @@ pack::PackResult pack_into(const fs::path& out, const fs::path& root) {
   return pack::create_archive(dirs_of(root / "ind", root / "tri"), out, pack::PackOptions{});
 }
 
-void flip_byte(const fs::path& path, std::uint64_t offset) {
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  f.seekg(static_cast<std::streamoff>(offset));
-  char c = 0;
-  f.read(&c, 1);
-  c = static_cast<char>(c ^ 0x20);
-  f.seekp(static_cast<std::streamoff>(offset));
-  f.write(&c, 1);
-}
-
 }  // namespace
 
 TEST_CASE("round trip restores every byte, mode, folder and link") {
   test::ScratchDir t;
-  make_cache(t.path());
+  make_roundtrip_cache(t.path());
   pack::PackResult r = pack_into(t / "a.ccpack", t.path());
   CHECK(r.skipped.size() == 2);  // ind/locks and tri/tmp.pid_123_456
   unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
@@ -120,7 +110,7 @@ TEST_CASE("restored modes are the archive's exactly, whatever the umask (which r
 
 TEST_CASE("create is deterministic: same input, identical bytes") {
   test::ScratchDir t;
-  make_cache(t.path());
+  make_roundtrip_cache(t.path());
   (void)pack_into(t / "one.ccpack", t.path());
   (void)pack_into(t / "two.ccpack", t.path());
   CHECK(test::slurp(t / "one.ccpack") == test::slurp(t / "two.ccpack"));
@@ -128,7 +118,7 @@ TEST_CASE("create is deterministic: same input, identical bytes") {
 
 TEST_CASE("a second restore is a no-op, and a restore replaces what the folder held") {
   test::ScratchDir t;
-  make_cache(t.path());
+  make_roundtrip_cache(t.path());
   (void)pack_into(t / "a.ccpack", t.path());
   unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
   test::write_file(t / "out/ind/stale.txt", "old content");
@@ -144,7 +134,7 @@ TEST_CASE("a second restore is a no-op, and a restore replaces what the folder h
 
 TEST_CASE("one flipped payload byte or a truncation: integrity error, target untouched") {
   test::ScratchDir t;
-  make_cache(t.path());
+  make_roundtrip_cache(t.path());
   (void)pack_into(t / "a.ccpack", t.path());
   test::write_file(t / "out/ind/keep.txt", "precious");
   auto before = test::snapshot(t / "out");
@@ -153,7 +143,7 @@ TEST_CASE("one flipped payload byte or a truncation: integrity error, target unt
 
   for (std::uint64_t offset : {header + 5, header + (size - header) / 2, size - 3}) {
     fs::copy_file(t / "a.ccpack", t / "bad.ccpack", fs::copy_options::overwrite_existing);
-    flip_byte(t / "bad.ccpack", offset);
+    test::flip_byte(t / "bad.ccpack", offset, 0x20);
     unpack::Archive bad = unpack::Archive::open(t / "bad.ccpack");
     CHECK_THROWS_AS(unpack::extract(bad, {}, {}), IntegrityError);
     CHECK_THROWS_AS(unpack::install(bad, dirs_of(t / "out/ind", t / "out/tri"), {}), IntegrityError);
@@ -167,7 +157,7 @@ TEST_CASE("one flipped payload byte or a truncation: integrity error, target unt
 
 TEST_CASE("missing folders, special files and escaping links are refused by name") {
   test::ScratchDir t;
-  make_cache(t.path());
+  make_roundtrip_cache(t.path());
   CHECK_THROWS_WITH(pack::create_archive(dirs_of(t / "nope", t / "tri"), t / "a.ccpack", {}),
                     Catch::Contains((t / "nope").string()));
   CHECK_THROWS_WITH(pack_into(t / "no/such/dir/a.ccpack", t.path()),
@@ -185,7 +175,7 @@ TEST_CASE("missing folders, special files and escaping links are refused by name
 
 TEST_CASE("concurrent restores of one archive: one does the work, all succeed") {
   test::ScratchDir t;
-  make_cache(t.path());
+  make_roundtrip_cache(t.path());
   (void)pack_into(t / "a.ccpack", t.path());
   std::atomic<int> restored{0};
   std::atomic<int> failed{0};
@@ -249,7 +239,7 @@ TEST_CASE("a file rewritten while create reads it never lands torn") {
   // overlapped the writer: an older letter before a newer one, or letters that are not consecutive passes.
   for (std::size_t size : {std::size_t{4} << 20, std::size_t{20} << 20}) {  // read whole, and read in pieces
     test::ScratchDir t;
-    make_cache(t.path());
+    make_roundtrip_cache(t.path());
     fs::path hot = t / "ind/hot.bin";
     test::write_file(hot, std::string(size, 'a'));
     std::atomic<bool> stop{false};

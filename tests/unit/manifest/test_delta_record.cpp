@@ -1,11 +1,11 @@
 // manifest/delta_record.cpp: the optional "delta" and "merge" fields written only when set (a plain manifest's
 // bytes are as before), in their place, read back exactly, and every malformed value refused by its field name.
 #include <catch2/catch.hpp>
-
 #include <nlohmann/json.hpp>
 
 #include "manifest/delta_record.hpp"
 #include "manifest/manifest.hpp"
+#include "unit/support.hpp"
 #include "util/error.hpp"
 
 using namespace ccpack;
@@ -16,19 +16,8 @@ namespace {
 const std::string kA(64, 'a');
 const std::string kB(64, 'b');
 
-Manifest sample() {
-  Manifest m;
-  m.created_by = "ccpack test";
-  m.compression = {"zstd", 1, 27};
-  m.components = {{"triton", ComponentKind::triton, "/tmp/tri", 1, 5}};
-  m.entries = {{"triton", EntryType::dir, 0755, 0, {}, {}, 0}, {"triton/a.json", EntryType::file, 0644, 5, Sha256::of("hello"), {}, 0}};
-  m.frames = {{0, 100, 4096, Sha256::of("frame"), 0, 2}};
-  m.tar_size = 4096;
-  return m;
-}
-
 template <class Record>
-std::string refusal(const std::string& field_json) {
+std::string record_refusal(const std::string& field_json) {
   try {
     (void)Record::from_tree(nlohmann::json::parse(field_json));
   } catch (const IntegrityError& e) {
@@ -40,7 +29,7 @@ std::string refusal(const std::string& field_json) {
 }  // namespace
 
 TEST_CASE("delta record: absent from a plain manifest, written before tar_size, read back exactly") {
-  Manifest m = sample();
+  Manifest m = test::triton_manifest();
   std::string plain = m.to_json();
   CHECK(plain.find("\"delta\"") == std::string::npos);
   CHECK(plain.find("\"merge\"") == std::string::npos);
@@ -61,16 +50,18 @@ TEST_CASE("delta record: absent from a plain manifest, written before tar_size, 
 }
 
 TEST_CASE("delta record: a malformed field is refused by name") {
-  CHECK(refusal<DeltaRecord>("[]") == "manifest field 'delta' is not an object");
-  CHECK(refusal<DeltaRecord>("{}") == "manifest field 'delta.base_manifest_sha256' is missing");
-  CHECK(refusal<DeltaRecord>(R"({"base_manifest_sha256": 1})") == "manifest field 'delta.base_manifest_sha256' is not a string");
-  CHECK(refusal<DeltaRecord>(R"({"base_manifest_sha256": ")" + std::string(64, 'A') + "\"}") ==
+  CHECK(record_refusal<DeltaRecord>("[]") == "manifest field 'delta' is not an object");
+  CHECK(record_refusal<DeltaRecord>("{}") == "manifest field 'delta.base_manifest_sha256' is missing");
+  CHECK(record_refusal<DeltaRecord>(R"({"base_manifest_sha256": 1})") ==
+        "manifest field 'delta.base_manifest_sha256' is not a string");
+  CHECK(record_refusal<DeltaRecord>(R"({"base_manifest_sha256": ")" + std::string(64, 'A') + "\"}") ==
         "manifest field 'delta.base_manifest_sha256' is not 64 lowercase hex digits");
-  CHECK(refusal<DeltaRecord>(R"({"base_manifest_sha256": ")" + kA + "\"}") == "accepted");
-  CHECK(refusal<MergeRecord>(R"({"base_manifest_sha256": ")" + kA + R"(", "deltas": {}})") == "manifest field 'merge.deltas' is not an array");
-  CHECK(refusal<MergeRecord>(R"({"base_manifest_sha256": ")" + kA + R"(", "deltas": [{"manifest_sha256": ")" + kA + R"("}]})") ==
-        "manifest field 'merge.deltas[0].added' is missing");
-  CHECK(refusal<MergeRecord>(R"({"base_manifest_sha256": ")" + kA + R"(", "deltas": [{"manifest_sha256": ")" + kB +
-                             R"(", "added": 1}, {"manifest_sha256": ")" + kA + R"(", "added": 1}]})") ==
+  CHECK(record_refusal<DeltaRecord>(R"({"base_manifest_sha256": ")" + kA + "\"}") == "accepted");
+  CHECK(record_refusal<MergeRecord>(R"({"base_manifest_sha256": ")" + kA + R"(", "deltas": {}})") ==
+        "manifest field 'merge.deltas' is not an array");
+  CHECK(record_refusal<MergeRecord>(R"({"base_manifest_sha256": ")" + kA + R"(", "deltas": [{"manifest_sha256": ")" + kA +
+                                    R"("}]})") == "manifest field 'merge.deltas[0].added' is missing");
+  CHECK(record_refusal<MergeRecord>(R"({"base_manifest_sha256": ")" + kA + R"(", "deltas": [{"manifest_sha256": ")" + kB +
+                                    R"(", "added": 1}, {"manifest_sha256": ")" + kA + R"(", "added": 1}]})") ==
         "manifest field 'merge.deltas[1].manifest_sha256' is not after the one before it (sorted, each once)");
 }

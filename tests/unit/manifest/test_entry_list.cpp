@@ -19,7 +19,7 @@ bool same(const Entry& a, const Entry& b) {
 
 // Folders, files, links, a name with bytes JSON escapes, long names (more than one arena block in all), an entry
 // whose folder comes after it and one whose folder is a file (both kept whole, for validate to refuse).
-std::vector<Entry> sample() {
+std::vector<Entry> sample_entries() {
   std::vector<Entry> v = {
       {"inductor", EntryType::dir, 0755, 0, {}, {}, 0},
       {"inductor/fx", EntryType::dir, 0700, 0, {}, {}, 0},
@@ -59,7 +59,7 @@ void check_all(const EntryList& list, const std::vector<Entry>& want) {
 }  // namespace
 
 TEST_CASE("an entry list gives back every entry exactly") {
-  std::vector<Entry> want = sample();
+  std::vector<Entry> want = sample_entries();
   EntryList list(want);
   CHECK_FALSE(list.editable());
   check_all(list, want);
@@ -74,7 +74,7 @@ TEST_CASE("an entry list gives back every entry exactly") {
 }
 
 TEST_CASE("an entry list keeps each path once, below its folder") {
-  EntryList list(sample());
+  EntryList list(sample_entries());
   CHECK(list.parent(0) == EntryList::kNoParent);  // a component root
   CHECK(list.parent(1) == 0);
   CHECK(list.parent(2) == 1);
@@ -108,7 +108,7 @@ TEST_CASE("an entry list built from names below folders matches one built from p
 }
 
 TEST_CASE("editing an entry list turns it into plain entries, and compacting gives them back") {
-  std::vector<Entry> want = sample();
+  std::vector<Entry> want = sample_entries();
   EntryList list(want);
   list[2].path = "inductor/fx/renamed.py";
   want[2].path = "inductor/fx/renamed.py";
@@ -128,7 +128,7 @@ TEST_CASE("a manifest of compact entries serialises as the same bytes as one of 
   m.created_by = "ccpack test";
   m.compression = {"zstd", 1, 27};
   m.components = {{"inductor", ComponentKind::inductor, "/i", 0, 0}, {"triton", ComponentKind::triton, "/t", 0, 0}};
-  std::vector<Entry> entries = sample();
+  std::vector<Entry> entries = sample_entries();
   entries.erase(entries.begin() + 5, entries.begin() + 7);  // the two a manifest refuses
   for (Entry& e : entries) e.frame = 0;
   m.entries = entries;

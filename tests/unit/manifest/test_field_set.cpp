@@ -4,6 +4,7 @@
 
 #include "manifest/field_set.hpp"
 #include "manifest/policy.hpp"
+#include "unit/support.hpp"
 
 using namespace ccpack::manifest;
 
@@ -15,15 +16,7 @@ const std::string kWheels =
 const std::string kWithout = "cuda-bindings==13.3.1, cuda-core==0.3.2, nvidia-cublas==13.0.0.19, nvidia-cuda-runtime==13.0.48, "
                              "nvidia-cudnn-cu13==9.13.0.50";
 
-const ComparisonRow& row(const Comparison& c, std::string_view name) {
-  for (const ComparisonRow& r : c.rows) {
-    if (r.field == name) return r;
-  }
-  FAIL("no row " << name);
-  throw 0;
-}
-
-Fingerprint with(std::string_view field, const std::string& value) {
+Fingerprint fingerprint_with(std::string_view field, const std::string& value) {
   Fingerprint fp;
   fp.set(field::cpu_arch, "x86_64", "uname");
   fp.set(field::wheels_cuda, kWheels, "python:dist-info");
@@ -32,7 +25,7 @@ Fingerprint with(std::string_view field, const std::string& value) {
   return fp;
 }
 
-const std::vector<ComponentRef> kComps = {{"inductor", ComponentKind::inductor}, {"triton", ComponentKind::triton}};
+const std::vector<ComponentRef> kTwoComps = {{"inductor", ComponentKind::inductor}, {"triton", ComponentKind::triton}};
 
 }  // namespace
 
@@ -71,10 +64,10 @@ TEST_CASE("a set difference: only in the archive, only here, and one name change
 }
 
 TEST_CASE("one wheel removed here: the row, the summary and the table name exactly that wheel, no shared prefix") {
-  Fingerprint archive = with(field::wheels_cuda, kWheels);
-  Fingerprint local = with(field::wheels_cuda, kWithout);
-  Comparison c = compare(archive, local, kComps);
-  const ComparisonRow& r = row(c, field::wheels_cuda);
+  Fingerprint archive = fingerprint_with(field::wheels_cuda, kWheels);
+  Fingerprint local = fingerprint_with(field::wheels_cuda, kWithout);
+  Comparison c = compare(archive, local, kTwoComps);
+  const ComparisonRow& r = test::row_of(c, field::wheels_cuda);
   REQUIRE(r.diff);
   CHECK(r.diff->removed == std::vector<std::string>{"nvidia-cusparselt-cu13==0.8.0"});
   CHECK(r.diff->added.empty());
@@ -89,7 +82,7 @@ TEST_CASE("one wheel removed here: the row, the summary and the table name exact
 TEST_CASE("a wheel's version changed: the name with both versions") {
   std::string changed = kWheels;
   changed.replace(changed.find("9.13.0.50"), 9, "9.14.0.64");
-  Comparison c = compare(with(field::wheels_cuda, kWheels), with(field::wheels_cuda, changed), kComps);
+  Comparison c = compare(fingerprint_with(field::wheels_cuda, kWheels), fingerprint_with(field::wheels_cuda, changed), kTwoComps);
   CHECK(c.summary() == "inductor stale (wheels.cuda: nvidia-cudnn-cu13: 9.13.0.50 -> 9.14.0.64); triton warn (wheels.cuda)");
   std::string table = c.to_table(false);
   CHECK(table.find("wheels.cuda  nvidia-cudnn-cu13==9.13.0.50  nvidia-cudnn-cu13==9.14.0.64  stale") != std::string::npos);
@@ -98,37 +91,38 @@ TEST_CASE("a wheel's version changed: the name with both versions") {
 TEST_CASE("env.inductor with one setting changed shows that variable with both values, whole") {
   std::string a = "TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1;TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=ATEN,TRITON,CPP";
   std::string l = "TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1;TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON";
-  Comparison c = compare(with(field::env_inductor, a), with(field::env_inductor, l), kComps);
+  Comparison c = compare(fingerprint_with(field::env_inductor, a), fingerprint_with(field::env_inductor, l), kTwoComps);
   CHECK(c.summary() == "inductor stale (env.inductor: TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS: ATEN,TRITON,CPP -> TRITON)");
   std::string table = c.to_table(false);
   CHECK(table.find("TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=ATEN,TRITON,CPP  TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON") !=
         std::string::npos);
   CHECK(table.find("COORDINATE") == std::string::npos);
   // A setting set only on one side: the other shows that it lacks it.
-  Comparison added = compare(with(field::env_inductor, ""), with(field::env_inductor, "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON"), kComps);
+  Comparison added = compare(fingerprint_with(field::env_inductor, ""),
+                             fingerprint_with(field::env_inductor, "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON"), kTwoComps);
   CHECK(added.summary() == "inductor stale (env.inductor: TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON only here)");
   CHECK(added.to_table(false).find("env.inductor  (not in the archive)  TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON") != std::string::npos);
 }
 
 TEST_CASE("many differences: the table shows a few entries a side and a count, a long single value is whole when alone") {
-  Fingerprint archive = with(field::wheels_cuda, "a==1, b==1, c==1, d==1, e==1");
-  Fingerprint local = with(field::wheels_cuda, "");
+  Fingerprint archive = fingerprint_with(field::wheels_cuda, "a==1, b==1, c==1, d==1, e==1");
+  Fingerprint local = fingerprint_with(field::wheels_cuda, "");
   local.set(field::torch_version, "2.7.1+cu126", "x");
   archive.set(field::torch_version, "2.7.1+cu128", "x");
-  std::string table = compare(archive, local, kComps).to_table(false);
+  std::string table = compare(archive, local, kTwoComps).to_table(false);
   CHECK(table.find("a==1, b==1, c==1 (+2 more; --json lists all)") != std::string::npos);
   std::string path(80, 'p');
-  Fingerprint pa = with(field::paths_inductor, "/a/" + path);
-  Fingerprint pl = with(field::paths_inductor, "/b/" + path);
-  CHECK(compare(pa, pl, kComps).to_table(false).find("/a/" + path + "  /b/" + path) != std::string::npos);
+  Fingerprint pa = fingerprint_with(field::paths_inductor, "/a/" + path);
+  Fingerprint pl = fingerprint_with(field::paths_inductor, "/b/" + path);
+  CHECK(compare(pa, pl, kTwoComps).to_table(false).find("/a/" + path + "  /b/" + path) != std::string::npos);
 }
 
 TEST_CASE("cache.targets as a set: the archive's target with its kernels only in the archive") {
-  Fingerprint archive = with(field::gpu_arch, "sm_90");
+  Fingerprint archive = fingerprint_with(field::gpu_arch, "sm_90");
   archive.triton_targets.push_back({"cuda", "90", 32, "3.6.0", 437});
-  Fingerprint local = with(field::gpu_arch, "sm_80");
-  Comparison c = compare(archive, local, kComps);
-  const ComparisonRow& r = row(c, kTargetsField);
+  Fingerprint local = fingerprint_with(field::gpu_arch, "sm_80");
+  Comparison c = compare(archive, local, kTwoComps);
+  const ComparisonRow& r = test::row_of(c, kTargetsField);
   REQUIRE(r.diff);
   CHECK(r.diff->removed == std::vector<std::string>{"sm_90 (437 kernels, triton 3.6.0)"});
   CHECK(r.diff->added == std::vector<std::string>{"sm_80"});

@@ -11,7 +11,7 @@ using namespace ccpack::manifest;
 
 namespace {
 
-Fingerprint sample() {
+Fingerprint sample_fingerprint() {
   Fingerprint fp;
   fp.set(field::gpu_arch, "sm_90", "nvml");
   fp.set(field::torch_version, "2.11.0+cu130", "python:dist-info (torch)");
@@ -21,7 +21,7 @@ Fingerprint sample() {
   return fp;
 }
 
-std::string refusal(const std::string& json) {
+std::string fingerprint_refusal(const std::string& json) {
   try {
     (void)Fingerprint::from_json(json);
   } catch (const IntegrityError& e) {
@@ -33,7 +33,7 @@ std::string refusal(const std::string& json) {
 }  // namespace
 
 TEST_CASE("fingerprint JSON round-trips exactly and in the agreed shape") {
-  Fingerprint fp = sample();
+  Fingerprint fp = sample_fingerprint();
   std::string json = fp.to_json();
   CHECK(json ==
         R"J({"schema":1,"fields":{"gpu.arch":{"value":"sm_90","source":"nvml"},"ptxas.version":{"value":null,"source":"ptxas: not found"},)J"
@@ -54,33 +54,39 @@ TEST_CASE("an empty fingerprint object is an archive made before fingerprints") 
 }
 
 TEST_CASE("malformed fingerprints are refused by field") {
-  CHECK(refusal("[]") == "fingerprint field '(root)' is not an object");
-  CHECK(refusal(R"J({"schema":2,"fields":{}})J") == "fingerprint field 'schema' is 2, this ccpack reads schema 1");
-  CHECK(refusal(R"J({"fields":{}})J") == "fingerprint field 'schema' is missing");
-  CHECK(refusal(R"J({"schema":1,"fields":{},"extra":1})J") == "fingerprint field 'extra' is not a fingerprint key this ccpack knows");
-  CHECK(refusal(R"J({"schema":1,"fields":{"gpu.arch":{"value":5,"source":"x"}}})J") ==
+  CHECK(fingerprint_refusal("[]") == "fingerprint field '(root)' is not an object");
+  CHECK(fingerprint_refusal(R"J({"schema":2,"fields":{}})J") == "fingerprint field 'schema' is 2, this ccpack reads schema 1");
+  CHECK(fingerprint_refusal(R"J({"fields":{}})J") == "fingerprint field 'schema' is missing");
+  CHECK(fingerprint_refusal(R"J({"schema":1,"fields":{},"extra":1})J") ==
+        "fingerprint field 'extra' is not a fingerprint key this ccpack knows");
+  CHECK(fingerprint_refusal(R"J({"schema":1,"fields":{"gpu.arch":{"value":5,"source":"x"}}})J") ==
         "fingerprint field 'fields.gpu.arch.value' is not a string");
-  CHECK(refusal(R"J({"schema":1,"fields":{"gpu.arch":{"value":"a"}}})J") == "fingerprint field 'fields.gpu.arch.source' is missing");
-  CHECK(refusal(R"J({"schema":1,"fields":{"GPU":{"value":"a","source":"x"}}})J") ==
+  CHECK(fingerprint_refusal(R"J({"schema":1,"fields":{"gpu.arch":{"value":"a"}}})J") ==
+        "fingerprint field 'fields.gpu.arch.source' is missing");
+  CHECK(fingerprint_refusal(R"J({"schema":1,"fields":{"GPU":{"value":"a","source":"x"}}})J") ==
         "fingerprint field 'fields.GPU' is not a field name (1-64 of a-z 0-9 _ .)");
-  CHECK(refusal(R"J({"schema":1,"fields":{},"triton_targets":[{"backend":"cuda","arch":"90","warp_size":-1,"triton_version":"3","kernels":1}]})J") ==
-        "fingerprint field 'triton_targets[0].warp_size' is not an integer 0-1024");
-  CHECK(refusal("{\"schema\":1,") .find("is not valid JSON") != std::string::npos);
+  CHECK(
+      fingerprint_refusal(
+          R"J({"schema":1,"fields":{},"triton_targets":[{"backend":"cuda","arch":"90","warp_size":-1,"triton_version":"3","kernels":1}]})J") ==
+      "fingerprint field 'triton_targets[0].warp_size' is not an integer 0-1024");
+  CHECK(fingerprint_refusal("{\"schema\":1,").find("is not valid JSON") != std::string::npos);
 }
 
 TEST_CASE("duplicate keys are refused, not silently last-wins") {
-  CHECK(refusal(R"J({"schema":1,"fields":{"gpu.arch":{"value":"sm_80","source":"x"},"gpu.arch":{"value":"sm_90","source":"x"}}})J") ==
+  CHECK(fingerprint_refusal(
+            R"J({"schema":1,"fields":{"gpu.arch":{"value":"sm_80","source":"x"},"gpu.arch":{"value":"sm_90","source":"x"}}})J") ==
         "fingerprint field 'gpu.arch' appears twice in one object");
-  CHECK(refusal(R"J({"schema":1,"schema":1,"fields":{}})J") == "fingerprint field 'schema' appears twice in one object");
+  CHECK(fingerprint_refusal(R"J({"schema":1,"schema":1,"fields":{}})J") ==
+        "fingerprint field 'schema' appears twice in one object");
 }
 
 TEST_CASE("depth and size are bounded") {
-  CHECK(refusal(R"J({"schema":1,"fields":{"a":{"value":{"b":{"c":[[1]]}},"source":"x"}}})J").find("is nested deeper than") !=
-        std::string::npos);
+  CHECK(fingerprint_refusal(R"J({"schema":1,"fields":{"a":{"value":{"b":{"c":[[1]]}},"source":"x"}}})J")
+            .find("is nested deeper than") != std::string::npos);
   std::string big = R"J({"schema":1,"fields":{"a":{"value":")J" + std::string(2 << 20, 'x') + R"J(","source":"x"}}})J";
-  CHECK(refusal(big) == "fingerprint field '(root)' is larger than 1048576 bytes");
+  CHECK(fingerprint_refusal(big) == "fingerprint field '(root)' is larger than 1048576 bytes");
   std::string long_value = R"J({"schema":1,"fields":{"a":{"value":")J" + std::string(20000, 'x') + R"J(","source":"x"}}})J";
-  CHECK(refusal(long_value) == "fingerprint field 'fields.a.value' is longer than 16384 bytes");
+  CHECK(fingerprint_refusal(long_value) == "fingerprint field 'fields.a.value' is longer than 16384 bytes");
 }
 
 TEST_CASE("values from archives are made printable") {

@@ -1,12 +1,12 @@
 // The manifest is the gate for untrusted archives: every unsafe or inconsistent field is refused by name.
 #include <catch2/catch.hpp>
 #include <cctype>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "manifest/canonical_entries.hpp"
 #include "manifest/manifest.hpp"
+#include "unit/support.hpp"
 #include "util/error.hpp"
 
 using namespace ccpack;
@@ -14,29 +14,8 @@ using namespace ccpack::manifest;
 
 namespace {
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  std::size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
-Manifest sample() {
-  Manifest m;
-  m.created_by = "ccpack test";
-  m.compression = {"zstd", 1, 27};
-  m.components = {{"inductor", ComponentKind::inductor, "/tmp/ind", 1, 5}, {"triton", ComponentKind::triton, "/tmp/tri", 0, 0}};
-  m.entries = {{"inductor", EntryType::dir, 0755, 0, {}, {}, 0},
-               {"inductor/fx", EntryType::dir, 0755, 0, {}, {}, 0},
-               {"inductor/fx/a.py", EntryType::file, 0644, 5, Sha256::of("hello"), {}, 0},
-               {"inductor/fx/link", EntryType::symlink, 0777, 0, {}, "a.py", 0},
-               {"triton", EntryType::dir, 0700, 0, {}, {}, 0}};
-  m.frames = {{0, 100, 4096, Sha256::of("frame"), 0, 5}};
-  m.tar_size = 4096;
-  return m;
-}
-
-std::string with(const std::function<void(Manifest&)>& edit) {
-  Manifest m = sample();
+std::string edited_json(const std::function<void(Manifest&)>& edit) {
+  Manifest m = test::sample_manifest();
   edit(m);
   return m.to_json();
 }
@@ -44,7 +23,7 @@ std::string with(const std::function<void(Manifest&)>& edit) {
 }  // namespace
 
 TEST_CASE("manifest JSON round-trips exactly") {
-  Manifest m = sample();
+  Manifest m = test::sample_manifest();
   std::string json = m.to_json();
   Manifest back = Manifest::parse(json);
   CHECK(back.to_json() == json);
@@ -55,46 +34,47 @@ TEST_CASE("manifest JSON round-trips exactly") {
 }
 
 TEST_CASE("hostile entries are refused, naming the field") {
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].path = "/etc/passwd"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[2].path = "/etc/passwd"; })),
                     Catch::Contains("entries[2].path") && Catch::Contains("absolute"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].path = "inductor/fx/../../x"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[2].path = "inductor/fx/../../x"; })),
                     Catch::Contains("entries[2].path") && Catch::Contains("unsafe"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].path = "inductor/fx"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[2].path = "inductor/fx"; })),
                     Catch::Contains("entries[2].path") && Catch::Contains("duplicates"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].mode = 04755; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[2].mode = 04755; })),
                     Catch::Contains("entries[2].mode") && Catch::Contains("setuid"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target = "../../../etc/shadow"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[3].link_target = "../../../etc/shadow"; })),
                     Catch::Contains("entries[3].target") && Catch::Contains("outside"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target = "/etc/shadow"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[3].link_target = "/etc/shadow"; })),
                     Catch::Contains("entries[3].target"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].path = "inductor/nofolder/a.py"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[2].path = "inductor/nofolder/a.py"; })),
                     Catch::Contains("entries[2].path") && Catch::Contains("comes before its folder"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].path = "other/a.py"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[2].path = "other/a.py"; })),
                     Catch::Contains("not under a listed component"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].size = 1ULL << 40; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[2].size = 1ULL << 40; })),
                     Catch::Contains("entries[2].size"));
 }
 
 TEST_CASE("the total size of the files is bounded, each file under its own bound") {
   Limits small;
   small.max_total_size = 4;  // the sample's one file has 5 bytes, under max_file_size
-  CHECK_THROWS_WITH(Manifest::parse(sample().to_json(), small),
+  CHECK_THROWS_WITH(Manifest::parse(test::sample_manifest().to_json(), small),
                     "manifest field 'entries[2].size' makes the archive exceed the total size limit");
   small.max_total_size = 5;
-  CHECK_NOTHROW(Manifest::parse(sample().to_json(), small));
+  CHECK_NOTHROW(Manifest::parse(test::sample_manifest().to_json(), small));
 }
 
 TEST_CASE("inconsistent frames are refused") {
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.frames[0].offset = 7; })), Catch::Contains("frames[0].offset"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.frames[0].entry_count = 4; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.frames[0].offset = 7; })),
+                    Catch::Contains("frames[0].offset"));
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.frames[0].entry_count = 4; })),
                     Catch::Contains("do not cover all entries"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.tar_size = 1; })), Catch::Contains("tar_size"));
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.tar_size = 1; })), Catch::Contains("tar_size"));
 }
 
 TEST_CASE("malformed JSON and wrong types are integrity errors") {
   CHECK_THROWS_AS(Manifest::parse("{not json"), IntegrityError);
   CHECK_THROWS_WITH(Manifest::parse("{\"format\": 2}"), Catch::Contains("format 2 is not supported"));
-  std::string json = sample().to_json();
+  std::string json = test::sample_manifest().to_json();
   std::string bad = json;
   bad.replace(bad.find("\"tar_size\":4096"), 15, "\"tar_size\":\"x\"");
   CHECK_THROWS_WITH(Manifest::parse(bad), Catch::Contains("tar_size"));
@@ -105,7 +85,7 @@ TEST_CASE("component names are checked") {
   CHECK_FALSE(is_valid_component_name(""));
   CHECK_FALSE(is_valid_component_name(".."));
   CHECK_FALSE(is_valid_component_name("a/b"));
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.components[1].name = "inductor"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.components[1].name = "inductor"; })),
                     Catch::Contains("components[1].name"));
 }
 
@@ -115,35 +95,36 @@ TEST_CASE("links are judged through the other links of the archive") {
                                              {"inductor/l1", EntryType::symlink, 0777, 0, {}, "l2/..", 0}});
     m.frames[0].entry_count = m.entries.size();
   };
-  CHECK_THROWS_WITH(Manifest::parse(with(chain)),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json(chain)),
                     "manifest field 'entries[5].target' of symlink 'inductor/l1' resolves outside 'inductor': 'l2/..'");
   auto loop = [](Manifest& m) {
     m.entries[3].link_target = "link";
     m.frames[0].entry_count = m.entries.size();
   };
-  CHECK_THROWS_WITH(Manifest::parse(with(loop)),
-                    "manifest field 'entries[3].target' of symlink 'inductor/fx/link' follows more than 40 symlinks (a loop): 'link'");
+  CHECK_THROWS_WITH(
+      Manifest::parse(edited_json(loop)),
+      "manifest field 'entries[3].target' of symlink 'inductor/fx/link' follows more than 40 symlinks (a loop): 'link'");
   // A link may come before the entry it points at: links are judged once every entry is known.
   auto early = [](Manifest& m) {
     m.entries.insert(m.entries.begin() + 1, {"inductor/early", EntryType::symlink, 0777, 0, {}, "fx/a.py", 0});
     m.frames[0].entry_count = m.entries.size();
   };
-  CHECK_NOTHROW(Manifest::parse(with(early)));
+  CHECK_NOTHROW(Manifest::parse(edited_json(early)));
 }
 
 TEST_CASE("a link target the kernel would not create as written is refused") {
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target = std::string("a.py\0/../..", 11); })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[3].link_target = std::string("a.py\0/../..", 11); })),
                     "manifest field 'entries[3].target' of symlink 'inductor/fx/link' contains a NUL byte");
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target = std::string(4096, 'a'); })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[3].link_target = std::string(4096, 'a'); })),
                     "manifest field 'entries[3].target' of symlink 'inductor/fx/link' is longer than 4095 bytes");
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target.clear(); })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[3].link_target.clear(); })),
                     "manifest field 'entries[3].target' of symlink 'inductor/fx/link' is empty");
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[3].link_target = "/etc/shadow"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[3].link_target = "/etc/shadow"; })),
                     "manifest field 'entries[3].target' of symlink 'inductor/fx/link' is absolute: '/etc/shadow'");
 }
 
 TEST_CASE("deep or repeated JSON is refused by the manifest parser") {
-  std::string json = sample().to_json();
+  std::string json = test::sample_manifest().to_json();
   std::string deep;
   for (int i = 0; i < 60000; ++i) deep += "{\"a\":";
   deep += "{}" + std::string(60000, '}');
@@ -159,24 +140,26 @@ TEST_CASE("deep or repeated JSON is refused by the manifest parser") {
   CHECK_THROWS_WITH(Manifest::parse(in_entry),
                     "manifest field 'entries[2].mode' is repeated (a JSON key appears twice in one object)");
   // Past the manifest's own guard, the fingerprint goes through its gate (the manifest holds it parsed).
-  CHECK_THROWS_WITH(Manifest::parse(replaced(json, "\"fingerprint\":{}", "\"fingerprint\":{\"schema\":1,\"fields\":{},\"x\":1}")),
-                    "fingerprint field 'x' is not a fingerprint key this ccpack knows");
+  CHECK_THROWS_WITH(
+      Manifest::parse(test::replaced(json, "\"fingerprint\":{}", "\"fingerprint\":{\"schema\":1,\"fields\":{},\"x\":1}")),
+      "fingerprint field 'x' is not a fingerprint key this ccpack knows");
 }
 
 TEST_CASE("entries named like ccpack's own files are refused") {
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].path = "inductor/fx/.ccpack-marker.json"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[2].path = "inductor/fx/.ccpack-marker.json"; })),
                     "manifest field 'entries[2].path' uses a name ccpack reserves for itself: 'inductor/fx/.ccpack-marker.json'");
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[1].path = "inductor/.fx.ccpack-staging.42"; })),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[1].path = "inductor/.fx.ccpack-staging.42"; })),
                     Catch::StartsWith("manifest field 'entries[1].path' uses a name ccpack reserves for itself"));
 }
 
 TEST_CASE("untrusted names in refusals are escaped onto one line") {
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) {
-                      m.entries[2].path = "inductor/fx/a\nccpack: error: forged";
-                      m.entries[2].mode = 04755;
-                    })),
-                    "manifest field 'entries[2].mode' has setuid, setgid or sticky bits on 'inductor/fx/a\\nccpack: error: forged'");
-  CHECK_THROWS_WITH(Manifest::parse(with([](Manifest& m) { m.entries[2].path = "other/\x1b[2J"; })),
+  CHECK_THROWS_WITH(
+      Manifest::parse(edited_json([](Manifest& m) {
+        m.entries[2].path = "inductor/fx/a\nccpack: error: forged";
+        m.entries[2].mode = 04755;
+      })),
+      "manifest field 'entries[2].mode' has setuid, setgid or sticky bits on 'inductor/fx/a\\nccpack: error: forged'");
+  CHECK_THROWS_WITH(Manifest::parse(edited_json([](Manifest& m) { m.entries[2].path = "other/\x1b[2J"; })),
                     "manifest field 'entries[2].path' 'other/\\x1b[2J' is not under a listed component");
 }
 
@@ -192,46 +175,49 @@ TEST_CASE("frame sizes that wrap around 2^64 are refused by field") {
       m.frames.push_back(f2);
     };
   };
-  CHECK_THROWS_WITH(Manifest::parse(with(wrap(&Frame::compressed_size))),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json(wrap(&Frame::compressed_size))),
                     "manifest field 'frames[1].compressed_size' makes the payload size overflow 64 bits");
-  CHECK_THROWS_WITH(Manifest::parse(with(wrap(&Frame::raw_size))),
+  CHECK_THROWS_WITH(Manifest::parse(edited_json(wrap(&Frame::raw_size))),
                     "manifest field 'frames[1].raw_size' makes the tar size overflow 64 bits");
 }
 
 TEST_CASE("the entry count is bounded before the entries are kept") {
   Limits small;
   small.max_entries = 4;
-  CHECK_THROWS_WITH(Manifest::parse(sample().to_json(), small), "manifest field 'entries' has more than 4 entries");
-  Manifest m = sample();
+  CHECK_THROWS_WITH(Manifest::parse(test::sample_manifest().to_json(), small),
+                    "manifest field 'entries' has more than 4 entries");
+  Manifest m = test::sample_manifest();
   CHECK_THROWS_WITH(m.validate(small), "manifest field 'entries' has more than 4 entries");
   small.max_entries = 5;
-  CHECK_NOTHROW(Manifest::parse(sample().to_json(), small));
+  CHECK_NOTHROW(Manifest::parse(test::sample_manifest().to_json(), small));
 }
 
 TEST_CASE("frames are streamed and bounded, and the rest of the tree is bounded") {
   Limits small;
   small.max_frames = 0;
-  CHECK_THROWS_WITH(Manifest::parse(sample().to_json(), small), "manifest field 'frames' has more than 0 frames");
+  CHECK_THROWS_WITH(Manifest::parse(test::sample_manifest().to_json(), small), "manifest field 'frames' has more than 0 frames");
   Limits narrow;
   narrow.max_json_values = 100;
   std::string wide = "{";
   for (int i = 0; i < 100; ++i) wide += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
-  CHECK_THROWS_WITH(Manifest::parse(replaced(sample().to_json(), "\"fingerprint\":{}", "\"fingerprint\":" + wide + "}"), narrow),
-                    "manifest field 'fingerprint' holds more than 100 JSON values besides the entries and frames");
+  CHECK_THROWS_WITH(
+      Manifest::parse(test::replaced(test::sample_manifest().to_json(), "\"fingerprint\":{}", "\"fingerprint\":" + wide + "}"),
+                      narrow),
+      "manifest field 'fingerprint' holds more than 100 JSON values besides the entries and frames");
   // Streamed entries do not count: each is dropped from the tree once converted.
-  Manifest many = sample();
+  Manifest many = test::sample_manifest();
   for (int i = 0; i < 500; ++i) many.entries.push_back({"triton/f" + std::to_string(i), EntryType::dir, 0755, 0, {}, {}, 0});
   many.frames[0].entry_count = many.entries.size();
   CHECK(Manifest::parse(many.to_json(), narrow).entries.size() == 505);
   CHECK(Limits{}.max_json_values == 65536);
-  std::string text = sample().to_json();
+  std::string text = test::sample_manifest().to_json();
   text.replace(text.find("\"frames\":["), 10, "\"frames\":[7,");
   CHECK_THROWS_WITH(Manifest::parse(text), "manifest field 'frames' is not an array of objects");
 }
 
 TEST_CASE("entries are written exactly as nlohmann's dump() writes them") {
   // to_json writes entries by hand for speed; the archive bytes must not change (golden archives, signatures).
-  Manifest m = sample();
+  Manifest m = test::sample_manifest();
   m.entries[2].path = std::string("inductor/fx/q\"b\\s\b\f\n\r\t\x01\x1f\x7f") + "\xc3\xa9.py";
   m.entries[3].link_target = "a\"\\\x02.py";
   std::string json = m.to_json();
@@ -289,7 +275,7 @@ std::string_view array_of(const std::string& text) {
 }  // namespace
 
 TEST_CASE("the canonical entries reader takes create's form only, and reads it as the general reader does") {
-  std::string json = sample().to_json();
+  std::string json = test::sample_manifest().to_json();
   // Create's form: read, to the same entries.
   std::optional<EntryList> fast = read_canonical_entries(array_of(json), 100);
   REQUIRE(fast);
@@ -316,28 +302,28 @@ TEST_CASE("the canonical entries reader takes create's form only, and reads it a
       {"\"a.py\",\"frame\"", "\"a.py\",\"size\":1,\"frame\""},         // a key a symlink does not have
   };
   for (const auto& [from, to] : others) {
-    std::string text = replaced(json, from, to);
+    std::string text = test::replaced(json, from, to);
     CHECK_FALSE(read_canonical_entries(array_of(text), 100));
     check_readers_agree(text);
   }
   std::string upper = to_hex(Sha256::of("hello"));
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  check_readers_agree(replaced(json, to_hex(Sha256::of("hello")), upper));
+  check_readers_agree(test::replaced(json, to_hex(Sha256::of("hello")), upper));
 }
 
 TEST_CASE("parse and the general reader agree on whole manifests, accepted or refused") {
-  std::string json = sample().to_json();
+  std::string json = test::sample_manifest().to_json();
   check_readers_agree(json);
   check_readers_agree(json, Limits{.max_entries = 4});
   // Read fast, refused by the rules on entries: the same refusal, by name.
-  check_readers_agree(with([](Manifest& m) { m.entries[2].path = "inductor/../a.py"; }));
-  check_readers_agree(with([](Manifest& m) { m.entries[3].link_target = "/etc/passwd"; }));
-  check_readers_agree(with([](Manifest& m) { m.entries[2].mode = 04755; }));
-  check_readers_agree(with([](Manifest& m) { m.entries[2].frame = 1; }));
+  check_readers_agree(edited_json([](Manifest& m) { m.entries[2].path = "inductor/../a.py"; }));
+  check_readers_agree(edited_json([](Manifest& m) { m.entries[3].link_target = "/etc/passwd"; }));
+  check_readers_agree(edited_json([](Manifest& m) { m.entries[2].mode = 04755; }));
+  check_readers_agree(edited_json([](Manifest& m) { m.entries[2].frame = 1; }));
   // Around the array: a repeated key, a key named "entries" elsewhere, a truncated or extended text.
-  check_readers_agree(replaced(json, ",\"entries\":", ",\"entries\":[],\"entries\":"));
-  check_readers_agree(replaced(json, "\"fingerprint\":{}", "\"fingerprint\":{\"x\":1,\"entries\":[]}"));
-  check_readers_agree(replaced(json, "\"fingerprint\":{}", "\"fingerprint\":{\"x\":{\"y\":1,\"entries\":[]}}"));
+  check_readers_agree(test::replaced(json, ",\"entries\":", ",\"entries\":[],\"entries\":"));
+  check_readers_agree(test::replaced(json, "\"fingerprint\":{}", "\"fingerprint\":{\"x\":1,\"entries\":[]}"));
+  check_readers_agree(test::replaced(json, "\"fingerprint\":{}", "\"fingerprint\":{\"x\":{\"y\":1,\"entries\":[]}}"));
   check_readers_agree(json.substr(0, json.size() - 1));
   check_readers_agree(json.substr(0, json.size() - 2) + "]]}");
   check_readers_agree(json + " ");

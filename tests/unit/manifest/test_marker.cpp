@@ -21,7 +21,7 @@ namespace {
 
 const std::string kDigest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-Marker sample() {
+Marker sample_marker() {
   Marker m;
   m.archive_manifest_sha256 = kDigest;
   m.component = "inductor";
@@ -40,7 +40,7 @@ std::string marker_with(const std::string& members) {
 }  // namespace
 
 TEST_CASE("marker: exact bytes, keys in their order, fingerprint keys sorted, signed_by null when unsigned", "[marker]") {
-  Marker m = sample();
+  Marker m = sample_marker();
   CHECK(m.to_json() ==
         R"({"marker":1,"archive_manifest_sha256":")" + kDigest +
             R"(","component":"inductor","restored_by":"ccpack 0.1.0","restored_at":"2026-12-01T09:30:00Z","signed_by":null,)"
@@ -64,7 +64,7 @@ TEST_CASE("marker: exact bytes, keys in their order, fingerprint keys sorted, si
 }
 
 TEST_CASE("marker: the archive's origin is recorded, read back, and bounded", "[marker]") {
-  Marker m = sample();
+  Marker m = sample_marker();
   m.origin = "oci://registry.example:5000/ml/cache:v42";
   CHECK_THAT(m.to_json(), Catch::Contains(R"("signed_by":null,"origin":"oci://registry.example:5000/ml/cache:v42","fingerprint")"));
   auto back = Marker::parse(m.to_json());
@@ -77,7 +77,7 @@ TEST_CASE("marker: the archive's origin is recorded, read back, and bounded", "[
 }
 
 TEST_CASE("marker: the archive's settle record is kept, null when it has none, older or unreadable ones do not say", "[marker]") {
-  Marker m = sample();
+  Marker m = sample_marker();
   CHECK_THAT(m.to_json(), !Catch::Contains("settle"));  // not recorded: no key, as before
   m.settle_recorded = true;
   CHECK_THAT(m.to_json(), Catch::Contains(R"("origin":null,"settle":null,"fingerprint")"));
@@ -154,7 +154,7 @@ TEST_CASE("marker: read from a folder, absent, a folder, a link, a FIFO or overs
   test::ScratchDir t;
   CHECK_FALSE(Marker::read(t / "none"));
   CHECK_FALSE(Marker::read(t.path()));
-  test::write_file(t / "ok" / manifest::kMarkerName, sample().to_json());
+  test::write_file(t / "ok" / manifest::kMarkerName, sample_marker().to_json());
   auto m = Marker::read(t / "ok");
   REQUIRE(m);
   CHECK(m->component == "inductor");
@@ -166,7 +166,7 @@ TEST_CASE("marker: read from a folder, absent, a folder, a link, a FIFO or overs
   fs::create_directories(t / "fifo");
   REQUIRE(::mkfifo((t / "fifo" / manifest::kMarkerName).c_str(), 0600) == 0);
   CHECK_FALSE(Marker::read(t / "fifo"));  // no writer: must not wait for one
-  std::string big = sample().to_json();
+  std::string big = sample_marker().to_json();
   big.insert(1, manifest::kMaxMarkerBytes, ' ');
   test::write_file(t / "big" / manifest::kMarkerName, big);
   CHECK_FALSE(Marker::read(t / "big"));

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "manifest/policy.hpp"
+#include "unit/support.hpp"
 #include "util/error.hpp"
 
 using namespace ccpack;
@@ -10,7 +11,8 @@ using namespace ccpack::manifest;
 
 namespace {
 
-const std::vector<ComponentRef> kComps = {{"inductor", ComponentKind::inductor}, {"triton", ComponentKind::triton}, {"ext", ComponentKind::extra}};
+const std::vector<ComponentRef> kThreeComps = {
+    {"inductor", ComponentKind::inductor}, {"triton", ComponentKind::triton}, {"ext", ComponentKind::extra}};
 
 Fingerprint h200() {
   Fingerprint fp;
@@ -28,20 +30,12 @@ Fingerprint h200() {
   return fp;
 }
 
-const ComparisonRow& row(const Comparison& c, std::string_view name) {
-  for (const ComparisonRow& r : c.rows) {
-    if (r.field == name) return r;
-  }
-  FAIL("no row " << name);
-  throw 0;
-}
-
 std::vector<Verdict> verdicts(Verdict i, Verdict t, Verdict e) { return {i, t, e}; }
 
 }  // namespace
 
 TEST_CASE("the same fingerprint matches everywhere") {
-  Comparison c = compare(h200(), h200(), kComps);
+  Comparison c = compare(h200(), h200(), kThreeComps);
   CHECK(c.worst() == Verdict::match);
   CHECK_FALSE(c.blocks());
   CHECK(c.summary() == "everything matches");
@@ -51,10 +45,10 @@ TEST_CASE("an archive built for sm_90 is stale where the GPU is sm_80") {
   Fingerprint local = h200();
   local.set(field::gpu_arch, "sm_80", "nvml");
   local.set(field::gpu_name, "NVIDIA A100-SXM4-80GB", "nvml");
-  Comparison c = compare(h200(), local, kComps);
-  CHECK(row(c, field::gpu_arch).verdicts == verdicts(Verdict::stale, Verdict::stale, Verdict::stale));
-  CHECK(row(c, field::gpu_name).verdicts == verdicts(Verdict::stale, Verdict::match, Verdict::stale));
-  CHECK(row(c, kTargetsField).verdicts == verdicts(Verdict::stale, Verdict::stale, Verdict::stale));
+  Comparison c = compare(h200(), local, kThreeComps);
+  CHECK(test::row_of(c, field::gpu_arch).verdicts == verdicts(Verdict::stale, Verdict::stale, Verdict::stale));
+  CHECK(test::row_of(c, field::gpu_name).verdicts == verdicts(Verdict::stale, Verdict::match, Verdict::stale));
+  CHECK(test::row_of(c, kTargetsField).verdicts == verdicts(Verdict::stale, Verdict::stale, Verdict::stale));
   CHECK(c.blocks());
   CHECK(c.to_table(false).find("gpu.arch") != std::string::npos);
   CHECK(c.summary().starts_with(
@@ -65,8 +59,8 @@ TEST_CASE("contamination: a CUDA wheel present at build time and not here (and t
   Fingerprint without = h200();
   without.set(field::wheels_cuda, "nvidia-cublas-cu12==12.6.4.1", "python:dist-info");
   for (auto [archive, local] : {std::pair{h200(), without}, std::pair{without, h200()}}) {
-    Comparison c = compare(archive, local, kComps);
-    CHECK(row(c, field::wheels_cuda).verdicts == verdicts(Verdict::stale, Verdict::warn, Verdict::stale));
+    Comparison c = compare(archive, local, kThreeComps);
+    CHECK(test::row_of(c, field::wheels_cuda).verdicts == verdicts(Verdict::stale, Verdict::warn, Verdict::stale));
     CHECK(c.component_verdicts == verdicts(Verdict::stale, Verdict::warn, Verdict::stale));
   }
 }
@@ -74,64 +68,67 @@ TEST_CASE("contamination: a CUDA wheel present at build time and not here (and t
 TEST_CASE("a torch local tag change is stale for inductor only") {
   Fingerprint local = h200();
   local.set(field::torch_version, "2.7.1+cu128", "python:dist-info (torch)");
-  Comparison c = compare(h200(), local, kComps);
+  Comparison c = compare(h200(), local, kThreeComps);
   CHECK(c.component_verdicts == verdicts(Verdict::stale, Verdict::match, Verdict::stale));
-  CHECK(row(c, field::torch_version).why == "inductor entries embed the torch version in their key: none of them can hit");
+  CHECK(test::row_of(c, field::torch_version).why ==
+        "inductor entries embed the torch version in their key: none of them can hit");
 }
 
 TEST_CASE("a newer driver warns, an older one refuses") {
   Fingerprint newer = h200();
   newer.set(field::gpu_driver, "590.10.01", "nvml");
-  Comparison up = compare(h200(), newer, kComps);
+  Comparison up = compare(h200(), newer, kThreeComps);
   CHECK(up.component_verdicts == verdicts(Verdict::warn, Verdict::warn, Verdict::warn));
   CHECK_FALSE(up.blocks());
   Fingerprint older = h200();
   older.set(field::gpu_driver, "570.86.10", "nvml");
-  Comparison down = compare(h200(), older, kComps);
+  Comparison down = compare(h200(), older, kThreeComps);
   CHECK(down.component_verdicts == verdicts(Verdict::refuse, Verdict::refuse, Verdict::refuse));
-  CHECK(row(down, field::gpu_driver).why.starts_with("older here than on the build machine"));
+  CHECK(test::row_of(down, field::gpu_driver).why.starts_with("older here than on the build machine"));
 }
 
 TEST_CASE("an archive without a fingerprint only warns") {
-  Comparison c = compare(Fingerprint{}, h200(), kComps);
+  Comparison c = compare(Fingerprint{}, h200(), kThreeComps);
   CHECK_FALSE(c.archive_recorded);
   CHECK(c.worst() == Verdict::warn);
-  CHECK(row(c, field::gpu_arch).archive_note == "not recorded");
+  CHECK(test::row_of(c, field::gpu_arch).archive_note == "not recorded");
   CHECK(c.to_table(true).find("the archive records no fingerprint") != std::string::npos);
 }
 
 TEST_CASE("a value absent on one side cannot be compared: warn, never a guess") {
   Fingerprint local = h200();
   local.absent(field::gpu_arch, "nvml: not loadable");
-  Comparison c = compare(h200(), local, kComps);
-  CHECK(row(c, field::gpu_arch).verdicts == verdicts(Verdict::warn, Verdict::warn, Verdict::warn));
-  CHECK(row(c, field::gpu_arch).local_note == "absent (nvml: not loadable)");
+  Comparison c = compare(h200(), local, kThreeComps);
+  CHECK(test::row_of(c, field::gpu_arch).verdicts == verdicts(Verdict::warn, Verdict::warn, Verdict::warn));
+  CHECK(test::row_of(c, field::gpu_arch).local_note == "absent (nvml: not loadable)");
   Fingerprint both = h200();
   both.absent(field::gpu_arch, "x");
-  CHECK(row(compare(both, both, kComps), field::gpu_arch).verdicts == verdicts(Verdict::match, Verdict::match, Verdict::match));
+  CHECK(test::row_of(compare(both, both, kThreeComps), field::gpu_arch).verdicts ==
+        verdicts(Verdict::match, Verdict::match, Verdict::match));
 }
 
 TEST_CASE("ignored fields accept their difference") {
   Fingerprint local = h200();
   local.set(field::torch_version, "2.7.1+cu128", "python:dist-info (torch)");
-  Comparison c = compare(h200(), local, kComps, {std::string(field::torch_version)});
+  Comparison c = compare(h200(), local, kThreeComps, {std::string(field::torch_version)});
   CHECK(c.worst() == Verdict::match);
-  CHECK(row(c, field::torch_version).ignored);
+  CHECK(test::row_of(c, field::torch_version).ignored);
 }
 
 TEST_CASE("a setting that enters a cache key is stale for its component only") {
   Fingerprint local = h200();
   local.set(field::env_inductor, "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON", "env");
-  CHECK(compare(h200(), local, kComps).component_verdicts == verdicts(Verdict::stale, Verdict::match, Verdict::match));
+  CHECK(compare(h200(), local, kThreeComps).component_verdicts == verdicts(Verdict::stale, Verdict::match, Verdict::match));
   Fingerprint tri = h200();
   tri.set(field::env_triton, "TRITON_DEFAULT_FP_FUSION=0", "env");
-  CHECK(compare(h200(), tri, kComps).component_verdicts == verdicts(Verdict::match, Verdict::stale, Verdict::match));
+  CHECK(compare(h200(), tri, kThreeComps).component_verdicts == verdicts(Verdict::match, Verdict::stale, Verdict::match));
 }
 
 TEST_CASE("the archive's kernel targets against this GPU") {
   Fingerprint two = h200();
   two.triton_targets.push_back({"hip", "gfx942", 64, "3.3.1", 3});
-  CHECK(row(compare(two, h200(), kComps), kTargetsField).verdicts == verdicts(Verdict::warn, Verdict::warn, Verdict::warn));
+  CHECK(test::row_of(compare(two, h200(), kThreeComps), kTargetsField).verdicts ==
+        verdicts(Verdict::warn, Verdict::warn, Verdict::warn));
 }
 
 TEST_CASE("every table row has a known field and a reason") {

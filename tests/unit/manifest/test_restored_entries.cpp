@@ -21,27 +21,16 @@ namespace {
 
 const std::string kSha(64, 'c');
 
-Entry entry(std::string path, EntryType type, const std::string& bytes = "", std::string link = {}) {
-  Entry e;
-  e.path = std::move(path);
-  e.type = type;
-  e.mode = type == EntryType::dir ? 0755 : type == EntryType::symlink ? 0777 : 0644;
-  e.size = type == EntryType::file ? bytes.size() : 0;
-  e.link_target = std::move(link);
-  if (type == EntryType::file) e.sha256 = Sha256::of(bytes);
-  return e;
-}
-
-Manifest sample() {
+Manifest restored_sample() {
   Manifest m;
   m.components = {{"inductor", ComponentKind::inductor, "/src/i", 2, 8}, {"triton", ComponentKind::triton, "/src/t", 1, 1}};
-  m.entries = std::vector<Entry>{entry("inductor", EntryType::dir),
-                                 entry("inductor/a.py", EntryType::file, "a = 1\n"),
-                                 entry("inductor/sub", EntryType::dir),
-                                 entry("inductor/sub/we\\ird\nname", EntryType::file, "xy"),
-                                 entry("inductor/link", EntryType::symlink, "", "a.py"),
-                                 entry("triton", EntryType::dir),
-                                 entry("triton/k", EntryType::file, "k")};
+  m.entries = std::vector<Entry>{test::dir_entry("inductor"),
+                                 test::file_entry("inductor/a.py", "a = 1\n"),
+                                 test::dir_entry("inductor/sub"),
+                                 test::file_entry("inductor/sub/we\\ird\nname", "xy"),
+                                 test::link_entry("inductor/link", "a.py"),
+                                 test::dir_entry("triton"),
+                                 test::file_entry("triton/k", "k")};
   return m;
 }
 
@@ -51,7 +40,7 @@ TEST_CASE("restored entries: written byte for byte for one component, read back 
   test::ScratchDir t;
   UniqueFd dir(::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   REQUIRE(dir.valid());
-  write_restored_entries(dir.get(), sample(), "inductor", kSha, [](std::size_t i) { return i == 3; });
+  write_restored_entries(dir.get(), restored_sample(), "inductor", kSha, [](std::size_t i) { return i == 3; });
   CHECK(test::slurp(t / std::string(kEntriesName)) ==
         "ccpack-entries 1 " + kSha + " 3\n" +
             "f 6 " + to_hex(Sha256::of("a = 1\n")) + " a.py\n" +
@@ -70,7 +59,7 @@ TEST_CASE("restored entries: written byte for byte for one component, read back 
   CHECK(list->entries.at("sub/we\\ird\nname").rewritable);
   CHECK(list->entries.at("link").type == EntryType::symlink);
   // Never over an existing list.
-  CHECK_THROWS_WITH(write_restored_entries(dir.get(), sample(), "triton", kSha),
+  CHECK_THROWS_WITH(write_restored_entries(dir.get(), restored_sample(), "triton", kSha),
                     "cannot write the restored entry list .ccpack-entries: File exists");
 }
 

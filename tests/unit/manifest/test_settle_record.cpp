@@ -1,11 +1,11 @@
 // manifest/settle_record.cpp: the optional "settle" field written only when set (a plain manifest's bytes are as
 // before), read back exactly, and every malformed or inconsistent value refused by its field name.
 #include <catch2/catch.hpp>
-
 #include <nlohmann/json.hpp>
 
 #include "manifest/manifest.hpp"
 #include "manifest/settle_record.hpp"
+#include "unit/support.hpp"
 #include "util/error.hpp"
 
 using namespace ccpack;
@@ -13,20 +13,9 @@ using namespace ccpack::manifest;
 
 namespace {
 
-Manifest sample() {
-  Manifest m;
-  m.created_by = "ccpack test";
-  m.compression = {"zstd", 1, 27};
-  m.components = {{"triton", ComponentKind::triton, "/tmp/tri", 1, 5}};
-  m.entries = {{"triton", EntryType::dir, 0755, 0, {}, {}, 0}, {"triton/a.json", EntryType::file, 0644, 5, Sha256::of("hello"), {}, 0}};
-  m.frames = {{0, 100, 4096, Sha256::of("frame"), 0, 2}};
-  m.tar_size = 4096;
-  return m;
-}
-
 SettleRecord settled() { return {3, true, std::string(kStoppedFixedPoint), {0, 0, 0, 2}}; }
 
-std::string refusal(const std::string& field_json) {
+std::string settle_refusal(const std::string& field_json) {
   nlohmann::json tree = nlohmann::json::parse(field_json);
   try {
     (void)SettleRecord::from_tree(tree);
@@ -39,7 +28,7 @@ std::string refusal(const std::string& field_json) {
 }  // namespace
 
 TEST_CASE("settle record: absent from a plain manifest, written after components, read back exactly") {
-  Manifest m = sample();
+  Manifest m = test::triton_manifest();
   std::string plain = m.to_json();
   CHECK(plain.find("\"settle\"") == std::string::npos);
   CHECK_FALSE(Manifest::parse(plain).settle.has_value());
@@ -59,21 +48,28 @@ TEST_CASE("settle record: absent from a plain manifest, written after components
 
 TEST_CASE("settle record: each malformed field refused by name") {
   const std::string ok = R"("last_run_compiled":{"triton_kernels":0,"fx_graphs":0,"autotune":0,"other":0})";
-  CHECK(refusal("[]") == "manifest field 'settle' is not an object");
-  CHECK(refusal(R"({"settled":true,"stopped":"fixed-point",)" + ok + "}") == "manifest field 'settle.runs' is missing");
-  CHECK(refusal(R"({"runs":0,"settled":true,"stopped":"fixed-point",)" + ok + "}") == "manifest field 'settle.runs' is not 1-1000");
-  CHECK(refusal(R"({"runs":-1,"settled":true,"stopped":"fixed-point",)" + ok + "}") ==
+  CHECK(settle_refusal("[]") == "manifest field 'settle' is not an object");
+  CHECK(settle_refusal(R"({"settled":true,"stopped":"fixed-point",)" + ok + "}") == "manifest field 'settle.runs' is missing");
+  CHECK(settle_refusal(R"({"runs":0,"settled":true,"stopped":"fixed-point",)" + ok + "}") ==
+        "manifest field 'settle.runs' is not 1-1000");
+  CHECK(settle_refusal(R"({"runs":-1,"settled":true,"stopped":"fixed-point",)" + ok + "}") ==
         "manifest field 'settle.runs' is not a non-negative integer");
-  CHECK(refusal(R"({"runs":1,"settled":1,"stopped":"fixed-point",)" + ok + "}") == "manifest field 'settle.settled' is not true or false");
-  CHECK(refusal(R"({"runs":1,"settled":true,"stopped":"done",)" + ok + "}") ==
+  CHECK(settle_refusal(R"({"runs":1,"settled":1,"stopped":"fixed-point",)" + ok + "}") ==
+        "manifest field 'settle.settled' is not true or false");
+  CHECK(settle_refusal(R"({"runs":1,"settled":true,"stopped":"done",)" + ok + "}") ==
         "manifest field 'settle.stopped' is 'done', not 'fixed-point' or 'run-limit'");
-  CHECK(refusal(R"({"runs":1,"settled":true,"stopped":"fixed-point","last_run_compiled":{"triton_kernels":0,"fx_graphs":0,"autotune":0}})") ==
-        "manifest field 'settle.last_run_compiled.other' is missing");
+  CHECK(
+      settle_refusal(
+          R"({"runs":1,"settled":true,"stopped":"fixed-point","last_run_compiled":{"triton_kernels":0,"fx_graphs":0,"autotune":0}})") ==
+      "manifest field 'settle.last_run_compiled.other' is missing");
   // settled must agree with stopped and with the counts.
-  CHECK_THAT(refusal(R"({"runs":1,"settled":false,"stopped":"fixed-point",)" + ok + "}"), Catch::StartsWith("manifest field 'settle' is inconsistent"));
-  CHECK_THAT(refusal(R"({"runs":1,"settled":true,"stopped":"fixed-point","last_run_compiled":{"triton_kernels":1,"fx_graphs":0,"autotune":0,"other":0}})"),
+  CHECK_THAT(settle_refusal(R"({"runs":1,"settled":false,"stopped":"fixed-point",)" + ok + "}"),
              Catch::StartsWith("manifest field 'settle' is inconsistent"));
-  CHECK(refusal(R"({"runs":1,"settled":true,"stopped":"fixed-point",)" + ok + "}") == "accepted");
+  CHECK_THAT(
+      settle_refusal(
+          R"({"runs":1,"settled":true,"stopped":"fixed-point","last_run_compiled":{"triton_kernels":1,"fx_graphs":0,"autotune":0,"other":0}})"),
+      Catch::StartsWith("manifest field 'settle' is inconsistent"));
+  CHECK(settle_refusal(R"({"runs":1,"settled":true,"stopped":"fixed-point",)" + ok + "}") == "accepted");
 }
 
 TEST_CASE("settle record: the tuning the runs had is written inside settle and read back exactly") {
@@ -91,11 +87,13 @@ TEST_CASE("settle record: the tuning the runs had is written inside settle and r
 
 TEST_CASE("settle record: a malformed tuning is refused by its field name") {
   const std::string head = R"({"runs": 1, "settled": true, "stopped": "fixed-point", "last_run_compiled": {"triton_kernels": 0, "fx_graphs": 0, "autotune": 0, "other": 0}, "tuning": )";
-  CHECK(refusal(head + R"("x"})").find("settle.tuning") != std::string::npos);
-  CHECK(refusal(head + R"({"applied": [], "kept": []}})").find("settle.tuning") != std::string::npos);
-  CHECK(refusal(head + R"({"applied": [1], "kept": [], "skipped": []}})").find("settle.tuning.applied") != std::string::npos);
-  CHECK(refusal(head + R"({"applied": [""], "kept": [], "skipped": []}})").find("settle.tuning.applied") != std::string::npos);
+  CHECK(settle_refusal(head + R"("x"})").find("settle.tuning") != std::string::npos);
+  CHECK(settle_refusal(head + R"({"applied": [], "kept": []}})").find("settle.tuning") != std::string::npos);
+  CHECK(settle_refusal(head + R"({"applied": [1], "kept": [], "skipped": []}})").find("settle.tuning.applied") !=
+        std::string::npos);
+  CHECK(settle_refusal(head + R"({"applied": [""], "kept": [], "skipped": []}})").find("settle.tuning.applied") !=
+        std::string::npos);
   std::string many = R"({"applied": [)";
   for (int i = 0; i < 33; ++i) many += std::string(i ? "," : "") + "\"K=V\"";
-  CHECK(refusal(head + many + R"(], "kept": [], "skipped": []}})").find("settle.tuning.applied") != std::string::npos);
+  CHECK(settle_refusal(head + many + R"(], "kept": [], "skipped": []}})").find("settle.tuning.applied") != std::string::npos);
 }

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Signature sample(const std::string& id, const std::string& note = "") {
+Signature signature_of(const std::string& id, const std::string& note = "") {
   Signature s;
   s.key_id = id;
   s.signed_at = "2026-11-30T12:00:00Z";
@@ -31,7 +31,7 @@ Signature sample(const std::string& id, const std::string& note = "") {
   return s;
 }
 
-const std::string kGood = encode_signature_block({sample("0123456789abcdef", "pipeline 42")});
+const std::string kGood = encode_signature_block({signature_of("0123456789abcdef", "pipeline 42")});
 
 // The block with `from` replaced by `to` (first occurrence).
 std::string edited(const std::string& from, const std::string& to) {
@@ -55,10 +55,10 @@ TEST_CASE("signature block: round trip, empty block is []") {
   REQUIRE(list.size() == 1);
   CHECK(list[0].key_id == "0123456789abcdef");
   CHECK(list[0].note == "pipeline 42");
-  CHECK(list[0].signature == sample("x").signature);
+  CHECK(list[0].signature == signature_of("x").signature);
   CHECK(kGood.find(R"({"key_id":"0123456789abcdef","algorithm":"ed25519","signed_at":"2026-11-30T12:00:00Z",)"
                    R"("note":"pipeline 42","signature":")") == 1);
-  std::string two = encode_signature_block({sample("0123456789abcdef"), sample("fedcba9876543210", "ü ok")});
+  std::string two = encode_signature_block({signature_of("0123456789abcdef"), signature_of("fedcba9876543210", "ü ok")});
   CHECK(encode_signature_block(parse_signature_block(two)) == two);
   CHECK(two.find("note") == two.rfind("note"));  // an empty note is left out
 }
@@ -92,13 +92,13 @@ TEST_CASE("signature block: each malformed field is named") {
   swapped.replace(swapped.find("\"algorithm\":\"ed25519\","), 22, "");
   swapped.insert(swapped.find(",\"signature\""), ",\"algorithm\":\"ed25519\"");
   rejects(swapped, "is not in canonical form (compact JSON, fields in order)");
-  rejects(encode_signature_block({sample("0123456789abcdef"), sample("0123456789abcdef")}),
+  rejects(encode_signature_block({signature_of("0123456789abcdef"), signature_of("0123456789abcdef")}),
           "signatures[1].key_id repeats signatures[0]");
   std::vector<Signature> many;
   for (int i = 0; i < 33; ++i) {
     char id[17];
     std::snprintf(id, sizeof id, "%016x", i);
-    many.push_back(sample(id));
+    many.push_back(signature_of(id));
   }
   rejects(encode_signature_block(many), "holds more than 32 signatures");
   rejects("[" + std::string(70000, ' ') + "]", "is 70002 bytes, more than 65536");
@@ -120,7 +120,7 @@ TEST_CASE("notes, times and printing") {
 }
 
 TEST_CASE("signed message binds the domain, the manifest digest and every field") {
-  Signature s = sample("0123456789abcdef", "n");
+  Signature s = signature_of("0123456789abcdef", "n");
   std::string m = signed_message("{\"format\":1}", s);
   Digest d = Sha256::of(std::string_view("{\"format\":1}"));
   std::string expected("ccpack-signature-v1\0", 20);

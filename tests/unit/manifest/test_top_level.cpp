@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Manifest sample() {
+Manifest top_level_sample() {
   Manifest m;
   m.created_by = "ccpack test";
   m.compression = {"zstd", 1, 27};
@@ -32,22 +32,11 @@ Manifest sample() {
   return m;
 }
 
-// `text` with the first `from` replaced by `to`.
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  auto at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
-std::vector<CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) {
-  return {{"inductor", ComponentKind::inductor, inductor, "test"}, {"triton", ComponentKind::triton, triton, "test"}};
-}
-
 // A kernel file and a Triton folder in t/ind and t/tri, packed into t/a.ccpack (6 entries).
 void pack_sample(const test::ScratchDir& t) {
   test::write_file(t / "ind/23/c23x.py", "print('kernel')\n");
   test::write_file(t / "tri/K/k.json", "{}");
-  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+  (void)pack::create_archive(test::dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
 }
 
 // What a scan fed `pieces` concludes: the top-level fields it read, or its error message.
@@ -65,15 +54,24 @@ std::string outcome(const std::vector<std::string_view>& pieces, const std::stri
 }  // namespace
 
 TEST_CASE("the top-level scan concludes the same wherever the text is cut into pieces") {
-  std::string json = sample().to_json();
+  std::string json = top_level_sample().to_json();
   std::string body = json.substr(0, json.size() - 1);  // without the final '}'
   // Runs of backslashes before quotes, inside a member that is read and inside one that is stepped over.
-  std::string tricky = replaced(replaced(json, "2.9.0", R"(2.9 \\\" \\\\\" \\\\)"), ".py", R"(\\\\\".py)");
-  const std::vector<std::string> texts = {
-      json, tricky, replaced(json, "\"tar_size\"", "\"tar\\u005fsize\""), body + ",\"tar_size\":1}",
-      replaced(json, "\"entries\":[", "\"entries\":[}"), replaced(json, "\"entries\":[", "\"entries\":[" + std::string(70, '[')),
-      json.substr(0, json.find(".py")), json + "x", "[]", "", " { } ", body + ",}", body + ",\"x\" 1}",
-      replaced(json, "\"format\":1", "\"format\":2")};
+  std::string tricky = test::replaced(test::replaced(json, "2.9.0", R"(2.9 \\\" \\\\\" \\\\)"), ".py", R"(\\\\\".py)");
+  const std::vector<std::string> texts = {json,
+                                          tricky,
+                                          test::replaced(json, "\"tar_size\"", "\"tar\\u005fsize\""),
+                                          body + ",\"tar_size\":1}",
+                                          test::replaced(json, "\"entries\":[", "\"entries\":[}"),
+                                          test::replaced(json, "\"entries\":[", "\"entries\":[" + std::string(70, '[')),
+                                          json.substr(0, json.find(".py")),
+                                          json + "x",
+                                          "[]",
+                                          "",
+                                          " { } ",
+                                          body + ",}",
+                                          body + ",\"x\" 1}",
+                                          test::replaced(json, "\"format\":1", "\"format\":2")};
   for (const std::string& text : texts) {
     INFO(text);
     const std::string whole = outcome({text}, text);
@@ -92,7 +90,7 @@ TEST_CASE("the top-level scan concludes the same wherever the text is cut into p
 }
 
 TEST_CASE("the top-level parse reads what the full parse reads, and leaves frames and entries out") {
-  std::string json = sample().to_json();
+  std::string json = top_level_sample().to_json();
   Manifest full = Manifest::parse(json);
   Manifest top = Manifest::parse_top_level(json);
   CHECK(top.created_by == full.created_by);
@@ -106,36 +104,37 @@ TEST_CASE("the top-level parse reads what the full parse reads, and leaves frame
   CHECK(top.entries.empty());
   CHECK(top.frames.empty());
   // An escaped key is the key it decodes to, as for the full parse.
-  CHECK(Manifest::parse_top_level(replaced(json, "\"tar_size\"", "\"tar\\u005fsize\"")).tar_size == 4096);
+  CHECK(Manifest::parse_top_level(test::replaced(json, "\"tar_size\"", "\"tar\\u005fsize\"")).tar_size == 4096);
 }
 
 TEST_CASE("the top-level parse does not parse or validate the entries") {
-  std::string json = replaced(sample().to_json(), "\"path\":\"inductor\"", "\"path\":\"/etc/passwd\"");
+  std::string json = test::replaced(top_level_sample().to_json(), "\"path\":\"inductor\"", "\"path\":\"/etc/passwd\"");
   CHECK_THROWS_WITH(Manifest::parse(json), Catch::Contains("entries[0].path' is an absolute path"));
   CHECK(Manifest::parse_top_level(json).components.size() == 2);
 }
 
 TEST_CASE("the top-level parse refuses repeats, deep nesting and broken structure, also inside skipped arrays") {
-  std::string json = sample().to_json();
+  std::string json = top_level_sample().to_json();
   std::string body = json.substr(0, json.size() - 1);  // without the final '}'
   CHECK_THROWS_WITH(Manifest::parse_top_level(body + ",\"tar_size\":1}"),
                     "manifest field 'tar_size' is repeated (a JSON key appears twice in one object)");
   CHECK_THROWS_WITH(Manifest::parse_top_level(body + ",\"tar\\u005fsize\":1}"), Catch::Contains("field 'tar_size' is repeated"));
   CHECK_THROWS_WITH(Manifest::parse_top_level(body + ",\"entries\":[]}"), Catch::Contains("field 'entries' is repeated"));
-  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "{\"value\":\"2.9.0\"", "{\"value\":\"1\",\"value\":\"2.9.0\"")),
-                    Catch::Contains("field 'fields.torch.version.value' is repeated"));
+  CHECK_THROWS_WITH(
+      Manifest::parse_top_level(test::replaced(json, "{\"value\":\"2.9.0\"", "{\"value\":\"1\",\"value\":\"2.9.0\"")),
+      Catch::Contains("field 'fields.torch.version.value' is repeated"));
   std::string deep = std::string(70, '[') + std::string(70, ']');
-  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "\"entries\":[", "\"entries\":[" + deep + ",")),
+  CHECK_THROWS_WITH(Manifest::parse_top_level(test::replaced(json, "\"entries\":[", "\"entries\":[" + deep + ",")),
                     Catch::Contains("manifest field 'entries[0][0]") && Catch::Contains("' nests deeper than 64 levels"));
-  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "\"entries\":[", "\"entries\":[}")),
+  CHECK_THROWS_WITH(Manifest::parse_top_level(test::replaced(json, "\"entries\":[", "\"entries\":[}")),
                     Catch::Contains("manifest is not valid JSON: [json.exception.parse_error.101]"));
   CHECK_THROWS_WITH(Manifest::parse_top_level(json.substr(0, json.find(".py"))), Catch::Contains("manifest is not valid JSON"));
   CHECK_THROWS_WITH(Manifest::parse_top_level(json + "x"), Catch::Contains("manifest is not valid JSON"));
   CHECK_THROWS_WITH(Manifest::parse_top_level("[]"), "manifest field '(root)' is not an object");
   CHECK_THROWS_WITH(Manifest::parse_top_level("#" + json.substr(1)), Catch::Contains("manifest is not valid JSON"));
-  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "\"format\":1", "\"format\":2")),
+  CHECK_THROWS_WITH(Manifest::parse_top_level(test::replaced(json, "\"format\":1", "\"format\":2")),
                     Catch::Contains("manifest format 2 is not supported"));
-  CHECK_THROWS_WITH(Manifest::parse_top_level(replaced(json, "\"name\":\"triton\"", "\"name\":\"../x\"")),
+  CHECK_THROWS_WITH(Manifest::parse_top_level(test::replaced(json, "\"name\":\"triton\"", "\"name\":\"../x\"")),
                     Catch::Contains("components[1].name' is not a valid component name"));
   Limits few;
   few.max_json_values = 10;
@@ -145,7 +144,7 @@ TEST_CASE("the top-level parse refuses repeats, deep nesting and broken structur
 TEST_CASE("restore parses the entries only when it writes, and a no-op reads the top level only") {
   test::ScratchDir t;
   pack_sample(t);
-  auto out = dirs_of(t / "out/ind", t / "out/tri");
+  auto out = test::dirs_of(t / "out/ind", t / "out/tri");
 
   unpack::Archive first = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
   CHECK(first.depth() == unpack::ManifestDepth::top_level);
@@ -190,7 +189,7 @@ TEST_CASE("a streamed stage 1 reads what a kept one reads, and stage 2 reads the
 
   // The file rewritten in place between the stages: stage 2 must not parse bytes that stage 1 did not check.
   test::write_file(t / "ind/23/c23x.py", "print('other kernel')\n");
-  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "b.ccpack", pack::PackOptions{});
+  (void)pack::create_archive(test::dirs_of(t / "ind", t / "tri"), t / "b.ccpack", pack::PackOptions{});
   unpack::Archive first = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream);
   test::write_file(t / "a.ccpack", test::slurp(t / "b.ccpack"));  // same inode, new bytes
   CHECK_THROWS_WITH(first.load_full(), Catch::Contains("changed while it was read: its manifest is not the one checked"));
@@ -209,7 +208,7 @@ TEST_CASE("a streamed stage 1 runs the gate before any parse and refuses bad str
   test::ScratchDir t;
   test::write_file(t / "ind/a.py", "print(1)\n");
   test::write_file(t / "tri/K/k.json", "{}");
-  (void)pack::create_archive(dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
+  (void)pack::create_archive(test::dirs_of(t / "ind", t / "tri"), t / "a.ccpack", pack::PackOptions{});
   unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
   for (const std::string& bad : {std::string("#"), std::string("{\"entries\":[}")}) {
     INFO(bad);
@@ -240,7 +239,7 @@ TEST_CASE("a streamed stage 1 runs the gate before any parse and refuses bad str
 TEST_CASE("a restore from a streamed stage 1 is a no-op without the text, and writes after reading it") {
   test::ScratchDir t;
   pack_sample(t);
-  auto out = dirs_of(t / "out/ind", t / "out/tri");
+  auto out = test::dirs_of(t / "out/ind", t / "out/tri");
   auto open = [&] { return unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream); };
   unpack::Archive first = open();
   CHECK_FALSE(unpack::install(first, out, {}).noop());

@@ -29,8 +29,6 @@ void kfd_node(const fs::path& sys, const std::string& n, const std::string& prop
   test::write_file(sys / "class/kfd/kfd/topology/nodes" / n / "properties", properties);
 }
 
-const RunLimits kLimits{std::chrono::hours(1), 1 << 20};  // no deadline of its own: CTest's TIMEOUT catches a hang
-
 }  // namespace
 
 TEST_CASE("gpu probe: no NVML, then nvidia-smi's CSV: names, archs and driver, no SM count", "[probe-gpu]") {
@@ -40,7 +38,7 @@ TEST_CASE("gpu probe: no NVML, then nvidia-smi's CSV: names, archs and driver, n
                    "#!/bin/sh\necho 'NVIDIA H200, 9.0, 580.159.04'\necho 'NVIDIA H100 80GB HBM3, 9.0, 580.159.04'\n"
                    "echo 'NVIDIA A100-SXM4-80GB, 8.0, 580.159.04'\n", 0755);
   Fingerprint fp;
-  probe::probe_gpu(fp, kLimits);
+  probe::probe_gpu(fp, test::kNoDeadline);
   CHECK(test::field_text(fp, field::gpu_vendor) == "nvidia [nvidia-smi]");
   CHECK(test::field_text(fp, field::gpu_count) == "3 [nvidia-smi]");
   CHECK(test::field_text(fp, field::gpu_name) == "NVIDIA H200, NVIDIA H100 80GB HBM3, NVIDIA A100-SXM4-80GB [nvidia-smi]");
@@ -60,7 +58,7 @@ TEST_CASE("gpu probe: nvidia-smi failing or unreadable falls to KFD: gfx arch, C
   kfd_node(t / "sys", "3", "gfx_target_version 90402\nsimd_count 1216\nsimd_per_cu 4\nwave_front_size 64\ndevice_id 29857\n");
   test::write_file(t / "sys/module/amdgpu/version", "6.8.5 \n");
   Fingerprint fp;
-  probe::probe_gpu(fp, kLimits);
+  probe::probe_gpu(fp, test::kNoDeadline);
   const std::string src = " [/sys/class/kfd]";
   CHECK(test::field_text(fp, field::gpu_vendor) == "amd" + src);
   CHECK(test::field_text(fp, field::gpu_count) == "3" + src);
@@ -75,7 +73,7 @@ TEST_CASE("gpu probe: nothing answers: every gpu field absent, with NVML's, nvid
   test::ScratchDir t;
   FakeHost host(t);
   Fingerprint fp;
-  probe::probe_gpu(fp, kLimits);
+  probe::probe_gpu(fp, test::kNoDeadline);
   const std::string why = "nvml: " + (t / "no-libnvidia-ml.so").string() + " not loadable; nvidia-smi: not found; kfd: no GPU node in '" +
                           (t / "sys/class/kfd/kfd/topology/nodes").string() + "'";
   for (std::string_view f : {field::gpu_vendor, field::gpu_count, field::gpu_name, field::gpu_arch, field::gpu_sm_count,
@@ -85,7 +83,7 @@ TEST_CASE("gpu probe: nothing answers: every gpu field absent, with NVML's, nvid
   // A KFD node without simd_per_cu or wave size: the GPU is named, the rest absent with its reason.
   kfd_node(t / "sys", "1", "gfx_target_version 110000\nsimd_count 96\ndevice_id x\n");
   Fingerprint partial;
-  probe::probe_gpu(partial, kLimits);
+  probe::probe_gpu(partial, test::kNoDeadline);
   CHECK(test::field_text(partial, field::gpu_arch) == "gfx1100 [/sys/class/kfd]");
   CHECK(test::field_text(partial, field::gpu_name) == "AMD device 0x0000 [/sys/class/kfd]");
   CHECK(test::field_text(partial, field::gpu_sm_count) == "<absent: kfd: no simd_per_cu>");

@@ -38,8 +38,6 @@ fs::path script(const fs::path& path, const std::string& body) {
   return path;
 }
 
-const RunLimits kLimits{std::chrono::hours(1), 1 << 20};  // no deadline of its own: CTest's TIMEOUT catches a hang
-
 }  // namespace
 
 TEST_CASE("python probe: one run with -B -c and the script, the report and the listing make the fields", "[probe-python]") {
@@ -48,7 +46,7 @@ TEST_CASE("python probe: one run with -B -c and the script, the report and the l
   fs::path python = fake_python(t.path(), site);
   probe::ProbeMemo memo(std::nullopt);
   Fingerprint fp;
-  CHECK(probe::probe_python(fp, python.string(), kLimits, memo) == site.string());
+  CHECK(probe::probe_python(fp, python.string(), test::kNoDeadline, memo) == site.string());
   CHECK(memo.python_status == "off");
   std::string args = test::slurp(t / "args");
   CHECK(args.starts_with("-B\n-c\nimport sys, _imp\n"));
@@ -68,7 +66,7 @@ TEST_CASE("python probe: a missing, failing or silent interpreter leaves every p
   probe::ProbeMemo memo(std::nullopt);
   auto absent_reason = [&](const std::string& python) {
     Fingerprint fp;
-    CHECK(probe::probe_python(fp, python, kLimits, memo).empty());
+    CHECK(probe::probe_python(fp, python, test::kNoDeadline, memo).empty());
     for (std::string_view f : {field::python_version, field::python_abi, field::python_site_packages, field::torch_version,
                                field::torch_cuda, field::torch_hip, field::triton_version, field::ck4inductor_version,
                                field::wheels_cuda}) {
@@ -89,7 +87,7 @@ TEST_CASE("python probe: a report with wrong types or missing members gives abse
   fs::path python = script(t / "python", R"(echo '{"version": 3, "abi": "", "path": "notalist", "site": [1, ""]}')");
   probe::ProbeMemo memo(std::nullopt);
   Fingerprint fp;
-  CHECK(probe::probe_python(fp, python.string(), kLimits, memo).empty());
+  CHECK(probe::probe_python(fp, python.string(), test::kNoDeadline, memo).empty());
   CHECK(test::field_text(fp, field::python_version) == "<absent: python: no version>");
   CHECK(test::field_text(fp, field::python_abi) == "<absent: python: sysconfig has no SOABI>");
   CHECK(test::field_text(fp, field::python_site_packages) == " [python sys.path]");  // no folders: an empty list
@@ -109,16 +107,16 @@ TEST_CASE("python probe and the memo: a shim is memoised for the interpreter it 
                              R"(", "path": [")" + site.string() + R"("], "site": [")" + site.string() + R"("]})";
   fs::path shim = script(t / "shim", "touch '" + (t / "ran").string() + "'\necho '" + report + "'");
   Fingerprint by_shim;
-  CHECK(probe::probe_python(by_shim, shim.string(), kLimits, memo) == site.string());
+  CHECK(probe::probe_python(by_shim, shim.string(), test::kNoDeadline, memo) == site.string());
   CHECK(memo.python_status == "miss");
   fs::remove(t / "ran");
-  CHECK(probe::probe_python(by_shim, shim.string(), kLimits, memo) == site.string());
+  CHECK(probe::probe_python(by_shim, shim.string(), test::kNoDeadline, memo) == site.string());
   CHECK(memo.python_status == "hit");
   CHECK_FALSE(fs::exists(t / "ran"));  // the shim did not run
   // A script whose sys.executable names no ELF file (a relative path here) is not kept: it runs every time.
   fs::path odd = script(t / "odd", "echo '" + std::string(R"({"version": "3.12.3", "abi": "x", "executable": "relative/python", "path": [], "site": ["/s"]})") + "'");
   Fingerprint by_odd;
-  (void)probe::probe_python(by_odd, odd.string(), kLimits, memo);
+  (void)probe::probe_python(by_odd, odd.string(), test::kNoDeadline, memo);
   CHECK(memo.python_status == "not memoised: the script ran no ELF interpreter (sys.executable)");
   std::string why;
   auto key = memo.interpreter_key(elf, why);
@@ -126,14 +124,14 @@ TEST_CASE("python probe and the memo: a shim is memoised for the interpreter it 
   probe::InterpreterReport r{"3.11.9", "cpython-311-x86_64-linux-gnu", elf, {site.string()}, {site.string()}};
   memo.put_python(*key, r, {});
   Fingerprint hit;
-  CHECK(probe::probe_python(hit, elf, kLimits, memo) == site.string());
+  CHECK(probe::probe_python(hit, elf, test::kNoDeadline, memo) == site.string());
   CHECK(memo.python_status == "hit");
   CHECK(test::field_text(hit, field::python_version) == "3.11.9 [python sys.version_info]");
   CHECK(test::field_text(hit, field::triton_version) == "3.3.1 [python:dist-info (triton)]");  // the listing is read again
   // A start-up file appeared on sys.path: the memo no longer vouches, the program is run (and cannot be).
   test::write_file(site / "new.pth", "/x\n");
   Fingerprint miss;
-  CHECK(probe::probe_python(miss, elf, kLimits, memo).empty());
+  CHECK(probe::probe_python(miss, elf, test::kNoDeadline, memo).empty());
   CHECK(memo.python_status == "miss");
   CHECK_FALSE(miss.get(field::python_version)->value);
 }
@@ -146,28 +144,28 @@ TEST_CASE("ptxas probe: TRITON_PTXAS_PATH, else triton's bundled ptxas, else abs
   {
     test::ScopedEnv env("TRITON_PTXAS_PATH", env_ptxas.string());
     Fingerprint fp;
-    probe::probe_ptxas(fp, "/ignored/site", kLimits, memo);
+    probe::probe_ptxas(fp, "/ignored/site", test::kNoDeadline, memo);
     CHECK(test::field_text(fp, field::ptxas_version) == "12.8.93 [ptxas --version (TRITON_PTXAS_PATH)]");
   }
   test::ScopedEnv unset("TRITON_PTXAS_PATH", std::nullopt);
   Fingerprint none;
-  probe::probe_ptxas(none, "", kLimits, memo);
+  probe::probe_ptxas(none, "", test::kNoDeadline, memo);
   CHECK(test::field_text(none, field::ptxas_version) == "<absent: ptxas: no TRITON_PTXAS_PATH and no triton distribution>");
   script(t / "site/triton/backends/nvidia/bin/ptxas", banner);
   Fingerprint bundled;
-  probe::probe_ptxas(bundled, (t / "site").string(), kLimits, memo);
+  probe::probe_ptxas(bundled, (t / "site").string(), test::kNoDeadline, memo);
   CHECK(test::field_text(bundled, field::ptxas_version) == "12.8.93 [ptxas --version (triton's bundled ptxas)]");
   Fingerprint missing;
-  probe::probe_ptxas(missing, (t / "nosite").string(), kLimits, memo);
+  probe::probe_ptxas(missing, (t / "nosite").string(), test::kNoDeadline, memo);
   CHECK(test::field_text(missing, field::ptxas_version) == "<absent: ptxas '" + (t / "nosite/triton/backends/nvidia/bin/ptxas").string() + "': not found>");
   script(t / "quiet/triton/backends/nvidia/bin/ptxas", "echo 'release 12.8, V12.8.93; rm -rf /'");
   Fingerprint odd;
-  probe::probe_ptxas(odd, (t / "quiet").string(), kLimits, memo);
+  probe::probe_ptxas(odd, (t / "quiet").string(), test::kNoDeadline, memo);
   CHECK(test::field_text(odd, field::ptxas_version) == "<absent: ptxas '" + (t / "quiet/triton/backends/nvidia/bin/ptxas").string() +
                                                 "': no version in its output>");
   script(t / "fail/triton/backends/nvidia/bin/ptxas", "exit 2");
   Fingerprint failed;
-  probe::probe_ptxas(failed, (t / "fail").string(), kLimits, memo);
+  probe::probe_ptxas(failed, (t / "fail").string(), test::kNoDeadline, memo);
   CHECK(test::field_text(failed, field::ptxas_version) == "<absent: ptxas '" + (t / "fail/triton/backends/nvidia/bin/ptxas").string() + "': exit 2>");
 }
 
@@ -177,10 +175,10 @@ TEST_CASE("ptxas probe: a memoised version is used without running the program",
   test::ScopedEnv env("TRITON_PTXAS_PATH", (t / "ptxas").string());
   probe::ProbeMemo memo(t / "memo.json");
   Fingerprint before;
-  probe::probe_ptxas(before, "", kLimits, memo);
+  probe::probe_ptxas(before, "", test::kNoDeadline, memo);
   CHECK_FALSE(before.get(field::ptxas_version)->value);  // it cannot run, and nothing is memoised yet
   memo.put_ptxas((t / "ptxas").string(), "12.4.131");
   Fingerprint fp;
-  probe::probe_ptxas(fp, "", kLimits, memo);
+  probe::probe_ptxas(fp, "", test::kNoDeadline, memo);
   CHECK(test::field_text(fp, field::ptxas_version) == "12.4.131 [ptxas --version (TRITON_PTXAS_PATH)]");
 }

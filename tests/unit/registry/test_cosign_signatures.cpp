@@ -28,13 +28,6 @@ using test::NoCredentials;
 // The reference the identity is checked against (the session talks to the loopback server).
 const oci::Reference kRef = oci::parse_reference("registry.example/team/model:v1");
 
-registry::Session session_for(const test::LoopbackHttp& server) {
-  registry::SessionOptions o;
-  o.http.plain_http = true;
-  o.http.max_attempts = 1;
-  return {oci::parse_reference("127.0.0.1:" + std::to_string(server.port()) + "/team/model:v1"), o};
-}
-
 // The signature manifest with one layer: `digest`, announced as `size` bytes, with the annotation `signature`.
 std::string signature_manifest(const std::string& digest, std::uint64_t size, const std::string& signature) {
   oci::ImageManifest m;
@@ -47,8 +40,6 @@ std::string manifest_answer(const std::string& body) {
   return http_answer(200, {"Content-Type: application/vnd.oci.image.manifest.v1+json"}, body);
 }
 
-std::string first_line(const std::string& request) { return request.substr(0, request.find("\r\n")); }
-
 // When no `.sig` layer passes, the check reads the artifact's referrers (cosign 3's bundles): no referrers API
 // (404), then no fallback tag (404).
 const std::string kNotFound = http_answer(404, {}, "");
@@ -60,7 +51,7 @@ registry::CosignCheck check_one(const manifest::PrivateKey& signer, const manife
   std::string payload = cosign::payload_json({repository, signed_digest, ""});
   std::string body = signature_manifest(oci::digest_of(payload), payload.size(), base64_encode(signer.sign_detached(payload)));
   test::LoopbackHttp server({manifest_answer(body), http_answer(200, {}, payload), kNotFound, kNotFound});
-  registry::Session session = session_for(server);
+  registry::Session session = test::session_for(server);
   manifest::TrustStore trust;
   trust.add(trusted);
   registry::CosignCheck c = registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
@@ -79,8 +70,8 @@ TEST_CASE("cosign check: a trusted key's signature of this digest and repository
   CHECK(c.problems.empty());
   CHECK(c.tag == "sha256-" + std::string(64, 'b') + ".sig");
   REQUIRE(requests.size() == 2);
-  CHECK(first_line(requests[0]) == "GET /v2/team/model/manifests/" + c.tag + " HTTP/1.1");
-  CHECK(first_line(requests[1]).starts_with("GET /v2/team/model/blobs/sha256:"));
+  CHECK(test::first_line(requests[0]) == "GET /v2/team/model/manifests/" + c.tag + " HTTP/1.1");
+  CHECK(test::first_line(requests[1]).starts_with("GET /v2/team/model/blobs/sha256:"));
   CHECK_NOTHROW(registry::require_cosign(c, "archive X"));
 }
 
@@ -109,7 +100,7 @@ TEST_CASE("cosign check: an oversized payload is not fetched, a payload that is 
   trust.add(key.public_key());
   {
     test::LoopbackHttp server({manifest_answer(signature_manifest("sha256:" + std::string(64, 'e'), 1 << 20, "AAAA")), kNotFound, kNotFound});
-    registry::Session session = session_for(server);
+    registry::Session session = test::session_for(server);
     registry::CosignCheck c = registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
     CHECK(c.problems == std::vector<std::string>{"layer 0: payload of 1048576 bytes is larger than 65536"});
     // The signature manifest, then the referrers (API, fallback tag): no payload blob.
@@ -121,13 +112,13 @@ TEST_CASE("cosign check: an oversized payload is not fetched, a payload that is 
     std::string swapped = payload;
     swapped[2] = 'C';
     test::LoopbackHttp server({manifest_answer(body), http_answer(200, {}, swapped)});
-    registry::Session session = session_for(server);
+    registry::Session session = test::session_for(server);
     CHECK(test::integrity_error([&] { (void)registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact); }) ==
           "payload " + oci::digest_of(payload) + " of the cosign signature of " + kArtifact + " does not match its digest");
   }
   {
     test::LoopbackHttp server({kNotFound, kNotFound, kNotFound});
-    registry::Session session = session_for(server);
+    registry::Session session = test::session_for(server);
     registry::CosignCheck c = registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
     CHECK(c.problems == std::vector<std::string>{"no signature (the tag is missing or holds no layer)"});
   }
@@ -152,7 +143,7 @@ std::string our_layer(const std::string& payload, const std::string& signature_b
 registry::CosignCheck check_with(const manifest::PublicKey& trusted, const std::vector<std::string>& answers,
                                  const std::string& index_digest = "", std::size_t* requests = nullptr) {
   test::LoopbackHttp server(answers);
-  registry::Session session = session_for(server);
+  registry::Session session = test::session_for(server);
   manifest::TrustStore trust;
   trust.add(trusted);
   registry::CosignCheck c = registry::check_cosign_signatures(session, {kArtifact, index_digest, kRef}, trust, cosign::IdentityRule::exact);

@@ -16,13 +16,6 @@ using test::http_answer;
 
 namespace {
 
-registry::Session listing_session(const test::LoopbackHttp& server) {
-  registry::SessionOptions o;
-  o.http.plain_http = true;
-  o.http.max_attempts = 1;
-  return {registry::oci::parse_reference("127.0.0.1:" + std::to_string(server.port()) + "/team/model:v1"), o};
-}
-
 const std::string kListedLayerDigest = "sha256:" + std::string(64, 'b');
 
 // A ccpack artifact's image manifest: one archive layer, titled, selected by gpu.arch.
@@ -45,7 +38,7 @@ TEST_CASE("list_archives: a tag naming one ccpack image manifest", "[registry][l
   test::NoCredentials none;
   const std::string body = listed_artifact();
   test::LoopbackHttp server({listed_manifest_answer(body)});
-  registry::Session s = listing_session(server);
+  registry::Session s = test::session_for(server);
   registry::Listing l = registry::list_archives(s);
   CHECK(l.digest == registry::oci::digest_of(body));
   CHECK_FALSE(l.index);
@@ -78,7 +71,7 @@ TEST_CASE("list_archives: an index's entries, each manifest fetched by digest", 
   const std::string index_body = registry::oci::to_json(index);
   test::LoopbackHttp server({http_answer(200, {"Content-Type: " + std::string(registry::oci::kImageIndexType)}, index_body),
                              listed_manifest_answer(ccpack_body), listed_manifest_answer(other_body)});
-  registry::Session s = listing_session(server);
+  registry::Session s = test::session_for(server);
   registry::Listing l = registry::list_archives(s);
   CHECK(l.index);
   CHECK(l.digest == registry::oci::digest_of(index_body));
@@ -107,7 +100,7 @@ TEST_CASE("list_archives: refusals name the reference", "[registry][listing]") {
   const std::string index_answer = http_answer(200, {"Content-Type: " + std::string(registry::oci::kImageIndexType)}, index_body);
   test::LoopbackHttp server({http_answer(404, {}, ""), http_answer(200, {"Content-Type: text/html"}, "<html></html>"), index_answer,
                              listed_manifest_answer(body), index_answer, http_answer(404, {}, "")});
-  registry::Session s = listing_session(server);
+  registry::Session s = test::session_for(server);
   const std::string ref = s.reference().str();
   CHECK(test::ccpack_error([&] { (void)registry::list_archives(s); }) == ref + " not found in the registry");
   CHECK(test::ccpack_error([&] { (void)registry::list_archives(s); }) ==

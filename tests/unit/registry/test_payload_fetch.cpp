@@ -26,8 +26,6 @@ const std::string kFrame0 = "aaaaaaaa";
 const std::string kFrame1 = "bbbbbbbbbbbb";
 const std::string kBlob = kHeader + kFrame0 + kFrame1;
 
-std::string digest_of(const std::string& bytes) { return registry::oci::digest_string(Sha256::of(bytes)); }
-
 registry::PayloadPlan plan_for(const std::string& layer_digest, const std::string& frame1 = kFrame1) {
   registry::PayloadPlan p;
   p.digest = layer_digest;
@@ -93,7 +91,7 @@ void fetch(test::LoopbackHttp& server, const registry::PayloadPlan& plan, Fetche
 TEST_CASE("payload fetch: a cut in frame 1 resumes from the end of frame 0, which is not fetched again", "[payload-fetch]") {
   test::LoopbackHttp server({cut_answer(4, 11), whole_answer(12)});
   Fetched f;
-  fetch(server, plan_for(digest_of(kBlob)), f);
+  fetch(server, plan_for(test::digest_of(kBlob)), f);
   CHECK(f.error.empty());
   CHECK(f.delivered == std::vector<std::string>{"4:" + kFrame0, "12:" + kFrame1});
   CHECK(f.ranges == std::vector<std::string>{"bytes=4-23", "bytes=12-23"});
@@ -115,7 +113,7 @@ TEST_CASE("payload fetch: a cut in frame 1 resumes from the end of frame 0, whic
 TEST_CASE("payload fetch: a registry that ignores Range is skipped into, and the resume says so", "[payload-fetch]") {
   test::LoopbackHttp server({cut_answer(0, 15, 200), http_answer(200, {}, kBlob)});
   Fetched f;
-  fetch(server, plan_for(digest_of(kBlob)), f);
+  fetch(server, plan_for(test::digest_of(kBlob)), f);
   CHECK(f.error.empty());
   CHECK(f.delivered == std::vector<std::string>{"4:" + kFrame0, "12:" + kFrame1});
   REQUIRE(f.log.resumes().size() == 1);
@@ -129,7 +127,7 @@ TEST_CASE("payload fetch: a registry that ignores Range is skipped into, and the
 TEST_CASE("payload fetch: cut five times in a row in one frame is an error naming the frame and the byte", "[payload-fetch]") {
   test::LoopbackHttp server({cut_answer(4, 11), cut_answer(12, 3), cut_answer(12, 3), cut_answer(12, 3), cut_answer(12, 3)});
   Fetched f;
-  const std::string digest = digest_of(kBlob);
+  const std::string digest = test::digest_of(kBlob);
   fetch(server, plan_for(digest), f);
   CHECK_THAT(f.error, Catch::StartsWith("blob " + digest + ": the transfer was cut 5 times in frame 1 (last at byte 15: "));
   CHECK(f.delivered == std::vector<std::string>{"4:" + kFrame0});
@@ -140,7 +138,7 @@ TEST_CASE("payload fetch: cut five times in a row in one frame is an error namin
 TEST_CASE("payload fetch: a tampered frame stops at that frame, its bytes never reach the consumer", "[payload-fetch]") {
   test::LoopbackHttp server({whole_answer(4)});
   Fetched f;
-  const std::string digest = digest_of(kBlob);
+  const std::string digest = test::digest_of(kBlob);
   fetch(server, plan_for(digest, "cccccccccccc"), f);
   CHECK(f.error == "blob " + digest + ": frame 1 does not match the SHA-256 its manifest gives (corrupt or tampered blob)");
   CHECK(f.delivered == std::vector<std::string>{"4:" + kFrame0});
@@ -150,9 +148,10 @@ TEST_CASE("payload fetch: a tampered frame stops at that frame, its bytes never 
 TEST_CASE("payload fetch: frames that check but a layer that does not: the last frame is held back", "[payload-fetch]") {
   test::LoopbackHttp server({whole_answer(4)});
   Fetched f;
-  const std::string claimed = digest_of("another blob");
+  const std::string claimed = test::digest_of("another blob");
   fetch(server, plan_for(claimed), f);
-  CHECK(f.error == "blob " + claimed + ": the downloaded bytes hash to " + digest_of(kBlob) + " (corrupt or tampered blob)");
+  CHECK(f.error ==
+        "blob " + claimed + ": the downloaded bytes hash to " + test::digest_of(kBlob) + " (corrupt or tampered blob)");
   CHECK(f.delivered == std::vector<std::string>{"4:" + kFrame0});
 }
 

@@ -22,16 +22,6 @@ namespace {
 
 using test::NoCredentials;
 
-registry::Session session_for(const test::LoopbackHttp& server) {
-  registry::SessionOptions o;
-  o.http.plain_http = true;
-  o.http.max_attempts = 1;
-  return {registry::oci::parse_reference("127.0.0.1:" + std::to_string(server.port()) + "/team/model:v1"), o};
-}
-
-std::string digest_of(const std::string& bytes) { return "sha256:" + to_hex(Sha256::of(bytes)); }
-
-std::string first_line(const std::string& request) { return request.substr(0, request.find("\r\n")); }
 bool has_header(const std::string& request, const std::string& line) { return request.find("\r\n" + line + "\r\n") != std::string::npos; }
 
 const std::string kManifest = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json"})";
@@ -43,48 +33,51 @@ TEST_CASE("Session: a Bearer challenge fetches a token for the pull scope, then 
   test::LoopbackHttp server({
       http_answer(401, {R"(WWW-Authenticate: Bearer realm="{BASE}/token",service="reg svc")"}, ""),
       http_answer(200, {"Content-Type: application/json"}, R"({"token":"tok-1"})"),
-      http_answer(200, {"Content-Type: application/vnd.oci.image.manifest.v1+json", "Docker-Content-Digest: " + digest_of(kManifest)},
-                  kManifest),
+      http_answer(
+          200,
+          {"Content-Type: application/vnd.oci.image.manifest.v1+json", "Docker-Content-Digest: " + test::digest_of(kManifest)},
+          kManifest),
   });
-  registry::Session s = session_for(server);
+  registry::Session s = test::session_for(server);
   std::optional<registry::Document> d = s.get_manifest("v1");
   REQUIRE(d);
   CHECK(d->bytes == kManifest);
-  CHECK(d->digest == digest_of(kManifest));
+  CHECK(d->digest == test::digest_of(kManifest));
   CHECK(d->media_type == "application/vnd.oci.image.manifest.v1+json");
   const auto& r = server.requests();
   REQUIRE(r.size() == 3);
-  CHECK(first_line(r[0]) == "GET /v2/team/model/manifests/v1 HTTP/1.1");
+  CHECK(test::first_line(r[0]) == "GET /v2/team/model/manifests/v1 HTTP/1.1");
   CHECK(r[0].find("Authorization:") == std::string::npos);
-  CHECK(first_line(r[1]) == "GET /token?service=reg%20svc&scope=repository%3Ateam%2Fmodel%3Apull HTTP/1.1");
-  CHECK(first_line(r[2]) == "GET /v2/team/model/manifests/v1 HTTP/1.1");
+  CHECK(test::first_line(r[1]) == "GET /token?service=reg%20svc&scope=repository%3Ateam%2Fmodel%3Apull HTTP/1.1");
+  CHECK(test::first_line(r[2]) == "GET /v2/team/model/manifests/v1 HTTP/1.1");
   CHECK(has_header(r[2], "Authorization: Bearer tok-1"));
   CHECK(s.served_by() == "127.0.0.1:" + std::to_string(server.port()) + "/team/model");
 }
 
 TEST_CASE("Session: a manifest of other bytes than its digest is an integrity error, 404 is absence") {
   NoCredentials none;
-  const std::string asked = digest_of("something else");
+  const std::string asked = test::digest_of("something else");
   test::LoopbackHttp server({
-      http_answer(200, {"Docker-Content-Digest: " + digest_of("claimed")}, kManifest),
+      http_answer(200, {"Docker-Content-Digest: " + test::digest_of("claimed")}, kManifest),
       http_answer(200, {}, kManifest),
       http_answer(404, {}, R"({"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]})"),
   });
-  registry::Session s = session_for(server);
+  registry::Session s = test::session_for(server);
   const std::string where = "127.0.0.1:" + std::to_string(server.port());
   CHECK(error_of([&] { (void)s.get_manifest("v1"); }) == "manifest v1 of " + where + "/team/model:v1 from " + where +
-                                                            " has digest " + digest_of(kManifest) + ", expected " +
-                                                            digest_of("claimed"));
-  CHECK(error_of([&] { (void)s.get_manifest(asked); }) == "manifest " + asked + " of " + where + "/team/model:v1 from " +
-                                                            where + " has digest " + digest_of(kManifest) + ", expected " + asked);
+                                                             " has digest " + test::digest_of(kManifest) + ", expected " +
+                                                             test::digest_of("claimed"));
+  CHECK(error_of([&] { (void)s.get_manifest(asked); }) == "manifest " + asked + " of " + where + "/team/model:v1 from " + where +
+                                                              " has digest " + test::digest_of(kManifest) + ", expected " +
+                                                              asked);
   CHECK_FALSE(s.get_manifest("v2"));
-  CHECK(first_line(server.requests()[1]) == "GET /v2/team/model/manifests/" + asked + " HTTP/1.1");
+  CHECK(test::first_line(server.requests()[1]) == "GET /v2/team/model/manifests/" + asked + " HTTP/1.1");
 }
 
 TEST_CASE("Session: a blob's existence, its upload at the Location with ?digest=, a range of it") {
   NoCredentials none;
   const std::string blob = "0123456789";
-  const std::string digest = digest_of(blob);
+  const std::string digest = test::digest_of(blob);
   test::LoopbackHttp server({
       http_answer(404, {}, ""),
       http_answer(202, {"Location: /v2/team/model/blobs/uploads/u1?_state=s"}, ""),
@@ -92,7 +85,7 @@ TEST_CASE("Session: a blob's existence, its upload at the Location with ?digest=
       http_answer(200, {"Content-Length: 10"}, ""),
       http_answer(206, {"Content-Range: bytes 2-5/10"}, "2345"),
   });
-  registry::Session s = session_for(server);
+  registry::Session s = test::session_for(server);
   CHECK_FALSE(s.blob_exists(digest));
   s.upload_blob(digest, blob);
   CHECK(s.blob_exists(digest));
@@ -103,12 +96,13 @@ TEST_CASE("Session: a blob's existence, its upload at the Location with ?digest=
   CHECK(read.status == 206);
   const auto& r = server.requests();
   REQUIRE(r.size() == 5);
-  CHECK(first_line(r[0]) == "HEAD /v2/team/model/blobs/" + digest + " HTTP/1.1");
-  CHECK(first_line(r[1]) == "POST /v2/team/model/blobs/uploads/ HTTP/1.1");
-  CHECK(first_line(r[2]) == "PUT /v2/team/model/blobs/uploads/u1?_state=s&digest=sha256%3A" + digest.substr(7) + " HTTP/1.1");
+  CHECK(test::first_line(r[0]) == "HEAD /v2/team/model/blobs/" + digest + " HTTP/1.1");
+  CHECK(test::first_line(r[1]) == "POST /v2/team/model/blobs/uploads/ HTTP/1.1");
+  CHECK(test::first_line(r[2]) ==
+        "PUT /v2/team/model/blobs/uploads/u1?_state=s&digest=sha256%3A" + digest.substr(7) + " HTTP/1.1");
   CHECK(has_header(r[2], "Content-Type: application/octet-stream"));
   CHECK(r[2].substr(r[2].size() - blob.size()) == blob);
-  CHECK(first_line(r[4]) == "GET /v2/team/model/blobs/" + digest + " HTTP/1.1");
+  CHECK(test::first_line(r[4]) == "GET /v2/team/model/blobs/" + digest + " HTTP/1.1");
   CHECK(has_header(r[4], "Range: bytes=2-5"));
 }
 
@@ -118,7 +112,7 @@ TEST_CASE("Session: denied and failed requests are one line naming the repositor
       http_answer(403, {}, R"({"errors":[{"code":"DENIED","message":"no\nway"}]})"),
       http_answer(500, {}, ""),
   });
-  registry::Session s = session_for(server);
+  registry::Session s = test::session_for(server);
   const std::string where = "127.0.0.1:" + std::to_string(server.port());
   CHECK(error_of([&] { (void)s.get_manifest("v1"); }) ==
         "reading manifest v1 of team/model on " + where +
@@ -170,7 +164,8 @@ TEST_CASE("Session: a blob cut on a mirror continues at the origin from the byte
   test::LoopbackHttp origin({http_answer(206, {"Content-Range: bytes 4-9/10"}, "456789")});
   registry::Session s = mirrored(mirror, origin);
   std::string got;
-  registry::Session::BlobRead read = s.get_blob(digest_of(blob), 0, 9, [&](const char* p, std::size_t n) { got.append(p, n); });
+  registry::Session::BlobRead read =
+      s.get_blob(test::digest_of(blob), 0, 9, [&](const char* p, std::size_t n) { got.append(p, n); });
   CHECK(got == blob);
   CHECK(read.bytes == 10);
   const auto& r = origin.requests();

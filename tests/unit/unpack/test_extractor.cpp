@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "cli/archive_builder.hpp"
+#include "cli/helpers/archive_builder.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "cli/archive_builder.hpp"
+#include "cli/helpers/archive_builder.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/frame_stream.hpp"

@@ -24,9 +24,9 @@ namespace {
 using test::dirs_of;
 
 // Two archives of different content, and pod folders holding a third state.
-struct Scene {
+struct InstallScene {
   test::ScratchDir t;
-  Scene() {
+  InstallScene() {
     test::write_file(t / "src/ind/fx/a.py", "new inductor\n");
     test::write_file(t / "src/tri/K1/k.json", "{\"triton_version\": \"3.6.0\"}");
     (void)pack::create_archive(dirs_of(t / "src/ind", t / "src/tri"), t / "a.ccpack", {});
@@ -46,7 +46,7 @@ bool has_debris(const fs::path& folder) {
 }  // namespace
 
 TEST_CASE("a failed second swap leaves both folders exactly as before") {
-  Scene s;
+  InstallScene s;
   auto before = test::snapshot(s.t / "pod");
   unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
   unpack::InstallOptions o;
@@ -60,7 +60,7 @@ TEST_CASE("a failed second swap leaves both folders exactly as before") {
 }
 
 TEST_CASE("a failed swap into missing folders leaves them missing") {
-  Scene s;
+  InstallScene s;
   unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
   unpack::InstallOptions o;
   o.fault = [](unpack::FaultPoint point, std::size_t i) {
@@ -73,7 +73,7 @@ TEST_CASE("a failed swap into missing folders leaves them missing") {
 }
 
 TEST_CASE("the two-renames fallback restores the same trees, and rolls back the same way") {
-  Scene s;
+  InstallScene s;
   auto before = test::snapshot(s.t / "pod");
   unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
   unpack::InstallOptions o;
@@ -92,9 +92,9 @@ TEST_CASE("the two-renames fallback restores the same trees, and rolls back the 
 }
 
 TEST_CASE("a kill between two swaps never survives the next completed run") {
-  Scene s;
+  InstallScene s;
   // The child of fork() has only the forking thread, and may start threads (its restore does) only when the parent
-  // had no other: oneTBB's workers, started by Scene's create, are joined first (ThreadSanitizer enforces this).
+  // had no other: oneTBB's workers, started by InstallScene's create, are joined first (ThreadSanitizer enforces this).
   oneapi::tbb::task_scheduler_handle workers{oneapi::tbb::attach{}};
   REQUIRE(oneapi::tbb::finalize(workers, std::nothrow));
   pid_t child = ::fork();
@@ -127,7 +127,7 @@ TEST_CASE("a kill between two swaps never survives the next completed run") {
 }
 
 TEST_CASE("debris of a run killed while removing the old content is removed by the next no-op restore") {
-  Scene s;
+  InstallScene s;
   unpack::Archive a = unpack::Archive::open(s.t / "a.ccpack");
   (void)unpack::install(a, s.pod(), {});
   // What a kill after the swap, during the removal of the old content, leaves behind.

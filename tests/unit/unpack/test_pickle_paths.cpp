@@ -29,7 +29,7 @@ std::string sample_body(const std::string& path) {
   return "("s + short_str(path) + "\x94" + long_str("# kernel path: /build/ind/ab/c.py" + std::string(300, ' ')) +
          "C\x0c/build/ind/x" + "K\x07" + "t\x94.";
 }
-std::string sample(const std::string& path) {
+std::string pickle_sample(const std::string& path) {
   std::string body = sample_body(path);
   return "\x80\x04"s + frame(body.size()) + body;
 }
@@ -41,8 +41,8 @@ struct Run {
 };
 
 // Feeds `packed` in pieces of `piece` bytes (0: whole).
-Run run(const std::string& packed, std::vector<std::string> roots, const std::string& to, std::size_t piece = 0,
-        const std::set<std::string>& files = {}) {
+Run pickle_run(const std::string& packed, std::vector<std::string> roots, const std::string& to, std::size_t piece = 0,
+               const std::set<std::string>& files = {}) {
   Run r;
   unpack::PickleStream s(
       std::move(roots), to, [&](std::string_view rel) { return files.count(std::string(rel)) != 0; },
@@ -61,7 +61,7 @@ void check_pieces(const std::string& packed, const std::vector<std::string>& roo
                   const std::string& expected, const std::set<std::string>& files = {}) {
   for (std::size_t piece : {0, 1, 2, 3, 7, 64, 4096}) {
     INFO("pieces of " << piece);
-    Run r = run(packed, roots, to, piece, files);
+    Run r = pickle_run(packed, roots, to, piece, files);
     REQUIRE(r.ok);
     CHECK(r.out == expected);
   }
@@ -70,9 +70,9 @@ void check_pieces(const std::string& packed, const std::vector<std::string>& roo
 }  // namespace
 
 TEST_CASE("str values that begin with the build folder move, their FRAME gets its new length, nothing else changes") {
-  std::string packed = sample("/build/ind/ab/c.py");
+  std::string packed = pickle_sample("/build/ind/ab/c.py");
   std::string body = sample_body("/pod/cache/ab/c.py");
-  Run r = run(packed, {"/build/ind"}, "/pod/cache");
+  Run r = pickle_run(packed, {"/build/ind"}, "/pod/cache");
   REQUIRE(r.ok);
   CHECK(r.moved == 1);
   CHECK(r.out == "\x80\x04"s + frame(body.size()) + body);
@@ -90,7 +90,7 @@ TEST_CASE("frames without a moved str are kept as packed, and the output is writ
   for (int i = 0; i < 50; ++i) packed += frame(keep.size()) + keep, expected += frame(keep.size()) + keep;
   packed += frame(1) + ".";
   expected += frame(1) + ".";
-  Run r = run(packed, {"/build/ind"}, "/pod");
+  Run r = pickle_run(packed, {"/build/ind"}, "/pod");
   REQUIRE(r.ok);
   CHECK(r.moved == 1);
   CHECK(r.out == expected);
@@ -107,7 +107,7 @@ TEST_CASE("a path longer than 255 bytes after the move is written with a 4-byte 
 TEST_CASE("the longest build folder wins, a folder is matched only at a path boundary, the target is kept") {
   std::string packed = "\x80\x04("s + short_str("/b/inner/x") + short_str("/b/y") + short_str("/bz/y") +
                        short_str("/b/t/z") + "t.";
-  Run r = run(packed, {"/b", "/b/inner"}, "/b/t");
+  Run r = pickle_run(packed, {"/b", "/b/inner"}, "/b/t");
   REQUIRE(r.ok);
   CHECK(r.moved == 2);
   CHECK(r.out == "\x80\x04("s + short_str("/b/t/x") + short_str("/b/t/y") + short_str("/bz/y") + short_str("/b/t/z") + "t.");
@@ -118,7 +118,7 @@ TEST_CASE("a large bytes value passes through as it arrives, a large str that be
   std::string big = "/build/ind/" + std::string(70 << 10, 'p');
   std::string packed = "\x80\x04("s + bin_bytes("/build/ind/" + blob) + long_str(big) + "t.";
   std::string expected = "\x80\x04("s + bin_bytes("/build/ind/" + blob) + long_str("/pod/" + big.substr(11)) + "t.";
-  Run r = run(packed, {"/build/ind"}, "/pod", 4096);
+  Run r = pickle_run(packed, {"/build/ind"}, "/pod", 4096);
   REQUIRE(r.ok);
   CHECK(r.moved == 1);
   CHECK(r.out == expected);
@@ -141,7 +141,7 @@ TEST_CASE("build folders are learnt from paths that end in one of the component'
 TEST_CASE("a stream this reader does not take is refused") {
   auto refused = [](const std::string& packed) {
     for (std::size_t piece : {0, 1, 5}) {
-      if (run(packed, {"/b"}, "/t", piece).ok) return false;
+      if (pickle_run(packed, {"/b"}, "/t", piece).ok) return false;
     }
     return true;
   };
@@ -189,8 +189,8 @@ TEST_CASE("text-protocol opcodes are kept as packed, one or two lines long, up t
                          short_str("/t/x") + "S'/b/y'\n" + "t.";
   check_pieces(packed, {"/b"}, "/t", expected);
   std::string too_long = "\x80\x02p"s + std::string(64 << 10, '7') + "\n.";
-  CHECK_FALSE(run(too_long, {"/b"}, "/t", 1).ok);
-  CHECK_FALSE(run(too_long, {"/b"}, "/t").ok);
+  CHECK_FALSE(pickle_run(too_long, {"/b"}, "/t", 1).ok);
+  CHECK_FALSE(pickle_run(too_long, {"/b"}, "/t").ok);
 }
 
 namespace {
@@ -224,14 +224,14 @@ TEST_CASE("a pickle whose every str teaches a build folder is read in time linea
   // "/build" itself took 2.
   constexpr std::uint64_t kPerStr = 5, kBuild = 2, kStrs = 5000;
   auto [packed, files] = many_folders(kStrs);
-  Run r = run(packed, {"/build"}, "/pod", 4096, files);
+  Run r = pickle_run(packed, {"/build"}, "/pod", 4096, files);
   REQUIRE(r.ok);
   CHECK(r.moved == kStrs);
   CHECK(r.out.find("\x8c\x0f/pod/xx/c999.py"s) != std::string::npos);
   REQUIRE(r.lookups <= kPerStr * kStrs + kBuild);  // quadratic: over 25 million
   // 4x the strs, 4x the lookups (16x when each str is compared with the folders learned before it).
   auto [packed4, files4] = many_folders(4 * kStrs);
-  Run r4 = run(packed4, {"/build"}, "/pod", 4096, files4);
+  Run r4 = pickle_run(packed4, {"/build"}, "/pod", 4096, files4);
   REQUIRE(r4.ok);
   CHECK(r4.moved == 4 * kStrs);
   CHECK(r4.lookups <= kPerStr * 4 * kStrs + kBuild);

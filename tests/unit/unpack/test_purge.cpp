@@ -28,7 +28,7 @@ namespace {
 // A process id that no process has (above the kernel's pid_max), so its writer is gone.
 constexpr const char* kDeadPid = "2147483600";
 
-manifest::Fingerprint a100() {
+manifest::Fingerprint purge_a100() {
   manifest::Fingerprint fp;
   fp.set(manifest::field::gpu_arch, "sm_80", "nvml");
   fp.set(manifest::field::gpu_warp_size, "32", "nvml");
@@ -40,10 +40,10 @@ std::vector<manifest::CacheDir> one(const std::string& name, manifest::Component
   return {{name, kind, dir, "test"}};
 }
 
-unpack::PurgeReport run(const std::vector<manifest::CacheDir>& dirs, bool dry_run = false) {
+unpack::PurgeReport purge_run(const std::vector<manifest::CacheDir>& dirs, bool dry_run = false) {
   unpack::PurgeOptions o;
   o.dry_run = dry_run;
-  return unpack::purge(dirs, a100(), o);
+  return unpack::purge(dirs, purge_a100(), o);
 }
 
 // "rule path folder files bytes: reason" for each removed entry, paths relative to `root`.
@@ -117,9 +117,9 @@ TEST_CASE("purge: lock files, dead writers' temporary folders and staging folder
   test::write_file(t / "pod/.other.ccpack-staging.1/x", "not this folder's");
   const auto before = test::snapshot(t / "pod");
 
-  unpack::PurgeReport dry = run(one("triton", manifest::ComponentKind::triton, tri), true);
+  unpack::PurgeReport dry = purge_run(one("triton", manifest::ComponentKind::triton, tri), true);
   CHECK(test::snapshot(t / "pod") == before);
-  unpack::PurgeReport r = run(one("triton", manifest::ComponentKind::triton, tri));
+  unpack::PurgeReport r = purge_run(one("triton", manifest::ComponentKind::triton, tri));
   const std::vector<std::string> want = {
       "debris .tri.ccpack-staging.2147483600 dir 1 4: a ccpack staging folder left by a run that ended",
       "debris tri/K1/k.lock file 1 5: a lock file",
@@ -161,12 +161,12 @@ TEST_CASE("purge: lock files, dead writers' temporary folders and staging folder
 TEST_CASE("purge: a marker for another machine empties the folder, keeping the folder and its mode", "[purge]") {
   test::ScratchDir t;
   const fs::path ind = t / "pod/ind";
-  manifest::Fingerprint other = a100();
+  manifest::Fingerprint other = purge_a100();
   other.set(manifest::field::triton_version, "3.5.0", "python:dist-info (triton)");
   write_marker(ind, other);
   test::write_file(ind / "fx/a.py", "print(1)\n");
   ::chmod(ind.c_str(), 0750);
-  unpack::PurgeReport r = run(one("inductor", manifest::ComponentKind::inductor, ind));
+  unpack::PurgeReport r = purge_run(one("inductor", manifest::ComponentKind::inductor, ind));
   REQUIRE(r.removed.size() == 1);
   CHECK(r.removed[0].rule == PurgeRule::marker);
   CHECK(r.removed[0].path == ind);
@@ -186,14 +186,14 @@ TEST_CASE("purge: a marker that fits, records nothing, or cannot be read leaves 
   test::write_file(ind / "fx/a.py", "x");
   test::write_file(ind / "fx/b.lock", "");
   SECTION("fits") {
-    write_marker(ind, a100());
-    unpack::PurgeReport r = run(one("inductor", manifest::ComponentKind::inductor, ind));
+    write_marker(ind, purge_a100());
+    unpack::PurgeReport r = purge_run(one("inductor", manifest::ComponentKind::inductor, ind));
     CHECK(removed(r, t.path()) == std::vector<std::string>{"debris ind/fx/b.lock file 1 0: a lock file"});
     CHECK(r.unjudged == 0);
   }
   SECTION("records no fingerprint: not judged as a whole, and not counted as unjudged") {
     write_marker(ind, manifest::Fingerprint{});
-    unpack::PurgeReport r = run(one("inductor", manifest::ComponentKind::inductor, ind));
+    unpack::PurgeReport r = purge_run(one("inductor", manifest::ComponentKind::inductor, ind));
     CHECK(r.removed.size() == 1);
     CHECK(r.unjudged == 0);
   }
@@ -201,7 +201,7 @@ TEST_CASE("purge: a marker that fits, records nothing, or cannot be read leaves 
     test::write_file(ind / manifest::kMarkerName,
                      R"({"marker": 1, "archive_manifest_sha256": ")" + std::string(64, 'b') +
                          R"(", "component": "inductor", "fingerprint": {"schema": 99}})");
-    unpack::PurgeReport r = run(one("inductor", manifest::ComponentKind::inductor, ind));
+    unpack::PurgeReport r = purge_run(one("inductor", manifest::ComponentKind::inductor, ind));
     CHECK(r.removed.size() == 1);
     REQUIRE(r.unjudged == 1);
     REQUIRE(r.unjudged_examples.size() == 1);
@@ -225,7 +225,7 @@ TEST_CASE("purge: Triton kernel folders judged by their .json, in triton/ and in
   test::write_file(t / "ind/fx/OLD/k.json", kernel_json(90));  // not a kernel folder: not judged
   std::vector<manifest::CacheDir> dirs = {{"inductor", manifest::ComponentKind::inductor, t / "ind", "test"},
                                           {"triton", manifest::ComponentKind::triton, t / "tri", "test"}};
-  unpack::PurgeReport r = run(dirs);
+  unpack::PurgeReport r = purge_run(dirs);
   std::vector<std::string> got = removed(r, t.path());
   std::sort(got.begin(), got.end());
   CHECK(got == std::vector<std::string>{"triton-kernel ind/triton/0/DEV dir 1 " + std::to_string(kernel_json(90).size()) +
@@ -253,7 +253,7 @@ TEST_CASE("purge: a .so is judged by what it needs, through the search folders, 
   test::write_file(t / "ind/a/gone.so.2", elf_needing({"libfound.so.1", "libnosuch.so.7"}));
   test::write_file(t / "ind/a/notelf.so", "#!/bin/sh\n");
   test::write_file(t / "ind/a/readme.txt", "so what");
-  unpack::PurgeReport r = run(one("inductor", manifest::ComponentKind::inductor, t / "ind"));
+  unpack::PurgeReport r = purge_run(one("inductor", manifest::ComponentKind::inductor, t / "ind"));
   CHECK(removed(r, t.path()) == std::vector<std::string>{"library ind/a/gone.so.2 file 1 1024: needs 'libnosuch.so.7', which resolves nowhere here"});
   CHECK_FALSE(fs::exists(t / "ind/a/gone.so.2"));
   REQUIRE(r.unjudged_examples.size() == 1);
@@ -272,7 +272,7 @@ TEST_CASE("purge: links are never followed, reserved names are skipped, a linked
   fs::create_symlink(t / "outside/K", t / "tri/K");                    // a kernel folder by name, but a link
   fs::create_symlink(t / "outside", t / ("tri/tmp.pid_" + std::string(kDeadPid)));
   test::write_file(t / "tri" / manifest::kEntriesName, "entries");
-  unpack::PurgeReport r = run(one("triton", manifest::ComponentKind::triton, t / "tri"));
+  unpack::PurgeReport r = purge_run(one("triton", manifest::ComponentKind::triton, t / "tri"));
   CHECK(removed(r, t.path()) == std::vector<std::string>{
                                     "debris tri/link.lock file 1 " + std::to_string((t / "outside/victim.lock").string().size()) + ": a lock file"});
   CHECK(test::slurp(t / "outside/victim.lock") == "keep me");
@@ -281,7 +281,7 @@ TEST_CASE("purge: links are never followed, reserved names are skipped, a linked
   CHECK(r.kept_files == 2);  // the two other links; the entry list is ccpack's own
   // The cache folder itself a link: only what is beside it is looked at.
   fs::create_symlink(t / "outside", t / "linked");
-  unpack::PurgeReport linked = run(one("triton", manifest::ComponentKind::triton, t / "linked"));
+  unpack::PurgeReport linked = purge_run(one("triton", manifest::ComponentKind::triton, t / "linked"));
   CHECK(linked.removed.empty());
   CHECK(linked.kept_files == 0);
   CHECK(test::slurp(t / "outside/victim.lock") == "keep me");
@@ -289,13 +289,13 @@ TEST_CASE("purge: links are never followed, reserved names are skipped, a linked
 
 TEST_CASE("purge: a missing folder is nothing to do, folders nested past the depth bound are unjudged", "[purge]") {
   test::ScratchDir t;
-  unpack::PurgeReport none = run(one("triton", manifest::ComponentKind::triton, t / "no/such"));
+  unpack::PurgeReport none = purge_run(one("triton", manifest::ComponentKind::triton, t / "no/such"));
   CHECK(none.removed.empty());
   CHECK(none.kept_files == 0);
   fs::path deep = t / "ind";
   for (int i = 0; i <= unpack::kMaxPurgeDepth + 1; ++i) deep /= "d";
   test::write_file(deep / "x.lock", "");
-  unpack::PurgeReport r = run(one("inductor", manifest::ComponentKind::inductor, t / "ind"));
+  unpack::PurgeReport r = purge_run(one("inductor", manifest::ComponentKind::inductor, t / "ind"));
   CHECK(r.removed.empty());
   CHECK(fs::exists(deep / "x.lock"));
   REQUIRE(r.unjudged == 1);
@@ -327,7 +327,8 @@ TEST_CASE("purge: a folder it cannot read is named, never skipped in silence", "
   test::write_file(t / "tri/K1/x.lock", "");
   fs::permissions(t.path(), fs::perms(0755));
   fs::permissions(t / "tri/K1", fs::perms(0));
-  std::string message = test::error_as_other_user([&] { (void)run(one("triton", manifest::ComponentKind::triton, t / "tri"), true); });
+  std::string message =
+      test::error_as_other_user([&] { (void)purge_run(one("triton", manifest::ComponentKind::triton, t / "tri"), true); });
   fs::permissions(t / "tri/K1", fs::perms(0755));
   CHECK(message == "cannot read folder " + quoted_path(t / "tri/K1") + ": Permission denied");
 }

@@ -12,7 +12,7 @@ using manifest::Fingerprint;
 
 namespace {
 
-Fingerprint a100() {
+Fingerprint rules_a100() {
   Fingerprint fp;
   fp.set(manifest::field::gpu_arch, "sm_80", "nvml");
   fp.set(manifest::field::gpu_warp_size, "32", "nvml");
@@ -26,11 +26,11 @@ manifest::TritonTarget target(std::string arch, std::string version = "3.6.0") {
 }  // namespace
 
 TEST_CASE("a kernel built for another arch or triton is stale, one for this machine fits, absent facts keep it") {
-  CHECK(judge_kernel(target("80"), a100()).state == Judgement::fits);
-  Judgement j = judge_kernel(target("90"), a100());
+  CHECK(judge_kernel(target("80"), rules_a100()).state == Judgement::fits);
+  Judgement j = judge_kernel(target("90"), rules_a100());
   CHECK(j.state == Judgement::stale);
   CHECK(j.reason == "built for gpu.arch sm_90 here sm_80");
-  CHECK(judge_kernel(target("80", "3.3.1"), a100()).reason == "built for triton.version 3.3.1 here 3.6.0");
+  CHECK(judge_kernel(target("80", "3.3.1"), rules_a100()).reason == "built for triton.version 3.3.1 here 3.6.0");
   Fingerprint no_gpu;
   no_gpu.absent(manifest::field::gpu_arch, "nvml: not found");
   no_gpu.set(manifest::field::triton_version, "3.6.0", "x");
@@ -66,7 +66,7 @@ TEST_CASE("CUDA major of a wheel path") {
   CHECK(wheel_cuda_major("/sp/nvidia/x/cu128/lib") == 12);
   CHECK_FALSE(wheel_cuda_major("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
   CHECK_FALSE(wheel_cuda_major("/sp/nvidia/cudnn/lib/libcudnn.so.9"));
-  CHECK(cuda_major(a100()) == 12);
+  CHECK(cuda_major(rules_a100()) == 12);
 }
 
 TEST_CASE("search paths: $ORIGIN expanded, empty items dropped") {

@@ -16,11 +16,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::vector<manifest::CacheDir> dirs_of(const fs::path& inductor, const fs::path& triton) {
-  return {{"inductor", manifest::ComponentKind::inductor, inductor, "test"},
-          {"triton", manifest::ComponentKind::triton, triton, "test"}};
-}
-
 // Every child path of every group file under `root`: (group file, child path).
 std::vector<std::pair<fs::path, std::string>> child_paths(const fs::path& root) {
   std::vector<std::pair<fs::path, std::string>> out;
@@ -43,9 +38,9 @@ std::string group_json(const fs::path& dir, const std::string& kernel) {
 
 // Packs t/build/{ind,tri} into t/a.ccpack and restores it into t/pod/{ind,tri}.
 unpack::InstallReport pack_and_restore(const test::ScratchDir& t, unpack::Archive& a) {
-  (void)pack::create_archive(dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", {});
+  (void)pack::create_archive(test::dirs_of(t / "build/ind", t / "build/tri"), t / "a.ccpack", {});
   a = unpack::Archive::open(t / "a.ccpack");
-  return unpack::install(a, dirs_of(t / "pod/ind", t / "pod/tri"), {});
+  return unpack::install(a, test::dirs_of(t / "pod/ind", t / "pod/tri"), {});
 }
 
 // A kernel file t/build/tri/HASH1/k.cubin, a file in t/build/ind, and a group document naming the kernel, which the
@@ -93,7 +88,7 @@ TEST_CASE("relocated restore: group files name the new folder, other bytes are a
   CHECK(test::slurp(t / "pod/tri/HASH1/k.cubin") == "cubin");
   // Restored into the build folders themselves: nothing to rewrite.
   fs::rename(t / "build", t / "build.orig");
-  r = unpack::install(a, dirs_of(t / "build/ind", t / "build/tri"), {});
+  r = unpack::install(a, test::dirs_of(t / "build/ind", t / "build/tri"), {});
   CHECK(r.components[1].relocation.paths_rewritten == 0);
   CHECK(test::slurp(t / "build/tri/HASH1/__grp__k.json") == test::slurp(t / "build.orig/tri/HASH1/__grp__k.json"));
 }
@@ -101,9 +96,9 @@ TEST_CASE("relocated restore: group files name the new folder, other bytes are a
 TEST_CASE("relocated restore of the real fixture: every __grp__ child path exists", "[fixture]") {
   fs::path fixture = test::real_fixture();  // skipped (never passed) when the fixture is absent
   test::ScratchDir t;
-  (void)pack::create_archive(dirs_of(fixture / "inductor_cache", fixture / "triton_cache"), t / "real.ccpack", {});
+  (void)pack::create_archive(test::dirs_of(fixture / "inductor_cache", fixture / "triton_cache"), t / "real.ccpack", {});
   unpack::Archive a = unpack::Archive::open(t / "real.ccpack");
-  unpack::InstallReport r = unpack::install(a, dirs_of(t / "elsewhere/ind", t / "elsewhere/tri"), {});
+  unpack::InstallReport r = unpack::install(a, test::dirs_of(t / "elsewhere/ind", t / "elsewhere/tri"), {});
   std::size_t children = 0;
   std::size_t missing = 0;
   for (const auto& [group, child] : child_paths(t / "elsewhere")) {
@@ -132,7 +127,7 @@ TEST_CASE("a group file larger than a decoded chunk is gathered across chunks an
   // Not relocated (--no-relocate): the packed bytes, whole.
   unpack::InstallOptions keep;
   keep.relocate = false;
-  r = unpack::install(a, dirs_of(t / "pod2/ind", t / "pod2/tri"), keep);
+  r = unpack::install(a, test::dirs_of(t / "pod2/ind", t / "pod2/tri"), keep);
   CHECK(test::slurp(t / "pod2/tri/HASH1/__grp__big.json") == test::slurp(build / "__grp__big.json"));
 }
 
@@ -220,7 +215,7 @@ TEST_CASE("an FX-graph entry that stops being a pickle after a moved path is res
 TEST_CASE("a build folder recorded with a trailing slash is the same folder, and a target that is not UTF-8 is named") {
   test::ScratchDir t;
   (void)kernel_and_group(t);
-  (void)pack::create_archive(dirs_of(t / "build/ind/", t / "build/tri/"), t / "a.ccpack", {});
+  (void)pack::create_archive(test::dirs_of(t / "build/ind/", t / "build/tri/"), t / "a.ccpack", {});
   unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
   CHECK(a.manifest.components[0].source == (t / "build/ind").string());  // recorded without the slash
   CHECK(a.manifest.components[1].source == (t / "build/tri").string());

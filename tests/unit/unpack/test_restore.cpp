@@ -35,14 +35,14 @@ manifest::Fingerprint machine_with(const std::string& arch, const std::string& d
 
 // An archive of two components built on an sm_90 machine with driver 580, and a request that restores it into
 // pod folders, judging it for `here` and counting the probes and the on_machine calls.
-struct Scene {
+struct RestoreScene {
   test::ScratchDir t;
   manifest::Fingerprint here = machine_with("sm_90", "580.1");
   int probes = 0;
   int told = 0;
   std::vector<manifest::CacheDir> probed_for;
 
-  Scene() {
+  RestoreScene() {
     test::write_file(t / "build/ind/fx/a.py", "inductor\n");
     test::write_file(t / "build/tri/K1/k.json", "{\"triton_version\": \"3.6.0\"}");
     pack::PackOptions po;
@@ -75,7 +75,7 @@ const unpack::ComponentOutcome& outcome(const unpack::RestoreResult& r, const st
 }  // namespace
 
 TEST_CASE("restore: an archive that fits is restored, byte for byte, and judged for the folders given") {
-  Scene s;
+  RestoreScene s;
   unpack::RestoreResult r = unpack::restore(s.request());
   CHECK_FALSE(r.refused);
   CHECK_FALSE(r.purging);
@@ -97,7 +97,7 @@ TEST_CASE("restore: an archive that fits is restored, byte for byte, and judged 
 }
 
 TEST_CASE("restore: --on-mismatch=refuse writes nothing for a stale archive and reads the whole manifest first") {
-  Scene s;
+  RestoreScene s;
   s.here = machine_with("sm_80", "580.1");
   unpack::RestoreResult r = unpack::restore(s.request());
   CHECK(r.refused);
@@ -109,7 +109,7 @@ TEST_CASE("restore: --on-mismatch=refuse writes nothing for a stale archive and 
 }
 
 TEST_CASE("restore: --on-mismatch=force restores a stale archive") {
-  Scene s;
+  RestoreScene s;
   s.here = machine_with("sm_80", "580.1");
   unpack::RestoreResult r = unpack::restore(s.request(manifest::OnMismatch::force));
   CHECK_FALSE(r.refused);
@@ -119,7 +119,7 @@ TEST_CASE("restore: --on-mismatch=force restores a stale archive") {
 }
 
 TEST_CASE("restore: --on-mismatch=purge restores nothing stale and purges its folders, but a refusal still refuses") {
-  Scene s;
+  RestoreScene s;
   s.here = machine_with("sm_80", "580.1");
   unpack::RestoreResult r = unpack::restore(s.request(manifest::OnMismatch::purge));
   CHECK_FALSE(r.refused);
@@ -128,7 +128,7 @@ TEST_CASE("restore: --on-mismatch=purge restores nothing stale and purges its fo
   CHECK(outcome(r, "triton").reason == "stale here (gpu.arch): not restored; the local stale artifacts of its folder are purged");
   CHECK_FALSE(fs::exists(s.t / "pod/tri/K1"));
   // An older driver here than on the build machine refuses the archive: purge does not turn that into a purge.
-  Scene older;
+  RestoreScene older;
   older.here = machine_with("sm_90", "550.1");
   unpack::RestoreResult refused = unpack::restore(older.request(manifest::OnMismatch::purge));
   CHECK(refused.refused);
@@ -137,7 +137,7 @@ TEST_CASE("restore: --on-mismatch=purge restores nothing stale and purges its fo
 }
 
 TEST_CASE("restore: --at-build-paths restores into the folders the archive was packed from, judged for those") {
-  Scene s;
+  RestoreScene s;
   fs::remove_all(s.t / "build");
   unpack::RestoreRequest rq = s.request();
   rq.dirs.clear();
@@ -185,7 +185,7 @@ struct FileStream {
 };
 
 TEST_CASE("restore: a streamed archive is opened under the folder lock and goes through the same fit and install") {
-  Scene s;
+  RestoreScene s;
   FileStream stream{s.t / "a.ccpack", s.t / "pod"};
   s.here = machine_with("sm_80", "580.1");
   unpack::RestoreRequest rq = s.request();
@@ -210,7 +210,7 @@ TEST_CASE("restore: a streamed archive is opened under the folder lock and goes 
 }
 
 TEST_CASE("restore: a stream that none fits is refused when chosen, before any folder is touched") {
-  Scene s;
+  RestoreScene s;
   unpack::RestoreRequest rq = s.request();
   int opens = 0;
   rq.source = unpack::StreamedArchive{[](const manifest::Fingerprint&) { throw Error("no archive fits this machine"); },
@@ -224,7 +224,7 @@ TEST_CASE("restore: a stream that none fits is refused when chosen, before any f
 }
 
 TEST_CASE("restore: a gate that refuses the header stops the restore before the machine is judged or a folder made") {
-  Scene s;
+  RestoreScene s;
   unpack::RestoreRequest rq = s.request();
   rq.gate = [](const fs::path&, const manifest::ArchiveHeader&, const std::vector<manifest::Signature>&) {
     throw IntegrityError("gate: untrusted");

@@ -18,31 +18,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kDigest(64, 'a');
-
-Entry file(const std::string& path, const std::string& content) {
-  Entry e;
-  e.path = path;
-  e.mode = 0644;
-  e.size = content.size();
-  e.sha256 = Sha256::of(content);
-  return e;
-}
-
-Entry dir(const std::string& path) {
-  Entry e;
-  e.path = path;
-  e.type = EntryType::dir;
-  e.mode = 0755;
-  return e;
-}
+const std::string kRestoredDigest(64, 'a');
 
 // A manifest with an inductor component of two files (one with a newline and a backslash in its name) and a
 // triton component of one kernel folder.
-Manifest sample() {
+Manifest status_sample() {
   Manifest m;
-  m.entries = std::vector<Entry>{dir("inductor"), dir("inductor/ab"), file("inductor/ab/c.py", "code"), file("inductor/odd\nname\\x", "x"),
-                                 dir("triton"), dir("triton/K1"), file("triton/K1/triton_poi_a_0.json", "{}")};
+  m.entries = std::vector<Entry>{test::dir_entry("inductor"),
+                                 test::dir_entry("inductor/ab"),
+                                 test::file_entry("inductor/ab/c.py", "code"),
+                                 test::file_entry("inductor/odd\nname\\x", "x"),
+                                 test::dir_entry("triton"),
+                                 test::dir_entry("triton/K1"),
+                                 test::file_entry("triton/K1/triton_poi_a_0.json", "{}")};
   return m;
 }
 
@@ -54,9 +42,9 @@ void restored(const fs::path& root, const Manifest& m, const std::string& compon
     test::write_file(root / std::string(relative_of(e.path)), e.path.ends_with(".py") ? "code" : e.path.ends_with(".json") ? "{}" : "x");
   }
   UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  write_restored_entries(fd.get(), m, component, kDigest);
+  write_restored_entries(fd.get(), m, component, kRestoredDigest);
   Marker marker;
-  marker.archive_manifest_sha256 = kDigest;
+  marker.archive_manifest_sha256 = kRestoredDigest;
   marker.component = component;
   marker.restored_by = "ccpack test";
   marker.restored_at = "2026-12-01T09:30:00Z";
@@ -68,11 +56,11 @@ void restored(const fs::path& root, const Manifest& m, const std::string& compon
 
 TEST_CASE("the restored entry list round-trips, with escaped names, and reads as absent when anything is off") {
   test::ScratchDir t;
-  restored(t / "ind", sample(), "inductor");
+  restored(t / "ind", status_sample(), "inductor");
   std::string text = test::slurp(t / "ind" / std::string(kEntriesName));
-  CHECK(text == "ccpack-entries 1 " + kDigest + " 2\nf 4 " + to_hex(Sha256::of(std::string("code"))) + " ab/c.py\nf 1 " +
+  CHECK(text == "ccpack-entries 1 " + kRestoredDigest + " 2\nf 4 " + to_hex(Sha256::of(std::string("code"))) + " ab/c.py\nf 1 " +
                     to_hex(Sha256::of(std::string("x"))) + " odd\\nname\\\\x\nend\n");
-  auto list = RestoredEntries::read(t / "ind", kDigest);
+  auto list = RestoredEntries::read(t / "ind", kRestoredDigest);
   REQUIRE(list);
   CHECK(list->entries.size() == 2);
   CHECK(list->entries.count("odd\nname\\x") == 1);
@@ -80,13 +68,13 @@ TEST_CASE("the restored entry list round-trips, with escaped names, and reads as
   CHECK_FALSE(RestoredEntries::read(t / "ind", std::string(64, 'b')));  // another archive's list
   for (const std::string& broken : {text.substr(0, text.size() - 4), text + "f 1 00 x\n", std::string("ccpack-entries 2") + text.substr(16)}) {
     test::write_file(t / "ind" / std::string(kEntriesName), broken);
-    CHECK_FALSE(RestoredEntries::read(t / "ind", kDigest));
+    CHECK_FALSE(RestoredEntries::read(t / "ind", kRestoredDigest));
   }
 }
 
 TEST_CASE("status right after a restore: nothing compiled, then what was added by hand, grouped") {
   test::ScratchDir t;
-  Manifest m = sample();
+  Manifest m = status_sample();
   restored(t / "ind", m, "inductor");
   restored(t / "tri", m, "triton");
   CacheDir ind{"inductor", ComponentKind::inductor, t / "ind", "test"};
@@ -124,7 +112,7 @@ TEST_CASE("status right after a restore: nothing compiled, then what was added b
 
 TEST_CASE("status --verify names a file of the archive whose bytes changed, the states without a marker or list") {
   test::ScratchDir t;
-  restored(t / "ind", sample(), "inductor");
+  restored(t / "ind", status_sample(), "inductor");
   CacheDir ind{"inductor", ComponentKind::inductor, t / "ind", "test"};
   test::write_file(t / "ind/ab/c.py", "edit");  // same size, other bytes
   CHECK(unpack::folder_status(ind).modified.empty());
@@ -141,7 +129,7 @@ TEST_CASE("status --verify names a file of the archive whose bytes changed, the 
 
 TEST_CASE("status reads no FIFO: one in the entry list's place is no list, one in a restored file's place is modified") {
   test::ScratchDir t;
-  restored(t / "ind", sample(), "inductor");
+  restored(t / "ind", status_sample(), "inductor");
   CacheDir ind{"inductor", ComponentKind::inductor, t / "ind", "test"};
   fs::remove(t / "ind/ab/c.py");
   REQUIRE(::mkfifo((t / "ind/ab/c.py").c_str(), 0644) == 0);  // opened for reading without O_NONBLOCK: a hang
@@ -158,13 +146,13 @@ TEST_CASE("status reads no FIFO: one in the entry list's place is no list, one i
 
 TEST_CASE("an entry list over its bound on disk is not read: no list, and memory does not grow with it") {
   test::ScratchDir t;
-  restored(t / "ind", sample(), "inductor");
+  restored(t / "ind", status_sample(), "inductor");
   fs::path list = t / "ind" / std::string(kEntriesName);
   std::string text = test::slurp(list);
   // A list whose header is sound, made as long as the bound allows, then one byte longer (sparse: no disk used).
   fs::resize_file(list, kMaxEntriesBytes);
-  CHECK_FALSE(RestoredEntries::read(t / "ind", kDigest));  // zeros after the lines: malformed, read in pieces
-  long at_bound = test::peak_rss_growth_kib([&] { (void)RestoredEntries::read(t / "ind", kDigest); });
+  CHECK_FALSE(RestoredEntries::read(t / "ind", kRestoredDigest));  // zeros after the lines: malformed, read in pieces
+  long at_bound = test::peak_rss_growth_kib([&] { (void)RestoredEntries::read(t / "ind", kRestoredDigest); });
   fs::resize_file(list, kMaxEntriesBytes + 1);
   CacheDir ind{"inductor", ComponentKind::inductor, t / "ind", "test"};
   CHECK(unpack::folder_status(ind).state == unpack::FolderState::no_entry_list);
@@ -175,15 +163,15 @@ TEST_CASE("an entry list over its bound on disk is not read: no list, and memory
   CHECK(over >= 0);
   CHECK(over < 20 * 1024);
   test::write_file(list, text);
-  CHECK(RestoredEntries::read(t / "ind", kDigest));
+  CHECK(RestoredEntries::read(t / "ind", kRestoredDigest));
   // The bound is checked before the first byte is read: a sound list one byte over it is not read.
-  CHECK(RestoredEntries::read(t / "ind", kDigest, {}, text.size()));
-  CHECK_FALSE(RestoredEntries::read(t / "ind", kDigest, {}, text.size() - 1));
+  CHECK(RestoredEntries::read(t / "ind", kRestoredDigest, {}, text.size()));
+  CHECK_FALSE(RestoredEntries::read(t / "ind", kRestoredDigest, {}, text.size() - 1));
 }
 
 TEST_CASE("status names a subfolder it cannot read instead of ending its walk there") {
   test::ScratchDir t;
-  restored(t / "ind", sample(), "inductor");
+  restored(t / "ind", status_sample(), "inductor");
   test::write_file(t / "ind/zz/new.py", "compiled since");
   fs::permissions(t.path(), fs::perms(0755));
   fs::permissions(t / "ind/zz", fs::perms(0));
