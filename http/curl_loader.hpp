@@ -10,7 +10,7 @@
 // function used (curl_url, 7.62.0) is older than every glibc >= 2.34 distribution's libcurl.
 //
 // When no libcurl loads, curl() throws one Error (exit 1) naming libcurl.so.4, the loader's reason (which names the
-// file tried) and how to install it, every time; tests/cli/libcurl_test.sh pins that line through $CCPACK_LIBCURL.
+// file tried) and how to install it, every time; tests/cli/suites/libcurl_test.sh pins that line through $CCPACK_LIBCURL.
 #pragma once
 
 #include <curl/curl.h>

@@ -1,6 +1,6 @@
 # bash completion for ccpack. Installed as share/bash-completion/completions/ccpack.
 # The lists below must name every subcommand and option that `ccpack --help` and `ccpack CMD --help` print;
-# tests/cli/package_test.sh checks that they do.
+# tests/cli/suites/package_test.sh checks that they do.
 
 _ccpack() {
   local cur=${COMP_WORDS[COMP_CWORD]}
