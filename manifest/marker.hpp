@@ -5,21 +5,12 @@
 //
 //   {"marker": 1, "archive_manifest_sha256": "<64 hex>", "component": "inductor",
 //    "restored_by": "ccpack 0.1.0", "restored_at": "2026-12-01T09:30:00Z", "signed_by": "<key id>" | null,
-//    "origin": "/abs/model.ccpack" | "oci://host/repo:tag" | null, "settle": {...} | null, "fingerprint": {...}}
+//    "origin": "/abs/model.ccpack" | "oci://host/repo:tag" | null, "settle": {...} | null, "fingerprint": {...},
+//    "archive_file": {...} (ArchiveFile below; only when restored from a local file)}
 //
-// Markers written before the "marker" version key existed have the same other keys and read as version 1.
-// "restored_at" and "signed_by" (the trusted key whose signature the restore verified; null when restored with
-// --allow-unsigned and no trusted signature) came later in version 1: a marker without them reads with both empty,
-// and an older ccpack ignores them; so did "origin" (where the archive came from, for `status`: at most
-// kMaxMarkerOrigin bytes, longer is cut), and "settle" (the archive's own "settle" field, manifest/settle_record.hpp,
-// or null when it has none: so `status` can tell a pod's settled archive from one never settled; a marker without
-// the key does not say, and one whose record does not read says nothing either). Beside the marker, restore keeps the folder's entry list
-// (manifest/restored_entries.hpp).
-// "archive_file" (later in version 1; null or absent: not recorded) is the archive file the restore read, as
-// fstat saw it, with a copy of its manifest's top-level fields: a later restore of the same unchanged file takes
-// those fields from here instead of reading and hashing the manifest again (ArchiveFile below).
-// A marker that cannot be read or parsed is treated as absent: the folder is restored again, never trusted.
-// The fingerprint is written with its keys sorted (as markers always had it) and parsed once, by parse().
+// Beside the marker, restore keeps the folder's entry list (manifest/restored_entries.hpp). A marker that cannot
+// be read or parsed is treated as absent: the folder is restored again, never trusted. Which keys came later in
+// version 1, and how a marker without them reads: at Marker's fields.
 #pragma once
 
 #include <cstddef>
@@ -62,16 +53,26 @@ inline constexpr std::size_t kMaxMarkerOrigin = 4096;
 // A larger top-level copy is not recorded (the marker stays far under kMaxMarkerBytes; the restore reads the manifest).
 inline constexpr std::size_t kMaxMarkerTopLevel = 256u << 10;
 
+// Markers written before the "marker" version key existed have the same other keys and read as version 1.
+// "restored_at", "signed_by", "origin", "settle" and "archive_file" came later in version 1: a marker without them
+// reads with them empty (settle: not recorded, archive_file: nullopt), and an older ccpack ignores them. The
+// fingerprint is written with its keys sorted (as markers always had it) and parsed once, by parse().
 struct Marker {
   int version = kMarkerVersion;
   std::string archive_manifest_sha256;  // lower-case hex
   std::string component;
   std::string restored_by;
   std::string restored_at;  // UTC, RFC 3339; empty in older markers
-  std::string signed_by;    // key id; empty: no trusted signature, or an older marker
-  std::string origin;       // the archive file's absolute path or oci://REFERENCE; empty: not recorded
+  // The trusted key whose signature the restore verified; empty: restored with --allow-unsigned and no trusted
+  // signature, or an older marker.
+  std::string signed_by;
+  // Where the archive came from, for `status`: the file's absolute path or oci://REFERENCE, at most
+  // kMaxMarkerOrigin bytes (longer is cut); empty: not recorded.
+  std::string origin;
   bool settle_recorded = false;         // whether the marker says how the archive was settled (older ones do not)
-  std::optional<SettleRecord> settle;   // the archive's settle record; nullopt: not settled (not tried) or not recorded
+  // The archive's own "settle" field (manifest/settle_record.hpp), so `status` can tell a pod's settled archive
+  // from one never settled; nullopt: not settled (not tried), not recorded, or a record that does not read.
+  std::optional<SettleRecord> settle;
   Fingerprint fingerprint;  // as recorded in the archive
   // Why the recorded fingerprint could not be read (empty: it was). The marker still names its archive, so a
   // restore of that archive stays a no-op; purge and status report the folder as unjudged.
