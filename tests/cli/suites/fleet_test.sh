@@ -67,11 +67,12 @@ grep 'warning:' "$T/err" | grep -v -- '--allow-unsigned' >"$T/oci-warnings"
 check_same() { if cmp -s "$1" "$2"; then ok; else bad "$3: $(diff "$1" "$2" | head -20)"; fi; }
 check_same "$T/file-warnings" "$T/oci-warnings" "the registry restore warns as the file restore does"
 [ "$(grep -c 'cannot compare' "$T/file-warnings")" -ge 5 ] && ok || bad "file restore: fewer than 5 'cannot compare' warnings: $(cat "$T/file-warnings")"
-# The markers differ only in their restore time (restored_at) and where the archive came from (origin: the file,
-# or the reference); every other byte of the folders is the same.
+# The markers differ only in their restore time (restored_at), where the archive came from (origin: the file, or
+# the reference) and the archive file's record (archive_file: a file's only); every other byte of the folders is
+# the same.
 if diff -r --exclude=.ccpack-marker.json "$T/cache-file" "$T/cache" >"$T/tree.diff"; then ok; else bad "restored folders differ: $(head -5 "$T/tree.diff")"; fi
 for m in "$T"/cache/*/.ccpack-marker.json; do
-  python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); [d.pop(k,None) for d in (a,b) for k in ("restored_at","origin")]; sys.exit(a!=b)' \
+  python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); assert "archive_file" not in a and "archive_file" in b; [d.pop(k,None) for d in (a,b) for k in ("restored_at","origin","archive_file")]; sys.exit(a!=b)' \
     "$m" "$T/cache-file/${m#"$T"/cache/}" && ok || bad "markers differ beyond restored_at: $m"
 done
 diff <(cd "$T/cache-file" && find . ! -name .ccpack-marker.json -printf '%p %y %m %s\n' | sort) \
