@@ -300,3 +300,23 @@ TEST_CASE("keys: Ed25519 detached signatures are pure Ed25519 over the message (
         kRfcSignature);
   CHECK(PublicKey::from_pem(kRfcPublic, "rfc").verify_detached("", key.sign_detached("")));
 }
+
+TEST_CASE("keys: an Ed25519 public PEM in keygen's form and in any other form OpenSSL reads are the same key", "[keys]") {
+  test::ScratchDir t;
+  test::write_file(t / "rfc.key", kRfcPrivate, 0600);
+  manifest::SignatureBytes sig = PrivateKey::load(t / "rfc.key").sign("message");
+  std::string crlf;
+  for (char c : kRfcPublic) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  // keygen's form (read without OpenSSL's PEM reader), text before the block, CRLF lines, a second newline after it
+  for (const std::string& pem : {kRfcPublic, "a comment line\n" + kRfcPublic, crlf, kRfcPublic + "\n"}) {
+    PublicKey pub = PublicKey::from_pem(pem, "rfc");
+    CHECK(pub.key_id() == kRfcKeyId);
+    CHECK(pub.pem() == kRfcPublic);
+    CHECK(pub.verify("message", sig));
+    CHECK_FALSE(pub.verify("other message", sig));
+  }
+  // Not a key: a block whose bytes hold an Ed25519 prefix and a short key.
+  std::string short_key = "-----BEGIN PUBLIC KEY-----\nMCkwBQYDK2VwAyAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n-----END PUBLIC KEY-----\n";
+  CHECK(test::error_of([&] { (void)PublicKey::from_pem(short_key, "short"); }) ==
+        "short is not a PEM public key (BEGIN PUBLIC KEY), as `ccpack keygen` writes to NAME.pub");
+}
