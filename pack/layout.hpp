@@ -4,19 +4,9 @@
 // Inductor's FX-graph pickles embed verbatim copies of Triton kernel files (about 131 MB of the 363 MB real H200
 // cache), and each pickle names the kernel folders it embeds: the folder's 52-character base32 name appears as a
 // string in the pickle's bytes. So a pickle and the folders it names form a group that compresses like one file;
-// cut between groups, the frames lose next to nothing. The layout:
-//
-//   frame(s) of groups:  every folder first (parents before children), then each group: the bundle file (a
-//                        pickle), then the files of the kernel folders it names, in order of first mention (each
-//                        copy then lies about one pickle-length back, inside the 128 MiB window), each folder
-//                        followed by the unnamed kernel folders just like it (autotuning's second compile of the
-//                        same kernel: same name and size of the largest file);
-//   frame(s) of the rest: the other files in the scanner's order (large, then small), then symlinks, cut into
-//                        frames of about LayoutLimits::rest_frame_bytes.
-//
-// A group opens a new frame unless the frame before holds less than min_group_frame_bytes. A kernel folder named
-// by several bundles goes with the first. Below split_threshold of tar the entries keep the scanner's order in one
-// frame: small caches keep the exact bytes they always had (tests/data/golden-v1.ccpack).
+// cut between groups, the frames lose next to nothing. The order and the cuts: at plan_layout. Below
+// split_threshold of tar the entries keep the scanner's order in one frame: small caches keep the exact bytes they
+// always had (tests/data/golden-v1.ccpack).
 //
 // plan_layout is a pure function of the entry list and what each bundle names; lay_out is the driver that finds
 // the names by one linear pass over the bundles' bytes, read through the entry source (so create and import,
@@ -81,7 +71,16 @@ class KernelFolderIndex {
 [[nodiscard]] std::vector<std::size_t> bundle_candidates(const manifest::EntryList& entries);
 
 // The layout of `entries` (compact, in the scanner's order) given what each bundle names. Pure and
-// deterministic.
+// deterministic:
+//   frame(s) of groups:  every folder first (parents before children), then each group: the bundle file (a
+//                        pickle), then the files of the kernel folders it names, in order of first mention (each
+//                        copy then lies about one pickle-length back, inside the 128 MiB window), each folder
+//                        followed by the unnamed kernel folders just like it (autotuning's second compile of the
+//                        same kernel: same name and size of the largest file);
+//   frame(s) of the rest: the other files in the scanner's order (large, then small), then symlinks, cut into
+//                        frames of about LayoutLimits::rest_frame_bytes.
+// A group opens a new frame unless the frame before holds less than min_group_frame_bytes. A kernel folder named
+// by several bundles goes with the first.
 [[nodiscard]] Layout plan_layout(const manifest::EntryList& entries, const std::vector<Bundle>& bundles,
                                  const LayoutLimits& limits = {});
 

@@ -1,20 +1,15 @@
 // The create pipeline: a oneTBB parallel_pipeline that turns an entry source's entries into compressed frames.
 // It does not know where the bytes come from (the cache folders, a foreign archive): see pack/entry_source.hpp.
 //
-//   1. serial, in order:   cut the entry list into batches (small files up to 4 MiB together; a large file in
-//                          4 MiB pieces), so memory is bounded by the tokens in flight, not by the cache size.
+//   1. serial, in order:   cut the entry list into batches (small files up to kBatchBytes together; a large file
+//                          in kPieceBytes pieces), so memory is bounded by the tokens in flight, not the cache.
 //   2. parallel:           the source reads each file into the batch buffer behind its tar header (the
 //                          filesystem source proves it did not change while read); SHA-256 of small files.
 //   3. serial, in order:   hash large-file pieces in order, feed the batch to zstd, write compressed bytes to a
-//                          scratch file, and end a frame at an entry boundary once it passes the frame limit.
+//                          scratch file, and end a frame where pack/layout.hpp says (PackPipeline says why there).
 //
-// Compression ratio vs parallelism: frames end where pack/layout.hpp says (each FX-graph pickle with the Triton
-// kernels it embeds, so restore can decode frames in parallel), or past PackOptions::frame_limit; each is
-// compressed with long-distance matching over a 128 MiB window by zstd's own worker threads (nbWorkers = jobs),
-// which keep long-range matches across their jobs. Frames cut anywhere else would lose the cross-file redundancy
-// that dominates these caches (39.6 MB vs 19.7 MB on the real fixture); 128 MiB is the largest window stock
-// `zstd -d` accepts without flags. Finally the header (manifest, signatures) is written to the output
-// and the payload copied after it, all inside an AtomicFile.
+// Finally the header (manifest, signatures) is written to the output and the payload copied after it, all inside
+// an AtomicFile.
 #include "pack/packer.hpp"
 
 #include <fcntl.h>
@@ -162,6 +157,12 @@ std::uint64_t plan_manifest(manifest::Manifest& m, const manifest::EntryList& sr
 }
 
 // The three pipeline stages (see the top of this file) and the state they share; one member function per stage.
+// Compression ratio vs parallelism: frames end where pack/layout.hpp says (each FX-graph pickle with the Triton
+// kernels it embeds, so restore can decode frames in parallel), or past PackOptions::frame_limit; each is
+// compressed with long-distance matching over a 128 MiB window by zstd's own worker threads (nbWorkers = jobs),
+// which keep long-range matches across their jobs. Frames cut anywhere else would lose the cross-file redundancy
+// that dominates these caches (about twice the archive on the real fixture); 128 MiB is the largest window stock
+// `zstd -d` accepts without flags.
 // Members are destroyed ring, pool, writer: the batch buffers go back to the pool before it goes.
 class PackPipeline {
  public:

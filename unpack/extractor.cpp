@@ -1,7 +1,6 @@
 // The restore/verify pipeline. Frames end at tar entry boundaries, so each frame is decoded, checked and written
 // on its own (unpack/frame_stream.hpp), several at once: decompression, a single thread's work per frame, is the
 // critical path of a restore (pack/layout.hpp cuts the payload into frames that can be decoded apart).
-//
 //   0. every folder of the manifest is created (parents before children: the manifest's order) on a thread of its
 //      own while the first chunks decode (with one thread, -j1 or a quota of one CPU, first, on this thread);
 //      files wait for it in stage 1b, so a file of any frame finds its folder;
@@ -13,15 +12,7 @@
 //                          checked here (most cache files); pieces of larger files are written with pwrite;
 //   3. serial, in order:   hash the pieces of large files in order; check and close them at their last piece.
 //   Last, once every frame is done: symlinks (so no write can pass through a link), then folder modes (so a
-//   read-only folder could still be filled).
-//
-// Frames run concurrently, one per four threads and within kDecodeBudget of memory (each decoder holds its
-// frame's raw bytes, or for a frame over 256 MiB the zstd window, 128 MiB, and its chunks). With fewer threads,
-// or a payload read from a stream (restore oci://, read in order), frames run one after the other through one
-// zstd window. Errors are deterministic: a
-// frame that fails stops the frames after it, the ones before it run to their end, and the error of the lowest
-// failing frame is the one reported. Zero-copy where it matters: file data is written straight from the
-// decompressed bytes.
+//   read-only folder could still be filled). Frames run concurrently: FrameRunner says how many, and whose error wins.
 #include "unpack/extractor.hpp"
 
 #include <fcntl.h>
@@ -331,7 +322,12 @@ void apply_folder_modes(const manifest::Manifest& m, const Roots& roots) {
   }
 }
 
-// Runs the frames, several at once, and keeps the error of the lowest failing frame (see the top of this file).
+// Runs the frames, several at once, and keeps the error of the lowest failing frame: frames run concurrently, one
+// per four threads and within kDecodeBudget of memory (each decoder holds its frame's raw bytes, or for a frame
+// over 256 MiB the zstd window, 128 MiB, and its chunks). With fewer threads, or a payload read from a stream
+// (restore oci://, read in order), frames run one after the other through one zstd window. A frame that fails
+// stops the frames after it, the ones before it run to their end, and the error of the lowest failing frame is the
+// one reported.
 class FrameRunner {
  public:
   FrameRunner(const Archive& a, Writer& writer, Progress& progress, unsigned jobs)
