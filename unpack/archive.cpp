@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "manifest/top_level.hpp"
 #include "util/error.hpp"
@@ -33,6 +34,17 @@ void check_header(Archive& a, const Archive::HeaderGate& gate, manifest::TopLeve
   if (a.manifest.compression.codec != "zstd" || a.manifest.compression.window_log > manifest::kMaxWindowLog) {
     throw IntegrityError(quoted_path(path) + ": manifest field 'compression' names an unsupported codec or window");
   }
+}
+
+// The header of the file the markers name, unchanged (manifest/marker.hpp: ArchiveFile), read without its
+// manifest; nullopt when `file` is another file, or its header records another digest than the markers.
+std::optional<manifest::ArchiveHeader> marked_header(int fd, const std::filesystem::path& path,
+                                                     const manifest::ArchiveFile& file, const MarkedArchive& marked) {
+  // defence: marked-archive-same-file
+  if (!marked.file.same_file(file)) return std::nullopt;
+  manifest::ArchiveHeader h = manifest::read_header_recorded_digest(fd, path);
+  if (to_hex(h.manifest_sha256) != marked.manifest_sha256_hex) return std::nullopt;
+  return h;
 }
 
 bool same_top_level(const manifest::Manifest& a, const manifest::Manifest& b) {
@@ -91,22 +103,19 @@ Archive Archive::open(const std::filesystem::path& path, const HeaderGate& gate,
   a.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!a.fd.valid()) throw_errno("cannot open archive " + quoted_path(path));
   struct stat st {};
-  if (::fstat(a.fd.get(), &st) == 0 && !S_ISREG(st.st_mode))
-    throw Error("archive " + quoted_path(path) + " is not a regular file");
-  a.file = manifest::ArchiveFile::of(st);
-  // defence: marked-archive-same-file
-  if (marked != nullptr && depth == ManifestDepth::top_level && marked->file.same_file(*a.file)) {
-    manifest::ArchiveHeader h = manifest::read_header_recorded_digest(a.fd.get(), path);
-    if (to_hex(h.manifest_sha256) == marked->manifest_sha256_hex) {
-      a.header = std::move(h);
-      a.text_streamed_ = true;  // stage 2, if it comes, reads the text and checks it against the recorded digest
-      a.from_markers_ = true;
-      check_header(a, gate, nullptr, &marked->file.manifest_top_level);
-      a.depth_ = ManifestDepth::top_level;
-      return a;
-    }
+  bool stat_ok = ::fstat(a.fd.get(), &st) == 0;
+  if (stat_ok && !S_ISREG(st.st_mode)) throw Error("archive " + quoted_path(path) + " is not a regular file");
+  if (stat_ok) a.file = manifest::ArchiveFile::of(st);
+  std::optional<manifest::ArchiveHeader> recorded;
+  if (marked != nullptr && a.file && depth == ManifestDepth::top_level) {
+    recorded = marked_header(a.fd.get(), path, *a.file, *marked);
   }
-  if (text == ManifestText::stream && depth == ManifestDepth::top_level) {
+  if (recorded) {
+    a.header = std::move(*recorded);
+    a.text_streamed_ = true;  // stage 2, if it comes, reads the text and checks it against the recorded digest
+    a.from_markers_ = true;
+    check_header(a, gate, nullptr, &marked->file.manifest_top_level);
+  } else if (text == ManifestText::stream && depth == ManifestDepth::top_level) {
     manifest::TopLevelScan scan;
     a.header = manifest::read_header(a.fd.get(), path, [&scan](std::string_view piece) { scan.feed(piece); });
     a.text_streamed_ = true;

@@ -38,8 +38,9 @@ MarkerHint marker_hint(const std::vector<manifest::CacheDir>& dirs) {
   if (markers.empty()) return hint;
   hint.text = ManifestText::stream;
   const manifest::Marker& first = markers.front();
+  if (!first.archive_file) return hint;
   bool same = std::all_of(markers.begin(), markers.end(), [&first](const manifest::Marker& m) {
-    return m.archive_file && first.archive_file && m.archive_file->same_file(*first.archive_file) &&
+    return m.archive_file && m.archive_file->same_file(*first.archive_file) &&
            m.archive_manifest_sha256 == first.archive_manifest_sha256;
   });
   // Whether the archive is still that file is Archive::open's to judge, on the descriptor it reads.
