@@ -87,11 +87,11 @@ std::vector<manifest::CacheDir> resolve_cache_dirs(const CacheDirOptions& option
 
 void add_cache_dirs(CLI::App* cmd, CacheDirOptions& dirs, std::vector<std::string>& extras, const char* verb) {
   cmd->add_option("--inductor-dir", dirs.inductor_dir,
-                  std::string("Inductor cache folder to ") + verb +
-                      " (default: $" + folder_variable(manifest::ComponentKind::inductor) + ", else <tmp>/torchinductor_<user>)");
+                  std::string("Inductor cache folder to ") + verb + " (default: $" +
+                      folder_variable(manifest::ComponentKind::inductor) + ", else <tmp>/torchinductor_<user>)");
   cmd->add_option("--triton-dir", dirs.triton_dir,
-                  std::string("Triton cache folder to ") + verb +
-                      " (default: $" + folder_variable(manifest::ComponentKind::triton) + ", else <$TRITON_HOME or ~>/.triton/cache)");
+                  std::string("Triton cache folder to ") + verb + " (default: $" +
+                      folder_variable(manifest::ComponentKind::triton) + ", else <$TRITON_HOME or ~>/.triton/cache)");
   cmd->add_option("--add", extras,
                   std::string("Extra folder to ") + verb + ", as NAME=DIR (repeatable), e.g. ext=~/.cache/torch_extensions")
       ->allow_extra_args(false);  // one NAME=DIR per --add, so `--add x=DIR ARCHIVE` keeps ARCHIVE positional

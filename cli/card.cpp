@@ -6,9 +6,9 @@
 
 #include <map>
 
+#include "cli/cli.hpp"
 #include "manifest/policy.hpp"
 #include "util/escape.hpp"
-#include "cli/cli.hpp"
 
 namespace ccpack::cli {
 namespace {
@@ -47,7 +47,8 @@ void fields(std::string& out, const Fingerprint& fp, std::string_view section) {
     // A set-valued field with several entries: one sub-item each, so a long list reads entry by entry.
     const manifest::FieldValue* v = fp.get(r.field);
     std::optional<manifest::ListSyntax> syntax = manifest::list_syntax(r.field);
-    std::vector<std::string> entries = syntax && v && v->value ? manifest::split_entries(*syntax, *v->value) : std::vector<std::string>{};
+    std::vector<std::string> entries =
+        syntax && v && v->value ? manifest::split_entries(*syntax, *v->value) : std::vector<std::string>{};
     if (entries.size() < 2) {
       out += "- " + std::string(r.field) + ": " + value_of(fp, r.field) + "\n";
       continue;
@@ -67,10 +68,12 @@ void statistics(std::string& out, const CardInput& in) {
   }
   out += "\n## Cache statistics\n\n| component | kind | files | size |\n|---|---|---|---|\n";
   for (const manifest::Component& c : m.components) {
-    out += "| " + md(c.name) + " | " + std::string(manifest::to_string(c.kind)) + " | " + std::to_string(c.files) + " | " + mb(c.bytes) + " |\n";
+    out += "| " + md(c.name) + " | " + std::string(manifest::to_string(c.kind)) + " | " + std::to_string(c.files) + " | " +
+           mb(c.bytes) + " |\n";
   }
   out += "\n- total: " + std::to_string(files) + " files, " + mb(bytes) + "; archive " + mb(in.archive_bytes) + "\n";
-  out += "- GPU binaries (.cubin, .hsaco): " + std::to_string(binaries) + "; compiled libraries (.so): " + std::to_string(libraries) + "\n";
+  out += "- GPU binaries (.cubin, .hsaco): " + std::to_string(binaries) +
+         "; compiled libraries (.so): " + std::to_string(libraries) + "\n";
   const Fingerprint& fp = in.manifest->fingerprint;
   if (fp.triton_targets.empty()) {
     out += "- Triton kernels by target: none recorded\n";
@@ -78,8 +81,8 @@ void statistics(std::string& out, const CardInput& in) {
   }
   out += "\n| Triton target | backend | warp size | triton | kernels |\n|---|---|---|---|---|\n";
   for (const manifest::TritonTarget& t : fp.triton_targets) {
-    out += "| " + md(manifest::arch_name(t)) + " | " + md(t.backend) + " | " + std::to_string(t.warp_size) + " | " + md(t.triton_version) +
-           " | " + std::to_string(t.kernels) + " |\n";
+    out += "| " + md(manifest::arch_name(t)) + " | " + md(t.backend) + " | " + std::to_string(t.warp_size) + " | " +
+           md(t.triton_version) + " | " + std::to_string(t.kernels) + " |\n";
   }
 }
 
@@ -88,7 +91,8 @@ std::vector<std::string> disagreements(const Fingerprint& fp) {
   const auto& ts = fp.triton_targets;
   if (ts.size() > 1) {
     std::string list;
-    for (const auto& t : ts) list += (list.empty() ? "" : ", ") + md(manifest::arch_name(t)) + " (triton " + md(t.triton_version) + ")";
+    for (const auto& t : ts)
+      list += (list.empty() ? "" : ", ") + md(manifest::arch_name(t)) + " (triton " + md(t.triton_version) + ")";
     out.push_back("The cache holds kernels for " + std::to_string(ts.size()) + " targets: " + list +
                   ". One machine uses only those for its own GPU; the others are dead weight there.");
   }
@@ -104,7 +108,8 @@ std::vector<std::string> disagreements(const Fingerprint& fp) {
                     " kernels were built by triton " + md(t.triton_version) + ".");
     }
   }
-  if (!ts.empty() && (!arch || !arch->value)) out.emplace_back("The fingerprint records no gpu.arch, so it names no single GPU for these kernels.");
+  if (!ts.empty() && (!arch || !arch->value))
+    out.emplace_back("The fingerprint records no gpu.arch, so it names no single GPU for these kernels.");
   return out;
 }
 
@@ -122,17 +127,21 @@ std::string rule_text(manifest::Rule r) {
 }
 
 void triggers(std::string& out, const CardInput& in) {
-  out += "\n## Recompilation triggers for this archive\n\nAny of these differing on the target machine makes a component "
-         "recompile (stale) or unsafe to load (refused); `ccpack check` tests them all.\n\n";
+  out +=
+      "\n## Recompilation triggers for this archive\n\nAny of these differing on the target machine makes a component "
+      "recompile (stale) or unsafe to load (refused); `ccpack check` tests them all.\n\n";
   for (const manifest::FieldRule& r : manifest::field_rules()) {
     std::string effects;
     for (const manifest::Component& c : in.manifest->components) {
-      manifest::Rule rule = c.kind == manifest::ComponentKind::triton ? r.triton : c.kind == manifest::ComponentKind::inductor ? r.inductor : r.extra;
+      manifest::Rule rule = c.kind == manifest::ComponentKind::triton     ? r.triton
+                            : c.kind == manifest::ComponentKind::inductor ? r.inductor
+                                                                          : r.extra;
       std::string t = rule_text(rule);
       if (!t.empty()) effects += (effects.empty() ? "" : ", ") + md(c.name) + " " + t;
     }
     if (effects.empty()) continue;
-    std::string recorded = r.field == manifest::kTargetsField ? "the kernels' targets above" : value_of(in.manifest->fingerprint, r.field);
+    std::string recorded =
+        r.field == manifest::kTargetsField ? "the kernels' targets above" : value_of(in.manifest->fingerprint, r.field);
     out.append("- [ ] ").append(r.field).append(" = ").append(recorded).append(" -> ").append(effects);
     out.append(". ").append(md(r.why)).append("\n");
   }
@@ -161,18 +170,20 @@ std::string settle_text(const manifest::Manifest& m) {
 }
 
 std::string merge_text(const manifest::Manifest& m) {
-  if (m.delta) return "a delta of archive " + m.delta->base_manifest_sha256.substr(0, 12) + " (create --since-restore): not a whole cache";
+  if (m.delta)
+    return "a delta of archive " + m.delta->base_manifest_sha256.substr(0, 12) + " (create --since-restore): not a whole cache";
   if (!m.merge) return "not merged (a whole cache as created)";
   std::uint64_t added = 0;
   for (const manifest::MergedDelta& d : m.merge->deltas) added += d.added;
   std::string n = std::to_string(m.merge->deltas.size());
-  return n + (m.merge->deltas.size() == 1 ? " delta" : " deltas") + " into base " + m.merge->base_manifest_sha256.substr(0, 12) + " (" +
-         std::to_string(added) + " files and symlinks added)";
+  return n + (m.merge->deltas.size() == 1 ? " delta" : " deltas") + " into base " + m.merge->base_manifest_sha256.substr(0, 12) +
+         " (" + std::to_string(added) + " files and symlinks added)";
 }
 
 // "- signed: by key K at T, note: N" per signature, or "- signed: no (unsigned)".
 std::string signers(const CardInput& in) {
-  if (in.signatures == nullptr || in.signatures->empty()) return "- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n";
+  if (in.signatures == nullptr || in.signatures->empty())
+    return "- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n";
   std::string out;
   for (const manifest::Signature& s : *in.signatures) {
     out += "- signed: by key " + md(s.key_id) + " (" + md(s.algorithm) + ") at " + md(s.signed_at) +
@@ -196,8 +207,9 @@ std::string model_card(const CardInput& in) {
   statistics(out, in);
   out += "\n## Consistency\n\n";
   std::vector<std::string> d = disagreements(fp);
-  if (d.empty()) out += fp.triton_targets.empty() ? "- No Triton kernels recorded to check against the fingerprint.\n"
-                                                  : "- The cache's kernels and the fingerprint agree.\n";
+  if (d.empty())
+    out += fp.triton_targets.empty() ? "- No Triton kernels recorded to check against the fingerprint.\n"
+                                     : "- The cache's kernels and the fingerprint agree.\n";
   for (const std::string& line : d) out += "- **" + line + "**\n";
   triggers(out, in);
   return out;

@@ -81,7 +81,8 @@ std::uint64_t count_option(std::string_view option, const std::string& value) {
   auto [at, ec] = std::from_chars(value.data(), end, n);
   // defence: count-option-range
   if (!digits || ec != std::errc{} || at != end || n > kMax) {
-    throw UsageError(std::string(option) + ": " + quoted_name(value) + " is not a whole number from 0 to " + std::to_string(kMax));
+    throw UsageError(std::string(option) + ": " + quoted_name(value) + " is not a whole number from 0 to " +
+                     std::to_string(kMax));
   }
   return n;
 }
@@ -92,7 +93,9 @@ std::string mb(std::uint64_t bytes) {
   return buf;
 }
 
-int refused(const Reporter& out, ojson body, const std::string& message) { return finish_with(out, std::move(body), ExitCode::refused, message); }
+int refused(const Reporter& out, ojson body, const std::string& message) {
+  return finish_with(out, std::move(body), ExitCode::refused, message);
+}
 
 int finish_with(const Reporter& out, ojson body, ExitCode exit_code, const std::string& message) {
   const int code = static_cast<int>(exit_code);

@@ -18,16 +18,16 @@
 #include <future>
 #include <optional>
 
-#include "manifest/tuning_advice.hpp"
-#include "registry/remote_archive.hpp"
-#include "registry/session.hpp"
 #include "cli/cache_dirs.hpp"
 #include "cli/card.hpp"
-#include "cli/fingerprint_options.hpp"
 #include "cli/comparison.hpp"
+#include "cli/fingerprint_options.hpp"
 #include "cli/machine.hpp"
 #include "cli/pod_settings.hpp"
 #include "cli/registry_options.hpp"
+#include "manifest/tuning_advice.hpp"
+#include "registry/remote_archive.hpp"
+#include "registry/session.hpp"
 #include "util/fs.hpp"
 
 namespace ccpack::cli {
@@ -116,9 +116,9 @@ int run(CheckOptions& o) {
   std::vector<manifest::TuningAdvice> advice = manifest::tuning_advice(archive_fp);
   ojson advice_json = ojson::array();
   for (const manifest::TuningAdvice& t : advice) advice_json.push_back({{"setting", t.setting}, {"why", t.why}});
-  ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)}, {"machine", machine_json(machine)},
-             {"setup_notes", notes}, {"tuning_advice", std::move(advice_json)},
-             {"settled", archive->settled}, {"merged", archive->merged}};
+  ojson body{{"archive", o.archive.string()}, {"fingerprint", comparison_json(c)},       {"machine", machine_json(machine)},
+             {"setup_notes", notes},          {"tuning_advice", std::move(advice_json)}, {"settled", archive->settled},
+             {"merged", archive->merged}};
   if (!out.json()) {
     std::fputs(c.to_table(true).c_str(), stdout);
     // What the archive covers beyond its create: said for a merged archive or a delta only (plain output unchanged).
@@ -131,12 +131,13 @@ int run(CheckOptions& o) {
   for (const std::string& n : notes) out.warn(n);
   if (c.blocks()) {
     std::string settings = settings_clause(missing_settings(c), o.archive.string());
-    return refused(out, std::move(body), "archive " + quoted_path(o.archive) + " does not fit this machine: " + c.summary() +
-                                             (settings.empty() ? "" : "; " + settings));
+    return refused(out, std::move(body),
+                   "archive " + quoted_path(o.archive) + " does not fit this machine: " + c.summary() +
+                       (settings.empty() ? "" : "; " + settings));
   }
   out.report(std::move(body));
   out.say(c.worst() == manifest::Verdict::match ? "the archive fits this machine"
-                                                 : "the archive fits this machine, with warnings: " + c.summary());
+                                                : "the archive fits this machine, with warnings: " + c.summary());
   return 0;
 }
 

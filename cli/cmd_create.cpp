@@ -1,16 +1,16 @@
 // `ccpack create`: pack the cache folders found from the environment (or flags) into one archive.
 #include <sys/stat.h>
 
-#include "manifest/tuning_advice.hpp"
-#include "pack/create.hpp"
-#include "pack/since_restore.hpp"
 #include "cli/cache_dirs.hpp"
 #include "cli/cli.hpp"
 #include "cli/create_settle.hpp"
-#include "settle/report.hpp"
-#include "cli/trust_options.hpp"
 #include "cli/fingerprint_options.hpp"
 #include "cli/local_fingerprint.hpp"
+#include "cli/trust_options.hpp"
+#include "manifest/tuning_advice.hpp"
+#include "pack/create.hpp"
+#include "pack/since_restore.hpp"
+#include "settle/report.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -55,7 +55,8 @@ bool path_exists(const fs::path& p) {
 
 // The folders to pack, of those resolved: every one named by a flag or variable must exist; absent defaults are
 // left out and noted.
-std::vector<manifest::CacheDir> folders_to_pack(const std::vector<manifest::CacheDir>& resolved, std::vector<std::string>& looked) {
+std::vector<manifest::CacheDir> folders_to_pack(const std::vector<manifest::CacheDir>& resolved,
+                                                std::vector<std::string>& looked) {
   std::vector<manifest::CacheDir> dirs;
   for (const manifest::CacheDir& d : resolved) {
     if (d.origin == "default" && !path_exists(d.dir)) {
@@ -67,22 +68,23 @@ std::vector<manifest::CacheDir> folders_to_pack(const std::vector<manifest::Cach
   if (dirs.empty()) {
     std::string where;
     for (const std::string& l : looked) where += (where.empty() ? "" : ", ") + l;
-    throw Error("no cache folder found (looked at " + where +
-                "); set " + folder_variable(manifest::ComponentKind::inductor) + " / " +
-                folder_variable(manifest::ComponentKind::triton) + " or pass --inductor-dir / --triton-dir");
+    throw Error("no cache folder found (looked at " + where + "); set " + folder_variable(manifest::ComponentKind::inductor) +
+                " / " + folder_variable(manifest::ComponentKind::triton) + " or pass --inductor-dir / --triton-dir");
   }
   for (const manifest::CacheDir& d : dirs) {
-    if (!path_exists(d.dir)) throw Error(d.name + " cache folder " + quoted_path(d.dir) + " (from " + d.origin + ") does not exist");
+    if (!path_exists(d.dir))
+      throw Error(d.name + " cache folder " + quoted_path(d.dir) + " (from " + d.origin + ") does not exist");
   }
   return dirs;
 }
 
 // --settle: the warm-up and the settle runs (create_settle.hpp), before anything is packed; nullopt without it.
 std::optional<settle::SettleOutcome> settle_first(const CreateOptions& o, const std::vector<manifest::CacheDir>& resolved,
-                                                 std::vector<std::string>& looked) {
+                                                  std::vector<std::string>& looked) {
   check_settle_options(o.settle, o.dirs);
-  return settle_if_asked(o.settle, resolved, [&resolved, &looked] { return folders_to_pack(resolved, looked); }, o.output,
-                         [&o, &resolved] { return probe_local(o.python, resolved); }, o.common, o.python);
+  return settle_if_asked(
+      o.settle, resolved, [&resolved, &looked] { return folders_to_pack(resolved, looked); }, o.output,
+      [&o, &resolved] { return probe_local(o.python, resolved); }, o.common, o.python);
 }
 
 // create's --json report.
@@ -121,7 +123,8 @@ ojson delta_json(const std::optional<pack::SinceRestoreResult>& delta) {
 }
 
 // The create itself: a whole cache, or with --since-restore what the folders gained since their restore.
-pack::CreateResult create_or_delta(const CreateOptions& o, const pack::CreateRequest& rq, std::optional<pack::SinceRestoreResult>& delta) {
+pack::CreateResult create_or_delta(const CreateOptions& o, const pack::CreateRequest& rq,
+                                   std::optional<pack::SinceRestoreResult>& delta) {
   if (!o.since_restore) return pack::create(rq);
   delta = pack::create_since_restore(rq);
   return delta->created;
@@ -133,7 +136,8 @@ void warn_untuned(const Reporter& out, const manifest::Fingerprint& fp) {
   if (advice.empty()) return;
   std::string missing;
   for (const manifest::TuningAdvice& a : advice) missing += (missing.empty() ? "" : ", ") + a.setting;
-  out.warn("this cache was warmed without " + missing + ": pods restoring it will compile and tune again; warm up with "
+  out.warn("this cache was warmed without " + missing +
+           ": pods restoring it will compile and tune again; warm up with "
            "`ccpack create -o OUT --settle -- CMD ARGS...`, which sets them (docs/TUNING.md)");
 }
 
@@ -185,13 +189,14 @@ int run(CreateOptions& o) {
     out.say("skipped " + std::to_string(r.skipped.size()) + " transient entries: " + list);
   }
   std::string from;
-  for (const manifest::Component& c : r.manifest.components) from += (from.empty() ? "" : ", ") + c.name + " " + quoted_path(c.source);
+  for (const manifest::Component& c : r.manifest.components)
+    from += (from.empty() ? "" : ", ") + c.name + " " + quoted_path(c.source);
   if (delta) {
     out.say("delta of archive " + delta->base_manifest_sha256.substr(0, 12) + ": " + std::to_string(delta->base_entries) +
             " entries of the base left out (a changed file of the base is not in a delta)");
   }
-  out.say("packed " + std::to_string(files) + " files (" + mb(bytes) + ") from " + from + " into " + quoted_path(o.output) + " (" +
-          mb(r.archive_size) + ")" + (key ? ", signed with key " + key->key_id() : ", unsigned"));
+  out.say("packed " + std::to_string(files) + " files (" + mb(bytes) + ") from " + from + " into " + quoted_path(o.output) +
+          " (" + mb(r.archive_size) + ")" + (key ? ", signed with key " + key->key_id() : ", unsigned"));
   return 0;
 }
 
@@ -215,7 +220,8 @@ void add_create(CLI::App& app, Commands& commands) {
               "fingerprint; a folder ccpack did not restore exits 5")
       ->excludes("--settle");
   add_common(c, o->common);
-  c->footer("With --settle, every word after `--` is the warm-up command's: `ccpack create -o m.ccpack --settle -- python serve.py --warmup-only`.");
+  c->footer(
+      "With --settle, every word after `--` is the warm-up command's: `ccpack create -o m.ccpack --settle -- python serve.py --warmup-only`.");
   commands.push_back({c, &o->common, [o] { return run(*o); }, &o->settle.command});
 }
 

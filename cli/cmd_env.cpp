@@ -4,9 +4,9 @@
 // container sources them. The archive's signature is checked as restore checks it: these lines get sourced.
 #include <cstdio>
 
-#include "registry/remote_archive.hpp"
 #include "cli/pod_settings.hpp"
 #include "cli/restore_command.hpp"
+#include "registry/remote_archive.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
 
@@ -26,7 +26,8 @@ manifest::Manifest remote_manifest(const RestoreOptions& o, const Reporter& out,
   if (o.trust.require_cosign) cosign_by = require_cosign(session, remote, ref, o.trust);
   registry::RemoteHeader header = registry::fetch_header(session, remote, {});
   unpack::TrustReport trust;
-  unpack::Archive a = unpack::Archive::from_header(remote.what, std::move(header.header), nullptr, trust_gate(o.trust, out, trust, &cosign_by));
+  unpack::Archive a =
+      unpack::Archive::from_header(remote.what, std::move(header.header), nullptr, trust_gate(o.trust, out, trust, &cosign_by));
   return std::move(a.manifest);
 }
 
@@ -67,17 +68,20 @@ ArchiveForPod archive_for_pod(const RestoreOptions& o, const Reporter& out) {
   unpack::TrustReport trust;
   a.manifest = open_trusted(o.archive, o.trust, out, trust, unpack::ManifestDepth::top_level).manifest;
   if (o.at_build_paths) {
-    for (const manifest::Component& c : a.manifest.components) a.dirs.push_back({c.name, c.kind, c.source, "the archive's build folder"});
+    for (const manifest::Component& c : a.manifest.components)
+      a.dirs.push_back({c.name, c.kind, c.source, "the archive's build folder"});
   }
   return a;
 }
 
 void add_env(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<EnvOptions>();
-  CLI::App* e = app.add_subcommand("env", "Print what a pod must export to use an archive: cache folders, the settings it was built with, a ptxas");
+  CLI::App* e = app.add_subcommand(
+      "env", "Print what a pod must export to use an archive: cache folders, the settings it was built with, a ptxas");
   e->add_option("archive", o->restore.archive, "The .ccpack archive, or oci://host[:port]/repository[:tag|@digest]")->required();
   add_cache_dirs(e, o->restore.dirs, o->restore.extras, "restore into");
-  e->add_flag("--at-build-paths", o->restore.at_build_paths, "The folders the archive was packed from (as restore --at-build-paths)");
+  e->add_flag("--at-build-paths", o->restore.at_build_paths,
+              "The folders the archive was packed from (as restore --at-build-paths)");
   add_trust_options(e, o->restore.trust);
   add_cosign_option(e, o->restore.trust);
   add_python_option(e, o->restore.python);

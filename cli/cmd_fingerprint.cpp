@@ -40,9 +40,10 @@ void add_fingerprint(CLI::App& app, Commands& commands) {
   add_python_option(f, o->python);
   add_cache_dirs(f, o->dirs, o->extras, "record");
   add_common(f, o->common);
-  f->footer("Each field is a value or 'absent' with the reason; nothing is guessed. The python probe's answer is "
-            "memoised while the interpreter and its start-up files are unchanged ($CCPACK_PROBE_CACHE=off disables "
-            "it). See docs/FINGERPRINT.md.");
+  f->footer(
+      "Each field is a value or 'absent' with the reason; nothing is guessed. The python probe's answer is "
+      "memoised while the interpreter and its start-up files are unchanged ($CCPACK_PROBE_CACHE=off disables "
+      "it). See docs/FINGERPRINT.md.");
   commands.push_back({f, &o->common, [o] { return run(*o); }});
 }
 

@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "manifest/fingerprint.hpp"
-#include "pack/import_source.hpp"
-#include "pack/packer.hpp"
 #include "cli/cli.hpp"
 #include "cli/local_fingerprint.hpp"
 #include "cli/trust_options.hpp"
+#include "manifest/fingerprint.hpp"
+#include "pack/import_source.hpp"
+#include "pack/packer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -74,7 +74,9 @@ int run(ImportCmdOptions& o) {
   out.say("imported " + std::to_string(files) + " files (" + mb(bytes) + ") from " + quoted_path(o.foreign) + " (" +
           source.format() + "; " + from + ") into " + quoted_path(o.output) + " (" + mb(r.archive_size) + ")" +
           (key ? ", signed with key " + key->key_id() : ", unsigned"));
-  if (!fingerprint) out.say("fingerprint derived from the cache's Triton metadata; pass --fingerprint FILE.json from the build machine for a full one");
+  if (!fingerprint)
+    out.say(
+        "fingerprint derived from the cache's Triton metadata; pass --fingerprint FILE.json from the build machine for a full one");
   return 0;
 }
 
@@ -82,7 +84,8 @@ int run(ImportCmdOptions& o) {
 
 void add_import(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<ImportCmdOptions>();
-  CLI::App* c = app.add_subcommand("import", "Convert a tar, tar.gz, tar.xz, tar.zst or zip of cache folders into a .ccpack archive");
+  CLI::App* c =
+      app.add_subcommand("import", "Convert a tar, tar.gz, tar.xz, tar.zst or zip of cache folders into a .ccpack archive");
   c->add_option("foreign", o->foreign, "The foreign archive (tar, tar.gz, tar.xz, tar.zst, zip)")->required();
   c->add_option("-o,--output", o->output, "Archive to write; it appears atomically when complete")->required();
   c->add_option("--map", o->maps,
@@ -93,8 +96,9 @@ void add_import(CLI::App& app, Commands& commands) {
                 "the fingerprint holds the Triton targets found in the cache, marked derived");
   add_signing_options(c, o->signing, false);
   add_common(c, o->common);
-  c->footer("Entries are checked as a restore checks them: an absolute path, '..', a link out of its folder, a device or "
-            "a setuid bit refuses the whole archive (exit 4). Folders outside the cache folders need --map (exit 2).");
+  c->footer(
+      "Entries are checked as a restore checks them: an absolute path, '..', a link out of its folder, a device or "
+      "a setuid bit refuses the whole archive (exit 4). Folders outside the cache folders need --map (exit 2).");
   commands.push_back({c, &o->common, [o] { return run(*o); }});
 }
 

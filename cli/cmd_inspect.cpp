@@ -4,10 +4,9 @@
 #include "cli/card.hpp"
 #include "cli/cli.hpp"
 #include "cli/trust_options.hpp"
-#include "cli/cli.hpp"
 #include "unpack/archive.hpp"
-#include "util/fs.hpp"
 #include "util/escape.hpp"
+#include "util/fs.hpp"
 
 namespace ccpack::cli {
 namespace fs = std::filesystem;
@@ -31,8 +30,8 @@ void print_signers(const unpack::TrustReport& r) {
               r.trusted() ? ("trusted: verified with key " + r.verified_by).c_str() : "none from a key trusted here");
   for (const unpack::SignerStatus& s : r.signers) {
     std::printf("  %s  signed %s  %-14s%s%s\n", s.signature.key_id.c_str(), s.signature.signed_at.c_str(),
-                std::string(unpack::to_string(s.state)).c_str(), s.signature.note.empty() ? "" : "  note: ",
-                escaped(s.signature.note).c_str());
+                std::string(unpack::to_string(s.state)).c_str(),
+                s.signature.note.empty() ? "" : "  note: ", escaped(s.signature.note).c_str());
   }
 }
 

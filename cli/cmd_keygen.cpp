@@ -6,8 +6,8 @@
 
 #include <cstdio>
 
-#include "manifest/keys.hpp"
 #include "cli/cli.hpp"
+#include "manifest/keys.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 

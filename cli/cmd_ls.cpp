@@ -5,11 +5,11 @@
 // output, every name from the registry escaped (util/escape.hpp).
 #include <cstdio>
 
+#include "cli/cli.hpp"
+#include "cli/registry_options.hpp"
 #include "registry/listing.hpp"
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
-#include "cli/cli.hpp"
-#include "cli/registry_options.hpp"
 #include "util/escape.hpp"
 
 namespace ccpack::cli {
@@ -42,7 +42,8 @@ ojson archive_json(const registry::ListedArchive& a) {
 std::string archive_line(const registry::ListedArchive& a) {
   std::string sel = a.selection ? oci::describe(*a.selection) : "(no selection annotations)";
   if (!a.ccpack) return "  " + a.manifest_digest + "  not a ccpack archive (" + escaped(a.media_type, 120) + ")  " + sel;
-  return "  " + a.layer_digest + "  " + mb(a.layer_size) + "  " + sel + (a.title.empty() ? "" : "  (" + escaped(a.title, 120) + ")");
+  return "  " + a.layer_digest + "  " + mb(a.layer_size) + "  " + sel +
+         (a.title.empty() ? "" : "  (" + escaped(a.title, 120) + ")");
 }
 
 int run(const LsOptions& o) {
@@ -53,7 +54,8 @@ int run(const LsOptions& o) {
   registry::Listing l = registry::list_archives(s);
   ojson archives = ojson::array();
   for (const registry::ListedArchive& a : l.archives) archives.push_back(archive_json(a));
-  out.report({{"reference", ref.str()}, {"digest", l.digest}, {"index", l.index}, {"archives", archives}, {"served_by", s.served_by()}});
+  out.report(
+      {{"reference", ref.str()}, {"digest", l.digest}, {"index", l.index}, {"archives", archives}, {"served_by", s.served_by()}});
   // The listing is what ls is for: standard output (as status's report), so `ccpack ls REF | grep` works.
   std::string text = escaped(ref.str(), 300) + ": " + (l.index ? "index " : "manifest ") + l.digest + ", " +
                      std::to_string(l.archives.size()) + (l.archives.size() == 1 ? " archive\n" : " archives\n");

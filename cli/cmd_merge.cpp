@@ -1,11 +1,11 @@
 // `ccpack merge BASE DELTA... -o NEXT`: what the pods of a fleet compiled (their deltas) merged into the base's next
 // archive (converge/merge.hpp owns the flow, docs/CONVERGE.md the behaviour).
-#include "converge/merge.hpp"
-#include "converge/registry_inputs.hpp"
-#include "converge/scratch.hpp"
 #include "cli/cli.hpp"
 #include "cli/registry_options.hpp"
 #include "cli/trust_options.hpp"
+#include "converge/merge.hpp"
+#include "converge/registry_inputs.hpp"
+#include "converge/scratch.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
@@ -59,7 +59,8 @@ std::string conflicts_line(const converge::MergeResult& r) {
   std::string n = std::to_string(r.conflicts.size());
   return n + (r.conflicts.size() == 1 ? " conflict" : " conflicts") +
          " (the same path with other bytes in two deltas, their pods' folders left out), the first " + quoted_name(first.path) +
-         " in deltas " + r.deltas[first.kept].manifest_sha256.substr(0, 12) + " and " + r.deltas[first.dropped].manifest_sha256.substr(0, 12) +
+         " in deltas " + r.deltas[first.kept].manifest_sha256.substr(0, 12) + " and " +
+         r.deltas[first.dropped].manifest_sha256.substr(0, 12) +
          "; the lower SHA-256 kept each time (`merge --json` lists them all)";
 }
 
@@ -81,10 +82,12 @@ converge::RegistryInputs pull_inputs(const MergeOptions& o, const fs::path& scra
 int run(const MergeOptions& o) {
   Reporter out(o.common);
   if (o.from_registry != o.base.starts_with("oci://")) {
-    throw UsageError(o.from_registry ? "--deltas-from-registry needs the base as oci://REGISTRY/REPOSITORY:TAG"
-                                     : "a base in a registry (oci://...) takes --deltas-from-registry (its deltas are the tags TAG.delta-*)");
+    throw UsageError(o.from_registry
+                         ? "--deltas-from-registry needs the base as oci://REGISTRY/REPOSITORY:TAG"
+                         : "a base in a registry (oci://...) takes --deltas-from-registry (its deltas are the tags TAG.delta-*)");
   }
-  if (!o.from_registry && o.deltas.empty()) throw UsageError("merge needs at least one DELTA (or a registry base with --deltas-from-registry)");
+  if (!o.from_registry && o.deltas.empty())
+    throw UsageError("merge needs at least one DELTA (or a registry base with --deltas-from-registry)");
   std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, true);  // before any work
   interrupt::install();  // SIGINT/SIGTERM/SIGHUP: the scratch folders removed, exit 130/143/129
   std::optional<converge::Scratch> pulled;
@@ -117,7 +120,8 @@ int run(const MergeOptions& o) {
               {"conflicts", conflicts_json(r)}});
   for (const converge::DeltaReport& d : r.deltas) {
     out.say("delta " + d.manifest_sha256.substr(0, 12) + " " + quoted_path(d.file) + ": " +
-            (d.duplicate ? "given twice, merged once" : "added " + std::to_string(d.added.size()) + ", skipped " + std::to_string(d.skipped.size())));
+            (d.duplicate ? "given twice, merged once"
+                         : "added " + std::to_string(d.added.size()) + ", skipped " + std::to_string(d.skipped.size())));
   }
   if (!r.conflicts.empty()) out.warn(conflicts_line(r));
   out.say("merged " + std::to_string(r.deltas.size()) + " deltas into " + quoted_path(o.output) + ": the base plus " +
@@ -139,7 +143,8 @@ void add_merge(CLI::App& app, Commands& commands) {
                 "--deltas-from-registry")
       ->required();
   m->add_option("deltas", o->deltas, "Deltas made by `create --since-restore` from folders restored from BASE");
-  m->add_option("-o,--output", o->output, "Archive to write: the base plus what the deltas add; it appears atomically")->required();
+  m->add_option("-o,--output", o->output, "Archive to write: the base plus what the deltas add; it appears atomically")
+      ->required();
   m->add_flag("--deltas-from-registry", o->from_registry,
               "Pull the base from the registry and merge every delta pushed next to it (`push --delta`: the tags "
               "TAG.delta-<12 hex>, docs/REGISTRY.md), with any DELTA files given");

@@ -6,14 +6,14 @@
 // On a terminal the download shows one progress line, as restore oci:// does (util/progress.hpp).
 #include <optional>
 
+#include "cli/cache_dirs.hpp"
+#include "cli/cli.hpp"
+#include "cli/machine.hpp"
+#include "cli/registry_options.hpp"
+#include "cli/trust_options.hpp"
 #include "registry/oci.hpp"
 #include "registry/pull.hpp"
 #include "registry/session.hpp"
-#include "cli/cache_dirs.hpp"
-#include "cli/cli.hpp"
-#include "cli/registry_options.hpp"
-#include "cli/trust_options.hpp"
-#include "cli/machine.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/progress.hpp"
@@ -71,8 +71,8 @@ int run(const PullOptions& o) {
               {"cosign", result.artifact.empty() ? ojson(nullptr) : ojson(result.artifact)},
               {"machine", machine_json(machine)},
               {"resumes", registry::resumes_json(log)}});
-  out.say("pulled " + ref.str() + " (" + r.selection + ") into " + quoted_path(o.output) + ": " + mb(r.layer.size) + ", digest OK" +
-          (result.artifact.empty() ? "" : ", cosign signature by trusted key " + result.artifact));
+  out.say("pulled " + ref.str() + " (" + r.selection + ") into " + quoted_path(o.output) + ": " + mb(r.layer.size) +
+          ", digest OK" + (result.artifact.empty() ? "" : ", cosign signature by trusted key " + result.artifact));
   return 0;
 }
 

@@ -6,9 +6,9 @@
 #include <chrono>
 
 #include "cli/cache_dirs.hpp"
-#include "cli/purge_report.hpp"
 #include "cli/fingerprint_options.hpp"
 #include "cli/local_fingerprint.hpp"
+#include "cli/purge_report.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
 
@@ -38,7 +38,8 @@ int run(PurgeOptions& o) {
   unpack::PurgeOptions po{o.dry_run, {}};
   po.lock.timeout = std::chrono::seconds(o.lock_timeout_s);
   po.lock.on_wait = [&](const fs::path& folder) {
-    if (o.lock_timeout_s > 0) out.say(lock_wait_message(folder, "up to " + std::to_string(o.lock_timeout_s) + " s, --lock-timeout"));
+    if (o.lock_timeout_s > 0)
+      out.say(lock_wait_message(folder, "up to " + std::to_string(o.lock_timeout_s) + " s, --lock-timeout"));
   };
   unpack::PurgeReport r = unpack::purge(dirs, local, po);
   if (out.json()) {

@@ -8,13 +8,13 @@
 // every pod would refuse it; --allow-unsigned (or CCPACK_ALLOW_UNSIGNED=1) pushes it anyway, warning on every use.
 #include <sys/stat.h>
 
+#include "cli/cli.hpp"
+#include "cli/registry_options.hpp"
+#include "cli/trust_options.hpp"
 #include "registry/delta_tags.hpp"
 #include "registry/oci.hpp"
 #include "registry/push.hpp"
 #include "registry/session.hpp"
-#include "cli/cli.hpp"
-#include "cli/registry_options.hpp"
-#include "cli/trust_options.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -34,10 +34,10 @@ struct PushOptions {
   std::string reference;
   bool index = false;
   bool as_image = false;
-  bool delta = false;  // a delta, under <tag>.delta-<12 hex> (registry/delta_tags.hpp)
-  std::string image_tag;  // default: <tag>-image
-  TrustOptions trust;     // only allow_unsigned: push checks that a signature is there, not whom it is from
-  SigningOptions signing;       // --sign-key: the cosign signature by the manifest's key
+  bool delta = false;                // a delta, under <tag>.delta-<12 hex> (registry/delta_tags.hpp)
+  std::string image_tag;             // default: <tag>-image
+  TrustOptions trust;                // only allow_unsigned: push checks that a signature is there, not whom it is from
+  SigningOptions signing;            // --sign-key: the cosign signature by the manifest's key
   std::filesystem::path cosign_key;  // --cosign-key: an ECDSA P-256 (or Ed25519) key for a cosign signature
   std::string cosign_format = registry::kCosignFormatDefault;  // --cosign-format: legacy, bundle or both
 };
@@ -61,7 +61,9 @@ ojson cosign_report(const registry::PushResult& r, bool signing) {
       entry["layers"] = d.attach->layers;
       entry["added"] = d.attach->added;
     }
-    entry["bundle"] = d.bundle ? ojson{{"referrers", d.bundle->written}, {"bundles", d.bundle->bundles}, {"index", d.bundle->index}} : ojson(nullptr);
+    entry["bundle"] = d.bundle
+                          ? ojson{{"referrers", d.bundle->written}, {"bundles", d.bundle->bundles}, {"index", d.bundle->index}}
+                          : ojson(nullptr);
     list.push_back(std::move(entry));
   }
   return list;
@@ -85,7 +87,8 @@ void require_signed(const unpack::Archive& a, const PushOptions& o, const Report
 oci::Reference delta_reference(const PushOptions& o, const unpack::Archive& a, oci::Reference ref) {
   if (o.index || o.as_image) throw UsageError("--delta pushes one delta under its own tag: not with --index or --as-image");
   if (!a.manifest.delta) {
-    throw UsageError(quoted_path(o.archive) + " is not a delta (made by `create --since-restore`); push a whole archive without --delta");
+    throw UsageError(quoted_path(o.archive) +
+                     " is not a delta (made by `create --since-restore`); push a whole archive without --delta");
   }
   ref.tag = registry::delta_tag(ref.tag, to_hex(a.manifest_digest()));
   return ref;
@@ -109,12 +112,13 @@ void print(const PushOptions& o, const oci::Reference& ref, const registry::Push
   const std::string repo = ref.registry + "/" + ref.repository;
   for (const registry::SignedDocument& d : r.signed_documents) {
     if (const std::optional<registry::CosignAttach>& a = d.attach) {
-      out.say("cosign signature of " + d.digest + " under " + repo + ":" + a->tag + " (" + std::to_string(a->layers) + " signature" +
-              (a->layers == 1 ? "" : "s") + (a->added == 0 ? ", already signed" : "") + ")");
+      out.say("cosign signature of " + d.digest + " under " + repo + ":" + a->tag + " (" + std::to_string(a->layers) +
+              " signature" + (a->layers == 1 ? "" : "s") + (a->added == 0 ? ", already signed" : "") + ")");
     }
     if (const std::optional<registry::BundleAttach>& b = d.bundle) {
-      out.say("cosign bundle of " + d.digest + " in " + repo + ", listed by " + b->index + " (" + std::to_string(b->bundles) + " key" +
-              (b->bundles == 1 ? "" : "s") + (b->written.empty() ? ", already signed" : ", " + std::to_string(b->written.size()) + " written") + ")");
+      out.say("cosign bundle of " + d.digest + " in " + repo + ", listed by " + b->index + " (" + std::to_string(b->bundles) +
+              " key" + (b->bundles == 1 ? "" : "s") +
+              (b->written.empty() ? ", already signed" : ", " + std::to_string(b->written.size()) + " written") + ")");
     }
   }
   if (o.as_image) out.say("pushed image " + repo + ":" + q.image_tag + " (" + r.image_digest + ")");
@@ -131,8 +135,9 @@ void print(const PushOptions& o, const oci::Reference& ref, const registry::Push
               {"replaced_entries", r.replaced_entries},
               {"cosign", cosign_report(r, !q.keys.empty())},
               {"selection", q.selection}});
-  out.say("pushed " + quoted_path(o.archive) + " to " + ref.str() + (o.index ? " (index entry for " + oci::describe(q.selection) + ")" : "") +
-          ": manifest " + r.manifest_digest + ", layer " + mb(q.size) + (r.layer_uploaded ? " uploaded" : " already present"));
+  out.say("pushed " + quoted_path(o.archive) + " to " + ref.str() +
+          (o.index ? " (index entry for " + oci::describe(q.selection) + ")" : "") + ": manifest " + r.manifest_digest +
+          ", layer " + mb(q.size) + (r.layer_uploaded ? " uploaded" : " already present"));
 }
 
 int run(const PushOptions& o) {

@@ -14,29 +14,28 @@
 #include <optional>
 
 #include "cli/cache_dirs.hpp"
-#include "cli/pod_settings.hpp"
-#include "cli/restore_command.hpp"
 #include "cli/cli.hpp"
-#include "cli/fingerprint_options.hpp"
 #include "cli/comparison.hpp"
-#include "cli/purge_report.hpp"
-#include "cli/trust_options.hpp"
-#include "cli/registry_options.hpp"
+#include "cli/fingerprint_options.hpp"
 #include "cli/machine.hpp"
+#include "cli/pod_settings.hpp"
+#include "cli/purge_report.hpp"
+#include "cli/registry_options.hpp"
+#include "cli/restore_command.hpp"
+#include "cli/trust_options.hpp"
 #include "registry/archive_stream.hpp"
 #include "registry/restore_source.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/restore.hpp"
 #include "util/error.hpp"
+#include "util/escape.hpp"
 #include "util/fs.hpp"
 #include "util/interrupt.hpp"
-#include "util/escape.hpp"
 
 namespace ccpack::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
 
 // What a restore into other folders than the build machine's rewrote, and what that implies, from this run's
 // counts (docs/RELOCATION.md): nothing to warn about when every path-bearing file was rewritten.
@@ -104,11 +103,13 @@ void warn_differences(const Reporter& out, const manifest::Comparison& c, bool f
     }
     if (verdicts.empty()) continue;
     if (needs_no_action(row, machine, !o.no_relocate)) {
-      if (o.verbose) out.say("fingerprint field " + row.field + " differs (" + difference_text(row) + "): " + verdicts + ": " + row.why + " (no action needed)");
+      if (o.verbose)
+        out.say("fingerprint field " + row.field + " differs (" + difference_text(row) + "): " + verdicts + ": " + row.why +
+                " (no action needed)");
       continue;
     }
-    out.warn("fingerprint field " + row.field + " differs (" + difference_text(row) + "): " + verdicts + (forced ? ", restored anyway (--on-mismatch=force)" : "") +
-             ": " + row.why);
+    out.warn("fingerprint field " + row.field + " differs (" + difference_text(row) + "): " + verdicts +
+             (forced ? ", restored anyway (--on-mismatch=force)" : "") + ": " + row.why);
   }
 }
 
@@ -163,7 +164,9 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
                 {"purge", purged ? purge_json(*purged) : ojson(nullptr)},
                 // "top-level": the entries were not parsed (a no-op: every folder held this archive already);
                 // "markers": no manifest byte was read (a no-op of the very file the folders' markers name)
-                {"manifest", depth == unpack::ManifestDepth::full ? "full" : from_markers ? "markers" : "top-level"},
+                {"manifest", depth == unpack::ManifestDepth::full ? "full"
+                             : from_markers                       ? "markers"
+                                                                  : "top-level"},
                 {"threads", thread_budget().threads},
                 {"threads_from", thread_budget().from}});
     return;
@@ -201,13 +204,14 @@ int refuse(const RestoreOptions& o, const Reporter& out, const manifest::Compari
   std::string settings = settings_clause(missing, o.archive.string());
   if (!out.json() && (!only_settings || o.verbose)) std::fputs(fit.to_table(true).c_str(), stderr);
   if (settings.empty()) {
-    return refused(out, std::move(body), "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
-                                             " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
+    return refused(out, std::move(body),
+                   "not restoring " + quoted_path(o.archive) + ": it does not fit this machine: " + fit.summary() +
+                       " (nothing written; --on-mismatch=force restores anyway, --ignore FIELD accepts one field)");
   }
   body["missing_settings"] = missing;
   return refused(out, std::move(body),
-                 "not restoring " + quoted_path(o.archive) + ": " + settings + (only_settings ? "" : " (and more differs: the table above)") +
-                     " (nothing written)");
+                 "not restoring " + quoted_path(o.archive) + ": " + settings +
+                     (only_settings ? "" : " (and more differs: the table above)") + " (nothing written)");
 }
 
 // After unpack::restore: the refusal (exit 3, the table of `check` on stderr), or the warnings and the report.
@@ -255,8 +259,8 @@ int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::Rest
   if (o.at_build_paths) throw UsageError("--at-build-paths takes a local archive (pull it first with `ccpack pull`)");
   registry::oci::Reference ref = registry::oci::parse_reference(o.archive.string());
   rq.origin = std::string(registry::oci::kReferenceScheme) + ref.str();
-  registry::ArchiveStream stream(ref, session_options(o.registry, false, ref), [&out](const std::string& line) { out.warn(line); },
-                                 out.progress());
+  registry::ArchiveStream stream(
+      ref, session_options(o.registry, false, ref), [&out](const std::string& line) { out.warn(line); }, out.progress());
   // force and purge judge a tag's single archive as they judge a file; an index offers only an archive that fits.
   bool single_may_differ = rq.policy != manifest::OnMismatch::refuse;
   std::string cosign_by;  // --require-cosign: the trusted key whose cosign signature passed
@@ -266,7 +270,7 @@ int run_from_registry(const RestoreOptions& o, const Reporter& out, unpack::Rest
   unpack::TrustReport trust;
   rq.gate = trust_gate(o.trust, out, trust, &cosign_by);
   rq.install.progress = false;  // one line on the terminal: the download's
-  rq.trust = &trust;    // filled by the gate on the fetched header
+  rq.trust = &trust;            // filled by the gate on the fetched header
   unpack::RestoreResult result = unpack::restore(rq);
   int rc = finish(o, out, result, trust, *machine, [&stream] { return stream.json(); });
   stream.finish_progress();
@@ -284,7 +288,8 @@ int run_restore(RestoreOptions& o) {
   (void)mismatch_policy(o.on_mismatch);  // a bad value is a usage error before anything is read
   resolve_extras(o.dirs, o.extras);
   if (o.at_build_paths && (o.dirs.inductor_dir || o.dirs.triton_dir || !o.extras.empty()))
-    throw UsageError("--at-build-paths restores where the archive was built: it does not take --inductor-dir, --triton-dir or --add");
+    throw UsageError(
+        "--at-build-paths restores where the archive was built: it does not take --inductor-dir, --triton-dir or --add");
   if (o.print_env && o.common.json) throw UsageError("--print-env and --json both write to standard output: choose one");
   std::optional<Machine> machine;
   unpack::RestoreRequest rq = request(o, out, machine);

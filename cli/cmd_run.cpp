@@ -95,7 +95,8 @@ int run(RunOptions& ro) {
 
 void add_run(CLI::App& app, Commands& commands) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* r = app.add_subcommand("run", "Restore an archive, then run a command with its cache folders and settings (a pod's entrypoint)");
+  CLI::App* r = app.add_subcommand(
+      "run", "Restore an archive, then run a command with its cache folders and settings (a pod's entrypoint)");
   add_restore_flags(r, o->restore, true);
   r->add_flag("--cold-on-failure", o->cold_on_failure,
               "When the restore does not happen (refused: exit 3, untrusted or corrupt: 4, a registry down: 1), start the "

@@ -10,9 +10,9 @@
 
 #include <vector>
 
-#include "manifest/format.hpp"
 #include "cli/cli.hpp"
 #include "cli/trust_options.hpp"
+#include "manifest/format.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/extractor.hpp"
 #include "util/error.hpp"
@@ -35,8 +35,8 @@ void copy_payload(const unpack::Archive& a, AtomicFile& out) {
   std::uint64_t done = 0;
   while (done < a.header.payload_size) {
     std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), a.header.payload_size - done));
-    std::size_t got = pread_full(a.fd.get(), buf.data(), want, static_cast<off_t>(a.header.header_size + done),
-                                 quoted_path(a.path));
+    std::size_t got =
+        pread_full(a.fd.get(), buf.data(), want, static_cast<off_t>(a.header.header_size + done), quoted_path(a.path));
     if (got != want) throw IntegrityError(quoted_path(a.path) + " became shorter while being signed");
     out.write(buf.data(), got);
     done += got;
@@ -56,7 +56,8 @@ int run(const SignOptions& o) {
   }
   bool replaced = list.size() != a.signatures.size();
   if (list.size() >= manifest::kMaxSignatures)
-    throw Error(quoted_path(o.archive) + " already holds " + std::to_string(list.size()) + " signatures, the most a block may hold");
+    throw Error(quoted_path(o.archive) + " already holds " + std::to_string(list.size()) +
+                " signatures, the most a block may hold");
   list.push_back(key->sign_manifest(a.header.manifest, o.signing.note));
   manifest::ArchiveHeader header = a.header;
   header.signatures = manifest::encode_signature_block(list);

@@ -4,16 +4,16 @@
 // the archive did not contain (unpack/status.hpp), grouped. What the pod compiled itself is what missed.
 //
 // Exit 0 whether or not anything was compiled, unless --max-compiled N: then exit 7 (ExitCode::over_compiled) when
-// more than N Triton kernels were compiled since the restore, all folders together; exit 5 (ExitCode::not_restored) when a folder was not restored by
-// ccpack: it holds no marker, or it was named (flag or variable) and does not exist. A default location that does
-// not exist is only noted, as `create` does. Nothing is hashed unless --verify; nothing is written.
+// more than N Triton kernels were compiled since the restore, all folders together; exit 5 (ExitCode::not_restored) when a folder
+// was not restored by ccpack: it holds no marker, or it was named (flag or variable) and does not exist. A default location that
+// does not exist is only noted, as `create` does. Nothing is hashed unless --verify; nothing is written.
 #include <cstdio>
 #include <future>
 
 #include "cli/cache_dirs.hpp"
+#include "cli/comparison.hpp"
 #include "cli/fingerprint_options.hpp"
 #include "cli/local_fingerprint.hpp"
-#include "cli/comparison.hpp"
 #include "unpack/status.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
@@ -104,7 +104,8 @@ ojson folder_json(const Folder& f) {
 
 // The lines of what a restored folder gained and lost since the restore.
 void say_changes(std::string& out, const unpack::FolderStatus& s, bool autotuned) {
-  if (s.added() == 0) out += "  nothing compiled here since the restore (" + count(s.archive_files, "file", "files") + " from the archive)\n";
+  if (s.added() == 0)
+    out += "  nothing compiled here since the restore (" + count(s.archive_files, "file", "files") + " from the archive)\n";
   if (!s.kernels.empty()) {
     // By kernel name: coordinate descent compiles several configs of one kernel, each in a folder of its own.
     std::vector<std::string> kernel_names;
@@ -116,18 +117,24 @@ void say_changes(std::string& out, const unpack::FolderStatus& s, bool autotuned
     out += "  " + count(s.kernels.size(), "Triton kernel", "Triton kernels") + " compiled here since the restore" +
            (autotuned ? " (autotuning ran again)" : "") + ": " + names(kernel_names) + "\n";
   }
-  if (!s.fx_graphs.empty()) out += "  " + count(s.fx_graphs.size(), "FX graph", "FX graphs") + " compiled here since the restore: " + names(s.fx_graphs) + "\n";
+  if (!s.fx_graphs.empty())
+    out += "  " + count(s.fx_graphs.size(), "FX graph", "FX graphs") + " compiled here since the restore: " + names(s.fx_graphs) +
+           "\n";
   if (!s.autotune.empty()) {
-    out += "  " + count(s.autotune.size(), "autotune result", "autotune results") + " written here since the restore (autotuning ran again): " +
-           names(s.autotune) + "\n";
+    out += "  " + count(s.autotune.size(), "autotune result", "autotune results") +
+           " written here since the restore (autotuning ran again): " + names(s.autotune) + "\n";
   }
-  if (!s.other.empty()) out += "  " + count(s.other.size(), "other file", "other files") + " added since the restore: " + names(s.other) + "\n";
-  if (!s.missing.empty()) out += "  " + count(s.missing.size(), "file", "files") + " of the archive gone since the restore: " + names(s.missing) + "\n";
+  if (!s.other.empty())
+    out += "  " + count(s.other.size(), "other file", "other files") + " added since the restore: " + names(s.other) + "\n";
+  if (!s.missing.empty())
+    out += "  " + count(s.missing.size(), "file", "files") + " of the archive gone since the restore: " + names(s.missing) + "\n";
   if (s.verified) {
-    std::string skipped = s.unverified == 0 ? "" : "; " + count(s.unverified, "file", "files") + " the relocating restore rewrites not compared";
-    out += s.modified.empty() ? "  every file of the archive still holds the archive's bytes (--verify" + skipped + ")\n"
-                              : "  " + count(s.modified.size(), "file", "files") + " of the archive changed since the restore (--verify" + skipped +
-                                    "): " + names(s.modified) + "\n";
+    std::string skipped =
+        s.unverified == 0 ? "" : "; " + count(s.unverified, "file", "files") + " the relocating restore rewrites not compared";
+    out += s.modified.empty()
+               ? "  every file of the archive still holds the archive's bytes (--verify" + skipped + ")\n"
+               : "  " + count(s.modified.size(), "file", "files") + " of the archive changed since the restore (--verify" +
+                     skipped + "): " + names(s.modified) + "\n";
   }
 }
 
@@ -135,24 +142,28 @@ std::string folder_text(const Folder& f, bool autotuned) {
   const unpack::FolderStatus& s = f.status;
   std::string out = s.dir.name + " " + quoted_path(s.dir.dir) + " (" + s.dir.origin + ")\n";
   if (s.state == unpack::FolderState::absent) {
-    return out + (not_restored(s) ? "  not restored by ccpack: the folder does not exist\n" : "  not present (nothing to look at)\n");
+    return out +
+           (not_restored(s) ? "  not restored by ccpack: the folder does not exist\n" : "  not present (nothing to look at)\n");
   }
   if (s.state == unpack::FolderState::not_restored) return out + "  not restored by ccpack: it holds no ccpack restore marker\n";
   const manifest::Marker& m = *s.marker;
-  out += "  restored from " + (m.origin.empty() ? std::string() : quoted_name(m.origin) + ", ") + "archive manifest sha256:" +
-         m.archive_manifest_sha256 + ", " +
+  out += "  restored from " + (m.origin.empty() ? std::string() : quoted_name(m.origin) + ", ") +
+         "archive manifest sha256:" + m.archive_manifest_sha256 + ", " +
          (m.signed_by.empty() ? std::string("no trusted signer recorded") : "signed by " + escaped(m.signed_by, 64)) + ", " +
-         (m.restored_at.empty() ? std::string("time not recorded") : "at " + escaped(m.restored_at, 64)) + " (" + escaped(m.restored_by, 64) + ")\n";
+         (m.restored_at.empty() ? std::string("time not recorded") : "at " + escaped(m.restored_at, 64)) + " (" +
+         escaped(m.restored_by, 64) + ")\n";
   if (f.fit) {
     manifest::Verdict v = f.fit->worst();
     out += v == manifest::Verdict::match ? std::string("  the archive still fits this machine\n")
-           : v == manifest::Verdict::warn ? "  the archive still fits this machine, with warnings: " + f.fit->summary() + "\n"
-                                          : "  the archive no longer fits this machine: " + f.fit->summary() + " (`ccpack check` shows the table)\n";
+           : v == manifest::Verdict::warn
+               ? "  the archive still fits this machine, with warnings: " + f.fit->summary() + "\n"
+               : "  the archive no longer fits this machine: " + f.fit->summary() + " (`ccpack check` shows the table)\n";
   } else {
     out += "  fit not known: " + f.fit_error + "\n";
   }
   if (s.state == unpack::FolderState::no_entry_list) {
-    return out + "  what was added since is not known: no entry list of this restore (restored by an older ccpack; restore again to keep one)\n";
+    return out +
+           "  what was added since is not known: no entry list of this restore (restored by an older ccpack; restore again to keep one)\n";
   }
   say_changes(out, s, autotuned);
   return out;
@@ -214,8 +225,9 @@ int run(StatusCommandOptions& o) {
   if (missing_folders.empty()) {
     if (gate && kernels > *gate) {
       return finish_with(out, std::move(body), ExitCode::over_compiled,
-                         count(kernels, "Triton kernel", "Triton kernels") + " compiled since the restore, more than --max-compiled " +
-                             std::to_string(*gate) + " (" + gate_remedy(folders) + ")");
+                         count(kernels, "Triton kernel", "Triton kernels") +
+                             " compiled since the restore, more than --max-compiled " + std::to_string(*gate) + " (" +
+                             gate_remedy(folders) + ")");
     }
     out.report(std::move(body));
     return 0;

@@ -28,9 +28,10 @@ int run(const VerifyOptions& o) {
               {"frames", a.manifest.frames.size()},
               {"trusted", trust.trusted()},
               {"signatures", signers_json(trust)}});
-  out.say(quoted_path(o.archive) + ": OK, " + std::to_string(a.manifest.frames.size()) + " frames and " + std::to_string(s.files) +
-          " files (" + mb(s.bytes) + ") match their SHA-256; " +
-          (trust.trusted() ? "signed by trusted key " + trust.verified_by : "NOT signed by a trusted key (" + trust.describe() + ")"));
+  out.say(quoted_path(o.archive) + ": OK, " + std::to_string(a.manifest.frames.size()) + " frames and " +
+          std::to_string(s.files) + " files (" + mb(s.bytes) + ") match their SHA-256; " +
+          (trust.trusted() ? "signed by trusted key " + trust.verified_by
+                           : "NOT signed by a trusted key (" + trust.describe() + ")"));
   return 0;
 }
 

@@ -9,7 +9,8 @@ ojson set_diff_json(const manifest::ComparisonRow& row) {
   manifest::SetDiff none;
   const manifest::SetDiff& d = row.diff ? *row.diff : none;
   ojson changed = ojson::array();
-  for (const manifest::ChangedEntry& e : d.changed) changed.push_back({{"name", e.name}, {"archive", e.archive}, {"local", e.local}});
+  for (const manifest::ChangedEntry& e : d.changed)
+    changed.push_back({{"name", e.name}, {"archive", e.archive}, {"local", e.local}});
   return {{"added", d.added}, {"removed", d.removed}, {"changed", std::move(changed)}};
 }
 
@@ -17,7 +18,8 @@ std::string difference_text(const manifest::ComparisonRow& row, std::size_t max_
   auto shown = [](const std::optional<std::string>& v, const std::string& note) {
     return v ? "'" + escaped(*v, 200) + "'" : escaped(note, 200);
   };
-  if (!row.diff || row.diff->empty()) return "archive " + shown(row.archive, row.archive_note) + ", here " + shown(row.local, row.local_note);
+  if (!row.diff || row.diff->empty())
+    return "archive " + shown(row.archive, row.archive_note) + ", here " + shown(row.local, row.local_note);
   std::vector<std::string> phrases = row.diff->phrases();
   std::string out;
   for (std::size_t i = 0; i < phrases.size() && i < max_phrases; ++i) out += (out.empty() ? "" : "; ") + escaped(phrases[i]);

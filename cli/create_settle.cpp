@@ -10,14 +10,16 @@
 namespace ccpack::cli {
 
 void add_settle_options(CLI::App* create, SettleOptions& options) {
-  create->add_option("--settle", options.runs,
-                     "Run the command after -- as the warm-up, then again on fresh relocated restores of its cache until a "
-                     "run compiles nothing (a fixed point) or N settle runs are done, and pack that cache (see docs/SETTLE.md)")
+  create
+      ->add_option("--settle", options.runs,
+                   "Run the command after -- as the warm-up, then again on fresh relocated restores of its cache until a "
+                   "run compiles nothing (a fixed point) or N settle runs are done, and pack that cache (see docs/SETTLE.md)")
       ->expected(0, 1)
       ->default_str(std::to_string(settle::kDefaultRuns))
       ->type_name("N");
-  create->add_option("--settle-timeout", options.timeout_s,
-                     "With --settle: the time limit of each run of the command, in seconds (its process group is killed; exit 6)")
+  create
+      ->add_option("--settle-timeout", options.timeout_s,
+                   "With --settle: the time limit of each run of the command, in seconds (its process group is killed; exit 6)")
       ->type_name("SECONDS");
   create->add_flag("--no-tuned-settings", options.untuned,
                    "With --settle: run the warm-up and its runs with torch's defaults, not the settings that make a cache "
@@ -33,18 +35,20 @@ void check_settle_options(const SettleOptions& options, const CacheDirOptions& d
     return;
   }
   if (options.command.empty()) throw UsageError("--settle needs the warm-up command after --, e.g. `-- python warmup.py`");
-  if (*options.runs < 1 || *options.runs > 100) throw UsageError("--settle=N takes 1-100 runs, got " + std::to_string(*options.runs));
+  if (*options.runs < 1 || *options.runs > 100)
+    throw UsageError("--settle=N takes 1-100 runs, got " + std::to_string(*options.runs));
   if (options.timeout_s && *options.timeout_s == 0) throw UsageError("--settle-timeout must be at least 1 second");
   if (!dirs.extras.empty()) {
-    throw UsageError("--settle packs the inductor and triton folders only (the command cannot be pointed at another copy of an --add folder)");
+    throw UsageError(
+        "--settle packs the inductor and triton folders only (the command cannot be pointed at another copy of an --add folder)");
   }
 }
 
 std::optional<settle::SettleOutcome> settle_if_asked(const SettleOptions& options, std::vector<manifest::CacheDir> dirs,
                                                      std::function<std::vector<manifest::CacheDir>()> packable,
                                                      const std::filesystem::path& output,
-                                                     const std::function<manifest::Fingerprint()>& probe, const CommonOptions& common,
-                                                     const std::string& python) {
+                                                     const std::function<manifest::Fingerprint()>& probe,
+                                                     const CommonOptions& common, const std::string& python) {
   if (!options.runs) return std::nullopt;
   settle::SettleRequest request;
   // First: the warm-up, every run and the fingerprint probed below all see the settings.

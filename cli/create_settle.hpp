@@ -10,17 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "settle/settle.hpp"
 #include "cli/cache_dirs.hpp"
 #include "cli/cli.hpp"
+#include "settle/settle.hpp"
 
 namespace ccpack::cli {
 
 struct SettleOptions {
-  std::optional<unsigned> runs;      // set by --settle (its value, else settle::kDefaultRuns)
+  std::optional<unsigned> runs;       // set by --settle (its value, else settle::kDefaultRuns)
   std::optional<unsigned> timeout_s;  // --settle-timeout, per run
-  std::vector<std::string> command;  // after -- (main.cpp hands it over: Command::trailing)
-  bool untuned = false;              // --no-tuned-settings
+  std::vector<std::string> command;   // after -- (main.cpp hands it over: Command::trailing)
+  bool untuned = false;               // --no-tuned-settings
 };
 
 void add_settle_options(CLI::App* create, SettleOptions& options);
@@ -31,10 +31,11 @@ void check_settle_options(const SettleOptions& options, const CacheDirOptions& d
 // --no-tuned-settings; cli/pod_settings.hpp), then runs the warm-up and the settle runs on `dirs` (scratch folder beside
 // `output`; `packable`: create's rule for the folders to pack; `probe`: this machine's fingerprint, probed once
 // and kept in the outcome); each run's line on stderr unless quiet, the stop line at the end.
-[[nodiscard]] std::optional<settle::SettleOutcome> settle_if_asked(const SettleOptions& options, std::vector<manifest::CacheDir> dirs,
-                                                                 std::function<std::vector<manifest::CacheDir>()> packable,
-                                                                 const std::filesystem::path& output,
-                                                                 const std::function<manifest::Fingerprint()>& probe, const CommonOptions& common,
-                                                                 const std::string& python);
+[[nodiscard]] std::optional<settle::SettleOutcome> settle_if_asked(const SettleOptions& options,
+                                                                   std::vector<manifest::CacheDir> dirs,
+                                                                   std::function<std::vector<manifest::CacheDir>()> packable,
+                                                                   const std::filesystem::path& output,
+                                                                   const std::function<manifest::Fingerprint()>& probe,
+                                                                   const CommonOptions& common, const std::string& python);
 
 }  // namespace ccpack::cli

@@ -10,8 +10,8 @@
 #include "manifest/json_guard.hpp"
 #include "probe/probe.hpp"
 #include "util/error.hpp"
-#include "util/fs.hpp"
 #include "util/escape.hpp"
+#include "util/fs.hpp"
 
 namespace ccpack::cli {
 

@@ -3,10 +3,10 @@
 
 #include <cstdlib>
 
-#include "manifest/field_form.hpp"
-#include "manifest/policy.hpp"
 #include "cli/command_name.hpp"
 #include "cli/local_fingerprint.hpp"
+#include "manifest/field_form.hpp"
+#include "manifest/policy.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 
@@ -71,9 +71,10 @@ void add_machine_options(CLI::App* cmd, MachineOptions& options) {
   cmd->add_option("--fingerprint", options.fingerprint_file,
                   "The target machine's fingerprint, as `ccpack fingerprint --json` writes it there, instead of this "
                   "machine's probe (default: $CCPACK_FINGERPRINT_FILE)");
-  cmd->add_option("--select", options.select,
-                  "FIELD=VALUE: take this fingerprint field as VALUE on the target machine (repeatable; e.g. "
-                  "gpu.arch=sm_90 in a container that sees no GPU; default: $CCPACK_SELECT, entries separated by spaces or commas)")
+  cmd->add_option(
+         "--select", options.select,
+         "FIELD=VALUE: take this fingerprint field as VALUE on the target machine (repeatable; e.g. "
+         "gpu.arch=sm_90 in a container that sees no GPU; default: $CCPACK_SELECT, entries separated by spaces or commas)")
       ->allow_extra_args(false);
 }
 

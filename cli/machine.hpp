@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "manifest/fingerprint.hpp"
-#include "manifest/cache_dir.hpp"
 #include "cli/cli.hpp"
+#include "manifest/cache_dir.hpp"
+#include "manifest/fingerprint.hpp"
 
 namespace ccpack::cli {
 

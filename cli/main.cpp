@@ -5,8 +5,8 @@
 // nothing was done, so a script that runs `ccpack $EMPTY` fails); a first word that names no command gets the
 // closest names (cli/command_name.hpp) before CLI11 would say only that a subcommand is required.
 #include <CLI/CLI.hpp>
-#include <csignal>
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <optional>

@@ -33,8 +33,10 @@ std::string torch_version(const std::string& /*python*/) {
 // a file or folder of the build machine or loads code (paths, plugins).
 bool exportable(const std::string& name) {
   if (name.empty() || name.size() > 128) return false;
-  if (!std::all_of(name.begin(), name.end(), [](char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; })) return false;
-  if (name.ends_with("_PATH") || name.ends_with("_DIR") || name.ends_with("_HOME") || name.find("PLUGIN") != std::string::npos) return false;
+  if (!std::all_of(name.begin(), name.end(), [](char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }))
+    return false;
+  if (name.ends_with("_PATH") || name.ends_with("_DIR") || name.ends_with("_HOME") || name.find("PLUGIN") != std::string::npos)
+    return false;
   return probe::is_inductor_key_setting(name) || probe::is_triton_key_setting(name);
 }
 
@@ -105,7 +107,8 @@ manifest::TuningRecord apply_tuned_settings(const std::string& python, bool off)
     if (value.empty()) {
       std::vector<probe::PtxasFile> files = ptxas_here(python);
       if (files.empty()) {
-        record.skipped.push_back(name + ": no ptxas found (torch's bin/ptxas, Triton's bundled one, $CUDA_HOME/bin, /usr/local/cuda/bin)");
+        record.skipped.push_back(
+            name + ": no ptxas found (torch's bin/ptxas, Triton's bundled one, $CUDA_HOME/bin, /usr/local/cuda/bin)");
         continue;
       }
       value = files.front().path;
@@ -118,13 +121,15 @@ manifest::TuningRecord apply_tuned_settings(const std::string& python, bool off)
 }
 
 std::string tuning_line(const manifest::TuningRecord& record) {
-  std::string line = "tuned settings for the warm-up and its runs: " + (record.applied.empty() ? std::string("none") : joined(record.applied));
+  std::string line =
+      "tuned settings for the warm-up and its runs: " + (record.applied.empty() ? std::string("none") : joined(record.applied));
   if (!record.kept.empty()) line += "; kept yours: " + joined(record.kept);
   if (!record.skipped.empty()) line += "; not applied: " + joined(record.skipped);
   return line;
 }
 
-PodEnvironment pod_environment(const manifest::Manifest& archive, const std::vector<manifest::CacheDir>& dirs, const std::string& python) {
+PodEnvironment pod_environment(const manifest::Manifest& archive, const std::vector<manifest::CacheDir>& dirs,
+                               const std::string& python) {
   PodEnvironment env;
   std::vector<manifest::CacheDir> used;  // the folders of the archive's components
   for (const manifest::Component& c : archive.components) {
@@ -137,8 +142,10 @@ PodEnvironment pod_environment(const manifest::Manifest& archive, const std::vec
   add_ptxas(archive, python, env);
   // Speed only: a value the pod set is its own choice, kept.
   const char* own_threads = std::getenv(std::string(manifest::kPodCompileThreads.name).c_str());
-  if (archive.settle && archive.settle->tuning && !archive.settle->tuning->applied.empty() && (own_threads == nullptr || *own_threads == '\0')) {
-    env.variables.push_back({std::string(manifest::kPodCompileThreads.name), std::string(manifest::kPodCompileThreads.value), "pod"});
+  if (archive.settle && archive.settle->tuning && !archive.settle->tuning->applied.empty() &&
+      (own_threads == nullptr || *own_threads == '\0')) {
+    env.variables.push_back(
+        {std::string(manifest::kPodCompileThreads.name), std::string(manifest::kPodCompileThreads.value), "pod"});
   }
   return env;
 }
@@ -173,7 +180,8 @@ std::vector<std::string> missing_settings(const manifest::Comparison& fit, bool*
   std::string ptxas;  // said last, after the settings
   bool others = false;
   for (const manifest::ComparisonRow& row : fit.rows) {
-    bool blocks = std::any_of(row.verdicts.begin(), row.verdicts.end(), [](manifest::Verdict v) { return v >= manifest::Verdict::stale; });
+    bool blocks =
+        std::any_of(row.verdicts.begin(), row.verdicts.end(), [](manifest::Verdict v) { return v >= manifest::Verdict::stale; });
     if (!blocks) continue;
     if (row.field == manifest::field::ptxas_version && row.archive) {
       ptxas = std::string(manifest::kPtxasVariable) + "=<a ptxas " + *row.archive + ">";
@@ -193,7 +201,8 @@ std::vector<std::string> missing_settings(const manifest::Comparison& fit, bool*
     }
     for (const std::string& e : here) {
       std::string name = e.substr(0, e.find('='));
-      bool named = std::any_of(archive.begin(), archive.end(), [&](const std::string& a) { return a.substr(0, a.find('=')) == name; });
+      bool named =
+          std::any_of(archive.begin(), archive.end(), [&](const std::string& a) { return a.substr(0, a.find('=')) == name; });
       if (!named) missing.push_back("unset " + name);
     }
   }

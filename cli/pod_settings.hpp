@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli.hpp"
 #include "manifest/cache_dir.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/policy.hpp"
 #include "manifest/settle_record.hpp"
-#include "cli/cli.hpp"
 
 namespace ccpack::cli {
 

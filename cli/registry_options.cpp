@@ -16,7 +16,8 @@ namespace ccpack::cli {
 void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls) {
   cmd->add_flag("--plain-http", options.plain_http,
                 "Talk to the registry over plain HTTP (never the default; also $CCPACK_PLAIN_HTTP=1)");
-  cmd->add_option("--ca-file", options.ca_file, "PEM file of CA certificates to verify the registry's TLS with (default: $CCPACK_CA_FILE)")
+  cmd->add_option("--ca-file", options.ca_file,
+                  "PEM file of CA certificates to verify the registry's TLS with (default: $CCPACK_CA_FILE)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--authfile", options.authfile,
                   "Registry credentials file (default: $REGISTRY_AUTH_FILE, $DOCKER_CONFIG/config.json, "
@@ -47,7 +48,8 @@ long env_number(const char* name, long fallback, long low, long high) {
 bool env_switch(const char* name) {
   const char* v = std::getenv(name);
   std::string value = v != nullptr ? v : "";
-  if (value != "" && value != "0" && value != "1") throw UsageError(std::string("$") + name + " must be 1 or 0, got '" + escaped(value, 40) + "'");
+  if (value != "" && value != "0" && value != "1")
+    throw UsageError(std::string("$") + name + " must be 1 or 0, got '" + escaped(value, 40) + "'");
   return value == "1";
 }
 
@@ -73,7 +75,8 @@ void require_file_or_reference(const std::string& archive) {
   if (std::filesystem::symlink_status(archive, ec).type() != std::filesystem::file_type::not_found) return;
   std::optional<std::string> ref = registry::oci::scheme_less_reference(archive);
   if (!ref) return;  // not a reference either: the file's own error follows
-  throw UsageError("no file " + quoted_path(archive) + "; a registry reference is written with its scheme: " + escaped(*ref, 300));
+  throw UsageError("no file " + quoted_path(archive) +
+                   "; a registry reference is written with its scheme: " + escaped(*ref, 300));
 }
 
 std::string check_archive_signature(const manifest::ArchiveHeader& header, const std::string& what) {

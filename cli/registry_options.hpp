@@ -10,11 +10,11 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli/trust_options.hpp"
 #include "manifest/format.hpp"
 #include "registry/oci.hpp"
 #include "registry/remote_archive.hpp"
 #include "registry/session.hpp"
-#include "cli/trust_options.hpp"
 
 namespace ccpack::cli {
 
@@ -31,11 +31,12 @@ struct RegistryOptions {
 
 // `pulls`: the command reads from registries, so it takes --registries-conf (push writes to the origin only).
 void add_registry_options(CLI::App* cmd, RegistryOptions& options, bool pulls = true);
-// The session's settings: the options (--plain-http or $CCPACK_PLAIN_HTTP=1, --ca-file or $CCPACK_CA_FILE), and the low-speed limit from $CCPACK_LOW_SPEED_TIME (seconds a transfer
-// may stay under $CCPACK_LOW_SPEED_LIMIT bytes per second before it is abandoned; defaults http/http.hpp's).
-// Throws UsageError naming the variable when one is not a number in range.
-// A pull also gets the mirrors registries.conf names for `ref` (registry/mirrors.hpp).
-[[nodiscard]] registry::SessionOptions session_options(const RegistryOptions& options, bool push, const registry::oci::Reference& ref);
+// The session's settings: the options (--plain-http or $CCPACK_PLAIN_HTTP=1, --ca-file or $CCPACK_CA_FILE), and the low-speed
+// limit from $CCPACK_LOW_SPEED_TIME (seconds a transfer may stay under $CCPACK_LOW_SPEED_LIMIT bytes per second before it is
+// abandoned; defaults http/http.hpp's). Throws UsageError naming the variable when one is not a number in range. A pull also gets
+// the mirrors registries.conf names for `ref` (registry/mirrors.hpp).
+[[nodiscard]] registry::SessionOptions session_options(const RegistryOptions& options, bool push,
+                                                       const registry::oci::Reference& ref);
 
 // restore and check take a file or oci://REF. An argument that names no file but reads as a registry reference
 // with a host ("host:5000/repo:tag", "registry.example.com/team/cache:v1") is a usage error that says to write

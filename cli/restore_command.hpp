@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "manifest/manifest.hpp"
 #include "cli/cache_dirs.hpp"
 #include "cli/cli.hpp"
 #include "cli/machine.hpp"
 #include "cli/registry_options.hpp"
 #include "cli/trust_options.hpp"
+#include "manifest/manifest.hpp"
 
 namespace ccpack::cli {
 

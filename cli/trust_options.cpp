@@ -1,10 +1,9 @@
 // See trust_options.hpp.
 #include "cli/trust_options.hpp"
 
-#include <memory>
-
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 
 #include "manifest/signature.hpp"
 #include "util/error.hpp"
@@ -50,8 +49,7 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required) 
   cmd->add_option("--sign-key", options.key_file,
                   std::string("Sign with this Ed25519 private key (PEM PKCS#8 file, mode 0600; default: the PEM text in $") +
                       manifest::kSigningKeyVar + (required ? ")" : ", when set)"));
-  cmd->add_option("--note", options.note,
-                  "Note stored with the signature, e.g. a pipeline id or git commit (at most 256 bytes)");
+  cmd->add_option("--note", options.note, "Note stored with the signature, e.g. a pipeline id or git commit (at most 256 bytes)");
 }
 
 std::vector<fs::path> default_trust_dirs() {
@@ -123,12 +121,13 @@ std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& optio
   const char* env = std::getenv(manifest::kSigningKeyVar);
   if (env != nullptr && *env != '\0') return manifest::PrivateKey::from_env(manifest::kSigningKeyVar);
   if (required) throw UsageError(std::string("no signing key: pass --sign-key FILE or set $") + manifest::kSigningKeyVar);
-  if (!options.note.empty()) throw UsageError("--note needs a signing key (--sign-key FILE or $" + std::string(manifest::kSigningKeyVar) + ")");
+  if (!options.note.empty())
+    throw UsageError("--note needs a signing key (--sign-key FILE or $" + std::string(manifest::kSigningKeyVar) + ")");
   return std::nullopt;
 }
 
 std::function<std::vector<manifest::Signature>(std::string_view)> manifest_signer(const std::optional<manifest::PrivateKey>& key,
-                                                                                 const SigningOptions& options) {
+                                                                                  const SigningOptions& options) {
   if (!key) return {};
   return [&key, &options](std::string_view manifest_bytes) {
     return std::vector<manifest::Signature>{key->sign_manifest(manifest_bytes, options.note)};

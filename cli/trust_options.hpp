@@ -18,9 +18,9 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/cli.hpp"
 #include "manifest/keys.hpp"
 #include "registry/cosign.hpp"
-#include "cli/cli.hpp"
 #include "unpack/trust.hpp"
 
 namespace ccpack::cli {
@@ -61,12 +61,12 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 // The trust check as a header gate (unpack::Archive::HeaderGate), filling `report`; warns on every opt-out.
 // With `cosign_by` (filled before the header arrives, by the cosign check) not empty, the archive is accepted on that
 // signature and only its own signatures by trusted keys are checked (unpack::check_trust_beside).
-[[nodiscard]] unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report,
-                                                     const std::string* cosign_by = nullptr);
+[[nodiscard]] unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out,
+                                                     unpack::TrustReport& report, const std::string* cosign_by = nullptr);
 // `depth` and `text` as for unpack::Archive::open (restore reads the top level only, and the rest when it writes).
 [[nodiscard]] unpack::Archive open_trusted(const std::filesystem::path& path, const TrustOptions& options, const Reporter& out,
-                                          unpack::TrustReport& report, unpack::ManifestDepth depth = unpack::ManifestDepth::full,
-                                          unpack::ManifestText text = unpack::ManifestText::keep);
+                                           unpack::TrustReport& report, unpack::ManifestDepth depth = unpack::ManifestDepth::full,
+                                           unpack::ManifestText text = unpack::ManifestText::keep);
 
 // The key from --sign-key, else from CCPACK_SIGNING_KEY, else nullopt (with `required`: a usage error).
 [[nodiscard]] std::optional<manifest::PrivateKey> load_signing_key(const SigningOptions& options, bool required);

@@ -2,15 +2,16 @@
 // portable package zstd, OpenSSL and libarchive are inside the binary (both columns agree) and oneTBB is the
 // bundled lib/ccpack/libtbb.so.12; a distribution build shows the system's shared libraries here. libcurl is
 // never linked: the row says which libcurl.so.4 would be loaded for push and pull, or that none is found.
+#include "util/version.hpp"
+
+#include <oneapi/tbb/version.h>
 #include <openssl/crypto.h>
 #include <openssl/opensslv.h>
-#include <oneapi/tbb/version.h>
 #include <zstd.h>
 
-#include "pack/import_source.hpp"
 #include "cli/cli.hpp"
 #include "http/http.hpp"
-#include "util/version.hpp"
+#include "pack/import_source.hpp"
 
 namespace ccpack::cli {
 
@@ -32,8 +33,9 @@ std::string version_text() {
   pack::LibraryVersion archive = pack::libarchive_version();
   text += row("libarchive", archive.built, archive.runs);
   http::LibcurlVersion curl = http::libcurl_version();  // loaded at run time, for push, pull and restore oci://
-  text += curl.runs.empty() ? "  libcurl " + curl.built + " (none found at run time: push, pull and restore oci:// need libcurl.so.4)\n"
-                            : row("libcurl", curl.built, curl.runs);
+  text += curl.runs.empty()
+              ? "  libcurl " + curl.built + " (none found at run time: push, pull and restore oci:// need libcurl.so.4)\n"
+              : row("libcurl", curl.built, curl.runs);
   text.pop_back();  // CLI11 adds the final newline
   return text;
 }

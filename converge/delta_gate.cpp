@@ -38,14 +38,15 @@ void check_fit(const std::filesystem::path& path, const unpack::Archive& delta, 
 unpack::Archive open_delta(const std::filesystem::path& path, const unpack::Archive& base) {
   unpack::Archive delta = unpack::Archive::open(path);  // no gate: untrusted, every check of the reader applies
   if (!delta.manifest.delta) {
-    throw UsageError("refusing delta " + quoted_path(path) + ": it has no 'delta' field (a whole cache, not made by create --since-restore)");
+    throw UsageError("refusing delta " + quoted_path(path) +
+                     ": it has no 'delta' field (a whole cache, not made by create --since-restore)");
   }
   std::string base_digest = to_hex(base.manifest_digest());
   // defence: merge-base
   if (delta.manifest.delta->base_manifest_sha256 != base_digest) {
     refuse(path, "delta.base_manifest_sha256",
-           "is " + delta.manifest.delta->base_manifest_sha256.substr(0, 12) + "..., the base's manifest is " + base_digest.substr(0, 12) +
-               "... (a delta of another archive)");
+           "is " + delta.manifest.delta->base_manifest_sha256.substr(0, 12) + "..., the base's manifest is " +
+               base_digest.substr(0, 12) + "... (a delta of another archive)");
   }
   check_fit(path, delta, base);
   return delta;

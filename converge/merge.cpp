@@ -93,7 +93,8 @@ std::vector<unpack::Archive> open_deltas(const MergeRequest& rq, const unpack::A
   std::vector<std::size_t> order(deltas.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return deltas[a].manifest_digest() != deltas[b].manifest_digest() ? deltas[a].manifest_digest() < deltas[b].manifest_digest() : a < b;
+    return deltas[a].manifest_digest() != deltas[b].manifest_digest() ? deltas[a].manifest_digest() < deltas[b].manifest_digest()
+                                                                      : a < b;
   });
   std::vector<unpack::Archive> sorted;
   for (std::size_t i : order) {
@@ -121,14 +122,18 @@ void check_links_across(const unpack::Archive& base, const std::vector<unpack::A
   }
   std::optional<MergedLinkFailure> f = first_merged_link_failure(base.manifest.components, base.manifest.entries, lists);
   if (!f) return;
-  std::string whose = f->owner == kLinkOfBase ? "the base's" : f->owner == f->delta ? "its own" : "delta " + quoted_path(reports[f->owner]->file) + "'s";
+  std::string whose = f->owner == kLinkOfBase ? "the base's"
+                      : f->owner == f->delta  ? "its own"
+                                              : "delta " + quoted_path(reports[f->owner]->file) + "'s";
   bool loops = f->verdict == manifest::EntryTree::LinkVerdict::loops;
-  throw IntegrityError("refusing delta " + quoted_path(reports[f->delta]->file) + ": merged, " + whose + " symlink " + quoted_name(f->link) +
-                       (loops ? " loops" : " leaves its component") + " through the other links of the base and the deltas");
+  throw IntegrityError("refusing delta " + quoted_path(reports[f->delta]->file) + ": merged, " + whose + " symlink " +
+                       quoted_name(f->link) + (loops ? " loops" : " leaves its component") +
+                       " through the other links of the base and the deltas");
 }
 
 // The base and the deltas as one folder tree under `scratch`/tree; returns the merge record.
-manifest::MergeRecord build_tree(const MergeRequest& rq, const unpack::Archive& base, const fs::path& scratch, MergeResult& result) {
+manifest::MergeRecord build_tree(const MergeRequest& rq, const unpack::Archive& base, const fs::path& scratch,
+                                 MergeResult& result) {
   std::vector<unpack::Archive> deltas = open_deltas(rq, base, result);
   check_links_across(base, deltas, result);
   extract_into(base, scratch / "tree", base.manifest.components, rq.pack);

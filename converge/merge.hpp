@@ -39,10 +39,10 @@ struct SkippedEntry {
 struct DeltaReport {
   std::filesystem::path file;
   std::string manifest_sha256;
-  bool duplicate = false;           // the same delta given again: read once
-  std::vector<std::string> added;   // archive paths of the files and symlinks it added (replacements included)
+  bool duplicate = false;          // the same delta given again: read once
+  std::vector<std::string> added;  // archive paths of the files and symlinks it added (replacements included)
   std::vector<SkippedEntry> skipped;
-  std::uint64_t kept = 0;  // of `added`, what the merged archive holds (less what a later delta won in a conflict)
+  std::uint64_t kept = 0;       // of `added`, what the merged archive holds (less what a later delta won in a conflict)
   std::uint64_t relocated = 0;  // paths in its group files and pickles moved from its pod's folders to the base's
 };
 

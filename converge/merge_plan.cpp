@@ -26,7 +26,9 @@ MergePlan::MergePlan(const std::vector<manifest::Component>& components, const m
   tree_.reserve(base.size());
   for (std::size_t i = 0; i < base.size(); ++i) {
     EntryType type = base.type(i);
-    Digest id = type == EntryType::file ? base.sha256(i) : type == EntryType::symlink ? link_identity(base.link_target(i)) : Digest{};
+    Digest id = type == EntryType::file      ? base.sha256(i)
+                : type == EntryType::symlink ? link_identity(base.link_target(i))
+                                             : Digest{};
     tree_.emplace(base.path(i), Node{type, id, kFromBase});
   }
 }
@@ -47,7 +49,8 @@ Decision MergePlan::offer(const manifest::Entry& e) {
     // Only below a folder of the merged tree: never below a file or symlink, nor below a folder left out.
     auto above = tree_.find(parent);
     // defence: merge-below-folder
-    if (above == tree_.end() || above->second.type != EntryType::dir) return skip("a folder above it is not a folder in the merged cache");
+    if (above == tree_.end() || above->second.type != EntryType::dir)
+      return skip("a folder above it is not a folder in the merged cache");
   }
   if (e.type == EntryType::dir) return offer_folder(e);
   return offer_leaf(e, e.type == EntryType::file ? e.sha256 : link_identity(e.link_target));
@@ -71,9 +74,11 @@ Decision MergePlan::offer_leaf(const manifest::Entry& e, const Digest& identity)
   }
   Node& held = it->second;
   // defence: merge-base-wins
-  if (held.owner == kFromBase) return skip(held.type == EntryType::dir ? "a folder of the base has its path" : "in the base (the base's entry is kept)");
+  if (held.owner == kFromBase)
+    return skip(held.type == EntryType::dir ? "a folder of the base has its path" : "in the base (the base's entry is kept)");
   if (held.type == EntryType::dir) return skip("a folder of " + owner_name(held.owner) + " has its path");
-  if (held.type == e.type && held.identity == identity) return skip("the same " + std::string(e.type == EntryType::file ? "bytes" : "link") + " as " + owner_name(held.owner));
+  if (held.type == e.type && held.identity == identity)
+    return skip("the same " + std::string(e.type == EntryType::file ? "bytes" : "link") + " as " + owner_name(held.owner));
   Conflict c{e.path, held.owner, current_, to_hex(held.identity), to_hex(identity)};
   if (identity < held.identity) {  // the lower identity wins, whichever delta came first
     std::swap(c.kept, c.dropped);

@@ -48,7 +48,7 @@ struct Decision {
     skip          // left out, for `reason`
   };
   Action action = Action::none;
-  std::string reason;               // skip only
+  std::string reason;                // skip only
   std::optional<Conflict> conflict;  // replace, and a skip that lost a conflict
 };
 

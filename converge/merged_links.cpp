@@ -47,7 +47,8 @@ std::optional<MergedLinkFailure> first_merged_link_failure(const std::vector<man
   MergedSet merged;
   for (std::size_t i = 0; i < base.size(); ++i) {
     EntryType type = base.type(i);
-    merged.emplace(base.path(i), Held{type, type == EntryType::symlink ? std::string(base.link_target(i)) : std::string(), kLinkOfBase});
+    merged.emplace(base.path(i),
+                   Held{type, type == EntryType::symlink ? std::string(base.link_target(i)) : std::string(), kLinkOfBase});
   }
   MergePlan plan(components, base);
   for (std::size_t d = 0; d < deltas.size(); ++d) {

@@ -21,9 +21,9 @@ namespace ccpack::converge {
 inline constexpr std::size_t kLinkOfBase = static_cast<std::size_t>(-1);
 
 struct MergedLinkFailure {
-  std::size_t delta = 0;             // index in `deltas`: the delta after which the link fails
-  std::string link;                  // the archive path of the link that fails
-  std::size_t owner = kLinkOfBase;   // whose link it is: kLinkOfBase or an index in `deltas`
+  std::size_t delta = 0;            // index in `deltas`: the delta after which the link fails
+  std::string link;                 // the archive path of the link that fails
+  std::size_t owner = kLinkOfBase;  // whose link it is: kLinkOfBase or an index in `deltas`
   manifest::EntryTree::LinkVerdict verdict = manifest::EntryTree::LinkVerdict::escapes;
 };
 

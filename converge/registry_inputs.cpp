@@ -23,7 +23,8 @@ void pull_one(registry::Session& s, const std::filesystem::path& output) {
 RegistryInputs pull_inputs(const registry::oci::Reference& base,
                            const std::function<std::unique_ptr<registry::Session>(const registry::oci::Reference&)>& session_for,
                            const std::filesystem::path& into) {
-  if (base.tag.empty()) throw UsageError("--deltas-from-registry needs the base's tag (its deltas are named after it), not only a digest");
+  if (base.tag.empty())
+    throw UsageError("--deltas-from-registry needs the base's tag (its deltas are named after it), not only a digest");
   RegistryInputs in;
   std::unique_ptr<registry::Session> s = session_for(base);
   in.base = into / "base.ccpack";

@@ -25,8 +25,9 @@ struct RegistryInputs {
 };
 
 // `session_for` opens a session for a reference (the front end's registry options). Throws what pull throws.
-[[nodiscard]] RegistryInputs pull_inputs(const registry::oci::Reference& base,
-                                         const std::function<std::unique_ptr<registry::Session>(const registry::oci::Reference&)>& session_for,
-                                         const std::filesystem::path& into);
+[[nodiscard]] RegistryInputs pull_inputs(
+    const registry::oci::Reference& base,
+    const std::function<std::unique_ptr<registry::Session>(const registry::oci::Reference&)>& session_for,
+    const std::filesystem::path& into);
 
 }  // namespace ccpack::converge

@@ -59,8 +59,8 @@ Loaded load() {
   Loaded out;
   const char* override_path = std::getenv(kLibcurlVar);
   bool overridden = override_path != nullptr && *override_path != '\0';
-  std::vector<std::string> candidates = overridden ? std::vector<std::string>{override_path}
-                                                   : std::vector<std::string>{"libcurl.so.4", "libcurl-gnutls.so.4"};
+  std::vector<std::string> candidates =
+      overridden ? std::vector<std::string>{override_path} : std::vector<std::string>{"libcurl.so.4", "libcurl-gnutls.so.4"};
   std::string opened;
   std::string why;
   void* lib = open_first(candidates, opened, why);

@@ -97,8 +97,8 @@ Client::Client(Options options) : options_(std::move(options)) {
 Client::~Client() { curl().easy_cleanup(handle(curl_)); }
 
 // One HTTP exchange, no redirects, no retries. Fills attempt.response; throws nothing for HTTP statuses.
-Response Client::send_once(const Request& request, const std::string& url, bool with_auth, const Sink& sink,
-                           std::size_t max_body, Attempt& a) {
+Response Client::send_once(const Request& request, const std::string& url, bool with_auth, const Sink& sink, std::size_t max_body,
+                           Attempt& a) {
   CURL* c = handle(curl_);
   curl().easy_reset(c);
   a.start(url, sink, max_body);
@@ -138,8 +138,8 @@ Response Client::send_once(const Request& request, const std::string& url, bool 
     a.tls_handshake_failed = rc == CURLE_SSL_CONNECT_ERROR && url.starts_with("https:");
     // Without an overall timeout, a timeout once the answer has begun is the low-speed limit's.
     if (rc == CURLE_OPERATION_TIMEDOUT && a.response.status != 0) {
-      why = "slower than " + std::to_string(options_.low_speed_limit) + " bytes/s for " + std::to_string(options_.low_speed_time_s) +
-            " s (the low-speed limit)";
+      why = "slower than " + std::to_string(options_.low_speed_limit) + " bytes/s for " +
+            std::to_string(options_.low_speed_time_s) + " s (the low-speed limit)";
     }
     throw Error(request.method + " " + display_url(url) + ": " + why);
   }
@@ -168,7 +168,8 @@ Response Client::send_following(const Request& request, const Sink& sink, std::s
       throw Error(request.method + " " + display_url(url) + ": refusing a redirect from https to plain http");
     }
     if (!next->starts_with("https:") && !(options_.plain_http && next->starts_with("http:"))) {
-      throw Error(request.method + " " + display_url(url) + ": refusing a redirect to " + display_url(*next) + " (not http or https)");
+      throw Error(request.method + " " + display_url(url) + ": refusing a redirect to " + display_url(*next) +
+                  " (not http or https)");
     }
     url = *next;
   }

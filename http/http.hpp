@@ -78,10 +78,10 @@ struct Request {
 
 struct Response {
   long status = 0;
-  std::string url;  // after redirects
+  std::string url;                                           // after redirects
   std::vector<std::pair<std::string, std::string>> headers;  // of the final response; names lower-cased
-  std::string body;                 // collected body (bounded), or the start of an error body when streaming
-  std::uint64_t body_bytes = 0;     // bytes delivered (to the sink or to `body`), after any Range skip
+  std::string body;              // collected body (bounded), or the start of an error body when streaming
+  std::uint64_t body_bytes = 0;  // bytes delivered (to the sink or to `body`), after any Range skip
 
   // The last value of header `name` (lower case), or "" when absent.
   [[nodiscard]] std::string header(std::string_view name) const;
@@ -138,8 +138,8 @@ class Client {
   struct Attempt;  // one exchange's state, shared with curl's callbacks (defined in http/http_exchange.hpp)
 
  private:
-  Response send_once(const Request& request, const std::string& url, bool with_auth, const Sink& sink,
-                     std::size_t max_body, Attempt& attempt);
+  Response send_once(const Request& request, const std::string& url, bool with_auth, const Sink& sink, std::size_t max_body,
+                     Attempt& attempt);
   Response send_following(const Request& request, const Sink& sink, std::size_t max_body, Attempt& attempt);
 
   Options options_;

@@ -49,7 +49,8 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     return n;
   }
   std::size_t colon = line.find(':');
-  if (colon != std::string_view::npos) a->response.headers.emplace_back(lower(trim(line.substr(0, colon))), trim(line.substr(colon + 1)));
+  if (colon != std::string_view::npos)
+    a->response.headers.emplace_back(lower(trim(line.substr(0, colon))), trim(line.substr(colon + 1)));
   return n;
 }
 
@@ -90,8 +91,8 @@ std::string length_mismatch(const Client::Attempt& a, const WriteContext& w) {
     expected = std::min<std::uint64_t>(w.range_last.value_or(total - 1), total - 1) - first + 1;
   }
   if (has_length && length != expected) {
-    return "Content-Length " + std::to_string(length) + " where " + std::to_string(expected) + " bytes were due (the resource has " +
-           std::to_string(total) + ")";
+    return "Content-Length " + std::to_string(length) + " where " + std::to_string(expected) +
+           " bytes were due (the resource has " + std::to_string(total) + ")";
   }
   return {};
 }
@@ -110,7 +111,8 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
         a.response.body.append(data, cap - a.response.body.size());
         return n;
       }
-      a.fatal = std::make_exception_ptr(Error("response body of " + display_url(a.response.url) + " exceeds " + std::to_string(cap) + " bytes"));
+      a.fatal = std::make_exception_ptr(
+          Error("response body of " + display_url(a.response.url) + " exceeds " + std::to_string(cap) + " bytes"));
       return 0;
     }
     a.response.body.append(data, n);

@@ -23,17 +23,17 @@ struct Client::Attempt {
   std::size_t max_body = 0;
   Response response;
   std::size_t header_bytes = 0;
-  std::uint64_t skip = 0;           // bytes still to drop (a 200 answer to a Range request)
+  std::uint64_t skip = 0;             // bytes still to drop (a 200 answer to a Range request)
   std::optional<std::uint64_t> want;  // bytes still wanted after the skip (Range with a last byte)
-  std::uint64_t delivered = 0;      // bytes given to the sink over all attempts of this request
-  std::string failure;              // why a callback aborted the transfer (retried)
-  std::exception_ptr fatal;         // a callback's error that no retry can fix (limits, the sink's own errors)
+  std::uint64_t delivered = 0;        // bytes given to the sink over all attempts of this request
+  std::string failure;                // why a callback aborted the transfer (retried)
+  std::exception_ptr fatal;           // a callback's error that no retry can fix (limits, the sink's own errors)
   const FileRange* file_body = nullptr;
   const std::string* mem_body = nullptr;
   std::uint64_t body_sent = 0;
   bool range_checked = false;
   bool length_checked = false;
-  bool finished = false;  // every wanted byte arrived; the rest of a 200 answer is not downloaded
+  bool finished = false;              // every wanted byte arrived; the rest of a 200 answer is not downloaded
   bool tls_handshake_failed = false;  // the last attempt's TLS handshake failed (Options::tls_failure_hint applies)
   const std::atomic<bool>* cancelled = nullptr;
 

@@ -1,14 +1,13 @@
 // http/http.hpp's pure helpers: URLs through libcurl's URL API (an origin, a redirect resolved, a URL fit for a
 // message), Retry-After, which statuses are transient; and the header-text helpers of http/http_exchange.hpp. No
 // transfer happens here; a missing libcurl is reported by the first call that parses a URL.
-#include <ctime>
-
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <memory>
 
-#include "util/escape.hpp"
 #include "http/http_exchange.hpp"
+#include "util/escape.hpp"
 
 namespace ccpack::http {
 namespace {
@@ -84,7 +83,9 @@ std::optional<std::chrono::seconds> parse_retry_after(std::string_view value) {
   return std::chrono::seconds(std::min<long long>(secs, kMaxRetryAfter.count()));
 }
 
-bool is_transient_status(long status) { return status == 408 || status == 429 || (status >= 500 && status != 501 && status != 505); }
+bool is_transient_status(long status) {
+  return status == 408 || status == 429 || (status >= 500 && status != 501 && status != 505);
+}
 
 std::string escape_for_message(std::string_view text, std::size_t max) { return escaped(text, max); }
 

@@ -6,9 +6,12 @@ namespace ccpack::manifest {
 
 const char* folder_variable(ComponentKind kind) {
   switch (kind) {
-    case ComponentKind::inductor: return "TORCHINDUCTOR_CACHE_DIR";
-    case ComponentKind::triton: return "TRITON_CACHE_DIR";
-    case ComponentKind::extra: break;
+    case ComponentKind::inductor:
+      return "TORCHINDUCTOR_CACHE_DIR";
+    case ComponentKind::triton:
+      return "TRITON_CACHE_DIR";
+    case ComponentKind::extra:
+      break;
   }
   return nullptr;
 }

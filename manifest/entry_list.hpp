@@ -132,7 +132,7 @@ class EntryList {
   // peak), and they go straight back to it when the list goes: none of it is left pinned in the malloc heap among
   // the scanner's or parser's small blocks.
   struct Meta {
-    std::uint64_t text = 0;      // arena handle: the whole path of a folder or a parentless entry, else the name
+    std::uint64_t text = 0;  // arena handle: the whole path of a folder or a parentless entry, else the name
     std::uint32_t text_len = 0;
     std::uint32_t parent = kNoParent;
     std::uint32_t frame = 0;

@@ -20,7 +20,8 @@ constexpr std::array<FieldForm, 16> kForms{{
     {field::gpu_arch, "sm_NN for NVIDIA (e.g. sm_90, sm_100a) or gfxNNNN for AMD (e.g. gfx942, gfx90a, gfx1100)",
      "sm_[1-9][0-9]{1,2}[af]?|gfx[1-9][0-9]?[0-9a-f]{2}"},
     {field::gpu_vendor, "nvidia or amd", "nvidia|amd"},
-    {field::cpu_arch, "as `uname -m` prints it: x86_64, aarch64, ppc64le, s390x or riscv64", "x86_64|aarch64|ppc64le|s390x|riscv64"},
+    {field::cpu_arch, "as `uname -m` prints it: x86_64, aarch64, ppc64le, s390x or riscv64",
+     "x86_64|aarch64|ppc64le|s390x|riscv64"},
     {field::gpu_count, kCount, kCountPattern},
     {field::gpu_sm_count, kCount, kCountPattern},
     {field::gpu_warp_size, kCount, kCountPattern},
@@ -38,7 +39,8 @@ constexpr std::array<FieldForm, 16> kForms{{
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   return out;
 }
 
@@ -62,7 +64,8 @@ std::string repaired_arch(std::string_view value) {
   if (s.starts_with("sm")) return "sm_" + digits_for_letters(s.substr(2));
   if (s.starts_with("gfx")) return "gfx" + digits_for_letters(s.substr(3));
   std::string digits = digits_for_letters(s);
-  if (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return "sm_" + digits;
+  if (!digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return "sm_" + digits;
   return s;
 }
 

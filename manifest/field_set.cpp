@@ -93,7 +93,8 @@ SetDiff diff_entries(ListSyntax syntax, const std::vector<std::string>& archive,
   for (const auto& [name, entry] : a) {
     if (has(l, name, entry)) continue;
     if (a.count(name) == 1 && l.count(name) == 1) {
-      d.changed.push_back({name, std::string(entry_parts(syntax, entry).rest), std::string(entry_parts(syntax, l.find(name)->second).rest)});
+      d.changed.push_back(
+          {name, std::string(entry_parts(syntax, entry).rest), std::string(entry_parts(syntax, l.find(name)->second).rest)});
     } else {
       d.removed.push_back(entry);
     }

@@ -70,6 +70,7 @@ struct SetDiff {
 // The difference of two values of a field with this syntax (entries compared as sets).
 [[nodiscard]] SetDiff diff_entries(ListSyntax syntax, std::string_view archive, std::string_view local);
 // The same for entries already split. A name that appears twice on one side is compared by whole entry.
-[[nodiscard]] SetDiff diff_entries(ListSyntax syntax, const std::vector<std::string>& archive, const std::vector<std::string>& local);
+[[nodiscard]] SetDiff diff_entries(ListSyntax syntax, const std::vector<std::string>& archive,
+                                   const std::vector<std::string>& local);
 
 }  // namespace ccpack::manifest

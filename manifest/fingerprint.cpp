@@ -119,7 +119,8 @@ void parse_targets(const json& targets, Fingerprint& fp) {
     target.arch = bounded_string(need_member(t, "arch", where), where + "arch", kMaxTargetText);
     target.triton_version = bounded_string(need_member(t, "triton_version", where), where + "triton_version", kMaxTargetText);
     const json& warp = need_member(t, "warp_size", where);
-    if (!warp.is_number_unsigned() || warp.get<std::uint64_t>() > 1024) bad_field(where + "warp_size", "is not an integer 0-1024");
+    if (!warp.is_number_unsigned() || warp.get<std::uint64_t>() > 1024)
+      bad_field(where + "warp_size", "is not an integer 0-1024");
     target.warp_size = warp.get<int>();
     const json& kernels = need_member(t, "kernels", where);
     if (!kernels.is_number_unsigned()) bad_field(where + "kernels", "is not a non-negative integer");
@@ -187,7 +188,7 @@ Fingerprint Fingerprint::from_json(std::string_view text) {
   if (!schema.is_number_integer()) bad_field("schema", "is not an integer");
   if (schema.get<std::int64_t>() != kFingerprintSchema) {
     bad_field("schema", "is " + std::to_string(schema.get<std::int64_t>()) + ", this ccpack reads schema " +
-                      std::to_string(kFingerprintSchema));
+                            std::to_string(kFingerprintSchema));
   }
   parse_fields(need_member(root, "fields", ""), fp);
   if (root.contains("triton_targets")) parse_targets(root["triton_targets"], fp);
@@ -204,14 +205,14 @@ std::string Fingerprint::to_table() const {
     out += '\n';
   };
   row("field", "value", "source");
-  for (const auto& [name, v] : fields) row(name, !v.value ? "absent" : v.value->empty() ? "(none)" : escaped(*v.value, 200), escaped(v.source, 200));
+  for (const auto& [name, v] : fields)
+    row(name, !v.value ? "absent" : v.value->empty() ? "(none)" : escaped(*v.value, 200), escaped(v.source, 200));
   for (const TritonTarget& t : triton_targets) {
     row("cache target", escaped(t.backend + ":" + t.arch, 40),
-        "triton " + escaped(t.triton_version, 40) + ", warp " + std::to_string(t.warp_size) + ", " +
-            std::to_string(t.kernels) + " kernels");
+        "triton " + escaped(t.triton_version, 40) + ", warp " + std::to_string(t.warp_size) + ", " + std::to_string(t.kernels) +
+            " kernels");
   }
   return out;
 }
-
 
 }  // namespace ccpack::manifest

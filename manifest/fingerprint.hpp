@@ -103,5 +103,4 @@ struct Fingerprint {
   [[nodiscard]] std::string to_table() const;
 };
 
-
 }  // namespace ccpack::manifest

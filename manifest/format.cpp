@@ -169,8 +169,7 @@ struct HeaderReader {
       throw IntegrityError(name + ": signature block size does not match the header frame size");
     }
     h.signatures.resize(sig_size);
-    if (pread_full(fd, h.signatures.data(), sig_size, static_cast<off_t>(kFixedBytes + manifest_size + 4), name) !=
-        sig_size) {
+    if (pread_full(fd, h.signatures.data(), sig_size, static_cast<off_t>(kFixedBytes + manifest_size + 4), name) != sig_size) {
       throw IntegrityError(name + " is truncated inside the signature block");
     }
   }
@@ -229,9 +228,12 @@ ArchiveHeader read_header_with(int fd, const std::filesystem::path& path, Manife
   r.file_size = static_cast<std::uint64_t>(st.st_size);
   r.read_fixed();
   r.decode_fixed_fields();
-  if (how == ManifestRead::sink) r.stream_manifest(sink);
-  else if (how == ManifestRead::keep) r.read_manifest();
-  else std::memcpy(r.h.manifest_sha256.data(), r.fixed + L::manifest_sha256, r.h.manifest_sha256.size());
+  if (how == ManifestRead::sink)
+    r.stream_manifest(sink);
+  else if (how == ManifestRead::keep)
+    r.read_manifest();
+  else
+    std::memcpy(r.h.manifest_sha256.data(), r.fixed + L::manifest_sha256, r.h.manifest_sha256.size());
   r.read_signatures();
   r.check_file_size();
   return std::move(r.h);

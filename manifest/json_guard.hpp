@@ -39,7 +39,6 @@ template <class Json>
 extern template nlohmann::json parse_untrusted<nlohmann::json>(std::string_view, std::string_view,
                                                                const JsonFilter<nlohmann::json>&, int);
 extern template nlohmann::ordered_json parse_untrusted<nlohmann::ordered_json>(std::string_view, std::string_view,
-                                                                               const JsonFilter<nlohmann::ordered_json>&,
-                                                                               int);
+                                                                               const JsonFilter<nlohmann::ordered_json>&, int);
 
 }  // namespace ccpack::manifest

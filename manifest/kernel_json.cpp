@@ -35,7 +35,9 @@ std::optional<TritonTarget> parse_kernel_json(std::string_view text) {
   }
   TritonTarget out;
   out.backend = backend->get<std::string>();
-  out.arch = arch->is_string() ? arch->get<std::string>() : arch->is_number_unsigned() ? std::to_string(arch->get<std::uint64_t>()) : "";
+  out.arch = arch->is_string()            ? arch->get<std::string>()
+             : arch->is_number_unsigned() ? std::to_string(arch->get<std::uint64_t>())
+                                          : "";
   out.triton_version = v->get<std::string>();
   std::uint64_t w = warp->get<std::uint64_t>();
   if (out.arch.empty() || out.arch.size() > 32 || out.backend.size() > 32 || out.triton_version.size() > 64 || w > 1024) {
@@ -46,7 +48,9 @@ std::optional<TritonTarget> parse_kernel_json(std::string_view text) {
   return out;
 }
 
-bool is_kernel_json_name(std::string_view file_name) { return file_name.ends_with(".json") && !file_name.starts_with(kGroupFilePrefix); }
+bool is_kernel_json_name(std::string_view file_name) {
+  return file_name.ends_with(".json") && !file_name.starts_with(kGroupFilePrefix);
+}
 
 namespace {
 

@@ -1,7 +1,8 @@
 // A Triton kernel's metadata file (<triton cache>/<hash>/<kernel>.json) names what the kernel was built for:
 //   {"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0", ...}
 // One reader for `create` (pack/kernel_targets: the archive's triton_targets), `import` (pack/import_fingerprint:
-// the derived fingerprint) and `purge` (unpack/purge_rules: is this kernel stale here). The text is untrusted: bounded size, depth and lengths; anything else gives nullopt.
+// the derived fingerprint) and `purge` (unpack/purge_rules: is this kernel stale here). The text is untrusted: bounded size,
+// depth and lengths; anything else gives nullopt.
 #pragma once
 
 #include <cstddef>

@@ -6,11 +6,11 @@
 #include <fcntl.h>
 #include <openssl/bio.h>
 #include <openssl/buffer.h>
-#include <openssl/crypto.h>
-#include <openssl/err.h>
 #include <openssl/core_names.h>
-#include <openssl/evp.h>
+#include <openssl/crypto.h>
 #include <openssl/ecdsa.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -72,8 +72,7 @@ void read_key_file(const fs::path& file, bool is_private, SecretBytes& out) {
   if (is_private && (st.st_mode & 077) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    throw Error(what + " is readable or writable by group or others (mode " + mode + "); run: chmod 600 " +
-                quoted_path(file));
+    throw Error(what + " is readable or writable by group or others (mode " + mode + "); run: chmod 600 " + quoted_path(file));
   }
   out.used = pread_full(fd.get(), out.data(), out.capacity(), 0, what);
   if (out.used == out.capacity()) throw Error(what + " is larger than " + std::to_string(kMaxKeyFileBytes) + " bytes");
@@ -117,7 +116,9 @@ KeyAlgorithm require_algorithm(EVP_PKEY* key, const std::string& what, KeyUse us
   }
   if (!a) {
     EVP_PKEY_free(key);
-    throw Error(what + " is not an Ed25519 or ECDSA P-256 key (make one with `ccpack keygen`, or `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`)");
+    throw Error(
+        what +
+        " is not an Ed25519 or ECDSA P-256 key (make one with `ccpack keygen`, or `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`)");
   }
   return *a;
 }
@@ -183,14 +184,12 @@ std::optional<std::string> der_of_raw_p256(std::string_view raw) {
 PublicKey::PublicKey(std::shared_ptr<evp_pkey_st> key)
     : key_(std::move(key)), algorithm_(algorithm_of(key_.get()).value_or(KeyAlgorithm::ed25519)), key_id_(id_of(key_.get())) {}
 
-std::string_view to_string(KeyAlgorithm algorithm) {
-  return algorithm == KeyAlgorithm::ed25519 ? "ed25519" : "ecdsa-p256";
-}
+std::string_view to_string(KeyAlgorithm algorithm) { return algorithm == KeyAlgorithm::ed25519 ? "ed25519" : "ecdsa-p256"; }
 
 PublicKey PublicKey::from_pem(std::string_view pem, const std::string& what) {
   if (std::optional<std::string> raw = ed25519_raw_of_pem(pem)) {
-    EVP_PKEY* key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr,
-                                                reinterpret_cast<const unsigned char*>(raw->data()), raw->size());
+    EVP_PKEY* key =
+        EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, reinterpret_cast<const unsigned char*>(raw->data()), raw->size());
     ERR_clear_error();
     if (key != nullptr) return PublicKey(own(key));
   }
@@ -301,7 +300,8 @@ std::string PrivateKey::sign_detached(std::string_view message) const {
 PublicKey PrivateKey::public_key() const {
   BioPtr bio(BIO_new(BIO_s_mem()));
   EVP_PKEY* pub = nullptr;
-  if (bio && PEM_write_bio_PUBKEY(bio.get(), key_.get()) == 1) pub = PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr);
+  if (bio && PEM_write_bio_PUBKEY(bio.get(), key_.get()) == 1)
+    pub = PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr);
   ERR_clear_error();
   if (pub == nullptr) throw Error("cannot derive the public key of key " + key_id_);
   return PublicKey(own(pub));

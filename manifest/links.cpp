@@ -51,7 +51,7 @@ EntryTree::LinkVerdict EntryTree::resolve(std::uint32_t link, int depth) {
   Node& self = nodes_[link];
   if (self.state == State::resolved) return LinkVerdict::inside;
   if (self.state == State::resolving || depth > kMaxLinkHops) return LinkVerdict::loops;  // defence: link-loop
-  if (self.target.empty() || self.target.front() == '/') return LinkVerdict::escapes;  // absolute: outside by definition
+  if (self.target.empty() || self.target.front() == '/') return LinkVerdict::escapes;     // absolute: outside by definition
   self.state = State::resolving;
   // A failure is not memoised (the first one ends validation and create); the mark goes, so that a later walk
   // through this link fails the same way rather than as a loop.

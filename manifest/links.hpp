@@ -64,9 +64,9 @@ class EntryTree {
     std::uint32_t parent = kNoParent;
     EntryType type = EntryType::file;
     State state = State::unresolved;
-    std::uint8_t hops = 0;           // symlinks followed to resolve this link (resolved links)
-    std::uint32_t resolved = 0;      // the node the link leads to ...
-    std::uint32_t extra_depth = 0;   // ... and how many names below it that are not in the tree
+    std::uint8_t hops = 0;          // symlinks followed to resolve this link (resolved links)
+    std::uint32_t resolved = 0;     // the node the link leads to ...
+    std::uint32_t extra_depth = 0;  // ... and how many names below it that are not in the tree
   };
   struct Key {
     std::uint32_t parent;

@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
+#include "manifest/delta_record.hpp"
 #include "manifest/entry_list.hpp"
 #include "manifest/fingerprint.hpp"
-#include "manifest/delta_record.hpp"
 #include "manifest/settle_record.hpp"
 #include "manifest/tar.hpp"
 #include "util/sha256.hpp"

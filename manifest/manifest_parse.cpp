@@ -209,7 +209,9 @@ Manifest Manifest::parse(std::string_view text, const Limits& limits) {
   return parse_general(text, limits);
 }
 
-Manifest Manifest::parse_general(std::string_view text, const Limits& limits) { return parse_general_with(text, limits, nullptr); }
+Manifest Manifest::parse_general(std::string_view text, const Limits& limits) {
+  return parse_general_with(text, limits, nullptr);
+}
 
 Manifest Manifest::from_top_level_tree(const nlohmann::json& root) {
   Manifest m;

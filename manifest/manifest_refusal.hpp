@@ -3,12 +3,11 @@
 // component check the top-level reader runs. Internal to manifest/.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "manifest/manifest.hpp"
 

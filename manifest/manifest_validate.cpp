@@ -14,9 +14,7 @@ namespace ccpack::manifest {
 
 namespace detail {
 
-void bad(const std::string& field, const std::string& why) {
-  throw IntegrityError("manifest field '" + field + "' " + why);
-}
+void bad(const std::string& field, const std::string& why) { throw IntegrityError("manifest field '" + field + "' " + why); }
 
 std::string q(std::string_view untrusted) { return "'" + escaped(untrusted) + "'"; }
 
@@ -45,7 +43,8 @@ void check_path(const std::string& path, const Limits& limits, const std::string
     std::string_view part = rest.substr(0, pos);
     // defence: path-dot-components
     if (part.empty() || part == "." || part == "..") bad(where, "has an unsafe component in " + q(path));
-    if (part.size() > kMaxNameBytes) bad(where, "has a name longer than " + std::to_string(kMaxNameBytes) + " bytes in " + q(path));
+    if (part.size() > kMaxNameBytes)
+      bad(where, "has a name longer than " + std::to_string(kMaxNameBytes) + " bytes in " + q(path));
     if (part.find('\0') != std::string_view::npos) bad(where, "contains a NUL byte");
     // Restore writes these names itself (the marker, staging folders): an entry must not collide with them.
     // defence: reserved-names

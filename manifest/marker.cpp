@@ -1,11 +1,10 @@
 #include "manifest/marker.hpp"
 
-#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <ctime>
-
 #include <nlohmann/json.hpp>
 
 #include "manifest/json_guard.hpp"
@@ -74,9 +73,9 @@ std::string Marker::to_json() const {
   j["origin"] = origin.empty() ? ojson(nullptr) : ojson(origin.substr(0, kMaxMarkerOrigin));
   if (settle_recorded) j["settle"] = settle ? settle->to_tree() : ojson(nullptr);
   if (archive_file) {
-    j["archive_file"] = ojson{{"dev", archive_file->dev}, {"ino", archive_file->ino}, {"size", archive_file->size},
-                              {"mtime_ns", archive_file->mtime_ns}, {"ctime_ns", archive_file->ctime_ns},
-                              {"manifest_top_level", archive_file->manifest_top_level}};
+    j["archive_file"] = ojson{{"dev", archive_file->dev},           {"ino", archive_file->ino},
+                              {"size", archive_file->size},         {"mtime_ns", archive_file->mtime_ns},
+                              {"ctime_ns", archive_file->ctime_ns}, {"manifest_top_level", archive_file->manifest_top_level}};
   }
   // Keys sorted, as every marker so far has them: the tree goes through nlohmann::json, whose objects sort.
   j["fingerprint"] = ojson::parse(nlohmann::json::parse(fingerprint.to_json()).dump());
@@ -98,7 +97,8 @@ std::optional<Marker> Marker::parse(std::string_view text) {
     m.restored_by = j.value("restored_by", std::string());
     m.restored_at = j.value("restored_at", std::string());
     if (auto it = j.find("signed_by"); it != j.end() && !it->is_null()) m.signed_by = it->get<std::string>();
-    if (auto it = j.find("origin"); it != j.end() && !it->is_null()) m.origin = it->get<std::string>().substr(0, kMaxMarkerOrigin);
+    if (auto it = j.find("origin"); it != j.end() && !it->is_null())
+      m.origin = it->get<std::string>().substr(0, kMaxMarkerOrigin);
     read_settle(j, m);
     read_archive_file(j, m);
     const ojson& fp = j.at("fingerprint");

@@ -69,7 +69,7 @@ struct Marker {
   // Where the archive came from, for `status`: the file's absolute path or oci://REFERENCE, at most
   // kMaxMarkerOrigin bytes (longer is cut); empty: not recorded.
   std::string origin;
-  bool settle_recorded = false;         // whether the marker says how the archive was settled (older ones do not)
+  bool settle_recorded = false;  // whether the marker says how the archive was settled (older ones do not)
   // The archive's own "settle" field (manifest/settle_record.hpp), so `status` can tell a pod's settled archive
   // from one never settled; nullopt: not settled (not tried), not recorded, or a record that does not read.
   std::optional<SettleRecord> settle;

@@ -19,12 +19,15 @@ const std::vector<FieldRule> kRules = {
     {field::glibc, refuse_if_older, refuse_if_older, refuse_if_older,
      ".so files built against a newer glibc fail to load on an older one"},
     {field::python_version, warn, warn, warn, "a patch release keeps the ABI (python.abi decides what loads)"},
-    {field::python_abi, stale, stale, stale, "Triton's launcher .so and Inductor's compiled modules are built for one CPython ABI"},
-    {field::python_site_packages, warn, warn, warn, "Triton hashes libdevice by content, not by path: a move alone does not miss"},
+    {field::python_abi, stale, stale, stale,
+     "Triton's launcher .so and Inductor's compiled modules are built for one CPython ABI"},
+    {field::python_site_packages, warn, warn, warn,
+     "Triton hashes libdevice by content, not by path: a move alone does not miss"},
     {field::torch_version, none, stale, stale, "inductor entries embed the torch version in their key: none of them can hit"},
     {field::torch_cuda, none, stale, stale, "Inductor's keys and compiled .so files depend on torch's CUDA build"},
     {field::torch_hip, none, stale, stale, "Inductor's keys and compiled .so files depend on torch's HIP build"},
-    {field::triton_version, stale, stale, stale, "Triton's cache key starts with its version and source hash; Inductor's includes it"},
+    {field::triton_version, stale, stale, stale,
+     "Triton's cache key starts with its version and source hash; Inductor's includes it"},
     {field::ptxas_version, stale, stale, none, "Triton's cache key includes the ptxas version"},
     {field::ck4inductor_version, warn, stale, stale, "Inductor's CK kernels are generated from this package"},
     {field::wheels_cuda, warn, stale, stale,
@@ -45,8 +48,7 @@ const std::vector<FieldRule> kRules = {
     {field::world_size, warn, warn, warn, "ranks of another world size may compile other graphs (sharded shapes)"},
     {field::paths_inductor, none, warn, none,
      "relocated: its FX-graph and AOTAutograd entries name the build folder; restore rewrites them"},
-    {field::paths_triton, warn, none, none,
-     "relocated: __grp__*.json hold absolute paths; restore rewrites them"},
+    {field::paths_triton, warn, none, none, "relocated: __grp__*.json hold absolute paths; restore rewrites them"},
     {kTargetsField, stale, stale, stale, "the cache's Triton kernels (also bundled in Inductor's entries) target another GPU"},
 };
 
@@ -83,7 +85,9 @@ Verdict of_difference(Rule rule, bool local_older) {
 
 std::string why_of(const FieldRule* r) { return r ? std::string(r->why) : "a field this ccpack does not know"; }
 
-bool contains(const std::vector<std::string>& list, std::string_view s) { return std::find(list.begin(), list.end(), s) != list.end(); }
+bool contains(const std::vector<std::string>& list, std::string_view s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
 
 // Whether two recorded values differ: set-valued fields as sets (the difference is kept in the row), others
 // byte for byte.
@@ -131,7 +135,8 @@ ComparisonRow compare_field(std::string_view name, const Fingerprint& archive, c
     Verdict v = base == Verdict::stale ? of_difference(rule, local_older) : applies(rule, base);
     row.verdicts.push_back(ignored ? Verdict::match : v);
   }
-  if (std::all_of(row.verdicts.begin(), row.verdicts.end(), [](Verdict v) { return v == Verdict::match; }) && !ignored) row.why.clear();
+  if (std::all_of(row.verdicts.begin(), row.verdicts.end(), [](Verdict v) { return v == Verdict::match; }) && !ignored)
+    row.why.clear();
   return row;
 }
 
@@ -177,7 +182,8 @@ ComparisonRow compare_targets(const Fingerprint& archive, const Fingerprint& loc
       row.why = "no GPU arch here: cannot compare";
     } else {
       std::size_t hits = 0;
-      for (const TritonTarget& t : archive.triton_targets) hits += (", " + *l->value + ", ").find(", " + arch_name(t) + ", ") != std::string::npos;
+      for (const TritonTarget& t : archive.triton_targets)
+        hits += (", " + *l->value + ", ").find(", " + arch_name(t) + ", ") != std::string::npos;
       if (hits == 0) base = Verdict::stale;
       if (hits > 0 && hits < archive.triton_targets.size()) base = Verdict::warn;
       if (base != Verdict::match) row.why = hits == 0 ? std::string(r->why) : "only some of the cache's kernels target this GPU";
@@ -251,11 +257,13 @@ Comparison compare(const Fingerprint& archive, const Fingerprint& local, const s
       if (!contains(names, name)) names.push_back(name);
     }
   }
-  for (const std::string& name : names) c.rows.push_back(compare_field(name, archive, local, components, contains(ignored, name)));
+  for (const std::string& name : names)
+    c.rows.push_back(compare_field(name, archive, local, components, contains(ignored, name)));
   c.rows.push_back(compare_targets(archive, local, components, contains(ignored, kTargetsField)));
   c.component_verdicts.assign(components.size(), Verdict::match);
   for (const ComparisonRow& row : c.rows) {
-    for (std::size_t i = 0; i < components.size(); ++i) c.component_verdicts[i] = std::max(c.component_verdicts[i], row.verdicts[i]);
+    for (std::size_t i = 0; i < components.size(); ++i)
+      c.component_verdicts[i] = std::max(c.component_verdicts[i], row.verdicts[i]);
   }
   return c;
 }
@@ -276,7 +284,8 @@ std::string Comparison::summary() const {
       if (rows[r].verdicts[i] != v) continue;
       // A set difference is spelled out where the field is first named, the field alone after that.
       bool named_before = false;
-      for (std::size_t k = 0; k < i; ++k) named_before = named_before || (component_verdicts[k] != Verdict::match && rows[r].verdicts[k] == component_verdicts[k]);
+      for (std::size_t k = 0; k < i; ++k)
+        named_before = named_before || (component_verdicts[k] != Verdict::match && rows[r].verdicts[k] == component_verdicts[k]);
       fields += (fields.empty() ? "" : ", ") + (named_before ? rows[r].field : rows[r].named_difference());
     }
     out += (out.empty() ? "" : "; ") + escaped(components[i].name, 64) + " " + std::string(to_string(v)) + " (" + fields + ")";
@@ -314,7 +323,8 @@ std::string side_cell(const SetDiff& d, bool archive_side, bool whole) {
 // The archive and local cells of one row (see to_table in policy.hpp).
 std::pair<std::string, std::string> value_cells(const ComparisonRow& row, bool only_difference) {
   bool differs = row_differs(row) || row.ignored;
-  if (differs && row.diff && !row.diff->empty()) return {side_cell(*row.diff, true, only_difference), side_cell(*row.diff, false, only_difference)};
+  if (differs && row.diff && !row.diff->empty())
+    return {side_cell(*row.diff, true, only_difference), side_cell(*row.diff, false, only_difference)};
   std::size_t max = differs && only_difference ? 0 : kTableCell;
   auto cell = [max](const std::optional<std::string>& v, const std::string& note) {
     if (v) return v->empty() ? std::string("(none)") : escaped(*v, max);

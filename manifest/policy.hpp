@@ -103,8 +103,8 @@ struct Comparison {
 // - the archive's triton_targets (what its kernels were built for) against the local gpu.arch: no target for
 //   this GPU -> stale for triton, inductor and extras; only some -> warn;
 // - `ignored` fields (--ignore FIELD) are shown with verdict match and the mark "ignored".
-[[nodiscard]] Comparison compare(const Fingerprint& archive, const Fingerprint& local, const std::vector<ComponentRef>& components,
-                                 const std::vector<std::string>& ignored = {});
+[[nodiscard]] Comparison compare(const Fingerprint& archive, const Fingerprint& local,
+                                 const std::vector<ComponentRef>& components, const std::vector<std::string>& ignored = {});
 
 // -1, 0, 1 comparing dotted version strings numerically ("570.86.10" < "580.159.04"); nullopt if either is not
 // a dotted version.

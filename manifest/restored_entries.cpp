@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -167,7 +166,8 @@ void write_restored_entries(int dir_fd, const Manifest& m, std::string_view comp
                             const std::function<bool(std::size_t)>& rewritable) {
   const EntryList& entries = m.entries;
   std::uint64_t count = 0;
-  for (std::size_t i = 0; i < entries.size(); ++i) count += entries.type(i) != EntryType::dir && entries.component(i) == component;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    count += entries.type(i) != EntryType::dir && entries.component(i) == component;
   const std::string what = "the restored entry list " + std::string(kEntriesName);
   UniqueFd fd(::openat(dir_fd, std::string(kEntriesName).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) throw_errno("cannot write " + what);
@@ -178,7 +178,8 @@ void write_restored_entries(int dir_fd, const Manifest& m, std::string_view comp
     EntryType type = entries.type(i);
     if (type == EntryType::dir || entries.component(i) != component) continue;
     if (type == EntryType::file) {
-      out += (rewritable && rewritable(i) ? "g " : "f ") + std::to_string(entries.file_size(i)) + " " + to_hex(entries.sha256(i)) + " ";
+      out += (rewritable && rewritable(i) ? "g " : "f ") + std::to_string(entries.file_size(i)) + " " +
+             to_hex(entries.sha256(i)) + " ";
     } else {
       out += "l ";
     }

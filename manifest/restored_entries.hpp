@@ -38,13 +38,13 @@ inline constexpr std::uint64_t kMaxEntriesBytes = 256ULL << 20;
 
 struct RestoredEntry {
   EntryType type = EntryType::file;
-  std::uint64_t size = 0;  // files: as packed
-  Digest sha256{};         // files: as packed
+  std::uint64_t size = 0;   // files: as packed
+  Digest sha256{};          // files: as packed
   bool rewritable = false;  // the restore may have rewritten it (relocation): its bytes need not be the packed ones
 };
 
 struct RestoredEntries {
-  std::string manifest_sha256;  // lower-case hex, as the marker names it
+  std::string manifest_sha256;                             // lower-case hex, as the marker names it
   std::unordered_map<std::string, RestoredEntry> entries;  // by path relative to the folder
 
   // Reads `<dir>/<kEntriesName>`; nullopt when absent, not a regular file, unreadable, malformed, over the bounds

@@ -12,13 +12,14 @@ using detail::bad;
 using detail::member;
 
 constexpr std::uint64_t kMaxRuns = 1000;
-constexpr std::size_t kMaxTuningEntries = 32;    // three settings today
-constexpr std::size_t kMaxTuningText = 4096;     // one "K=V" (a ptxas path) or "K: why"
+constexpr std::size_t kMaxTuningEntries = 32;  // three settings today
+constexpr std::size_t kMaxTuningText = 4096;   // one "K=V" (a ptxas path) or "K: why"
 
 std::vector<std::string> texts(const json& obj, const char* key) {
   const std::string where = std::string("settle.tuning.") + key;
   const json& v = member(obj, key, "settle.tuning");
-  if (!v.is_array() || v.size() > kMaxTuningEntries) bad(where, "is not an array of at most " + std::to_string(kMaxTuningEntries) + " strings");
+  if (!v.is_array() || v.size() > kMaxTuningEntries)
+    bad(where, "is not an array of at most " + std::to_string(kMaxTuningEntries) + " strings");
   std::vector<std::string> out;
   for (const json& s : v) {
     if (!s.is_string() || s.get<std::string>().empty() || s.get<std::string>().size() > kMaxTuningText) {
@@ -49,7 +50,8 @@ TuningRecord TuningRecord::from_tree(const json& tree) {
 }
 
 nlohmann::ordered_json SettleRecord::to_tree() const {
-  nlohmann::ordered_json t = {{"runs", runs}, {"settled", settled}, {"stopped", stopped}, {"last_run_compiled", last_run_compiled.to_tree()}};
+  nlohmann::ordered_json t = {
+      {"runs", runs}, {"settled", settled}, {"stopped", stopped}, {"last_run_compiled", last_run_compiled.to_tree()}};
   if (tuning) t["tuning"] = tuning->to_tree();  // absent from the archives of a ccpack that set nothing: as before
   return t;
 }
@@ -74,7 +76,8 @@ SettleRecord SettleRecord::from_tree(const json& tree) {
   r.last_run_compiled = {count(last, "triton_kernels", where), count(last, "fx_graphs", where), count(last, "autotune", where),
                          count(last, "other", where)};
   if (r.settled != (r.stopped == kStoppedFixedPoint) || r.settled != r.last_run_compiled.settled()) {
-    bad("settle", "is inconsistent: 'settled' must be true exactly when stopped is 'fixed-point' and the last run compiled no kernel, FX graph or autotune result");
+    bad("settle",
+        "is inconsistent: 'settled' must be true exactly when stopped is 'fixed-point' and the last run compiled no kernel, FX graph or autotune result");
   }
   if (auto t = tree.find("tuning"); t != tree.end()) r.tuning = TuningRecord::from_tree(*t);
   return r;

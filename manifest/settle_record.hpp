@@ -16,8 +16,8 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 

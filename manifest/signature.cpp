@@ -7,15 +7,14 @@
 // signatures has exactly one encoding.
 #include "manifest/signature.hpp"
 
-
 #include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "util/base64.hpp"
 #include "util/error.hpp"
-#include "util/sha256.hpp"
 #include "util/escape.hpp"
+#include "util/sha256.hpp"
 
 namespace ccpack::manifest {
 namespace {
@@ -82,8 +81,7 @@ Signature parse_one(const ojson& obj, const std::string& where) {
   }
   Signature s;
   s.key_id = string_field(obj, "key_id", where);
-  if (s.key_id.size() != kKeyIdDigits || !is_lower_hex(s.key_id))
-    bad_block(where + ".key_id", "is not 16 lowercase hex digits");
+  if (s.key_id.size() != kKeyIdDigits || !is_lower_hex(s.key_id)) bad_block(where + ".key_id", "is not 16 lowercase hex digits");
   s.algorithm = string_field(obj, "algorithm", where);
   if (s.algorithm != kAlgorithmEd25519) bad_block(where + ".algorithm", "is '" + escaped(s.algorithm) + "', not ed25519");
   s.signed_at = string_field(obj, "signed_at", where);
@@ -208,6 +206,5 @@ std::string signing_time() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
-
 
 }  // namespace ccpack::manifest

@@ -66,5 +66,4 @@ struct Signature {
 // The signing time: SOURCE_DATE_EPOCH when set (reproducible signed archives), else now; UTC, RFC 3339.
 [[nodiscard]] std::string signing_time();
 
-
 }  // namespace ccpack::manifest

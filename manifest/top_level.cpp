@@ -146,8 +146,10 @@ std::size_t TopLevelScan::step(std::string_view s, std::size_t i) {
   char c = s[i];
   switch (at_) {
     case At::start:
-      if (c != '{') fail(i, "not an object");
-      else at_ = At::first_key_or_end;
+      if (c != '{')
+        fail(i, "not an object");
+      else
+        at_ = At::first_key_or_end;
       return i + 1;
     case At::first_key_or_end:
       if (c == '}') {
@@ -166,8 +168,10 @@ std::size_t TopLevelScan::step(std::string_view s, std::size_t i) {
       at_ = At::in_key;
       return i + 1;
     case At::colon:
-      if (c != ':') fail(i, "expected ':'");
-      else at_ = At::value_start;
+      if (c != ':')
+        fail(i, "expected ':'");
+      else
+        at_ = At::value_start;
       return i + 1;
     case At::value_start:
       current_.stepped_over = is_stepped_over(current_.raw_key);
@@ -189,9 +193,12 @@ std::size_t TopLevelScan::step(std::string_view s, std::size_t i) {
 // reads.
 Manifest TopLevelScan::finish(const std::function<std::string()>& whole_text, const Limits& limits) {
   if (at_ != At::after_root && at_ != At::fault) {
-    if (at_ == At::start) fail(0, "not an object");
-    else if (in_string_) fail(0, "unterminated string");
-    else fail(0, "unterminated object");
+    if (at_ == At::start)
+      fail(0, "not an object");
+    else if (in_string_)
+      fail(0, "unterminated string");
+    else
+      fail(0, "unterminated object");
   }
   json root = json::object();
   std::unordered_set<std::string> keys;
@@ -210,7 +217,8 @@ Manifest TopLevelScan::finish(const std::function<std::string()>& whole_text, co
     }
     JsonFilter<json> count = [&](int, json::parse_event_t event, json&) {
       using Event = json::parse_event_t;
-      if ((event == Event::value || event == Event::object_start || event == Event::array_start) && ++kept > limits.max_json_values) {
+      if ((event == Event::value || event == Event::object_start || event == Event::array_start) &&
+          ++kept > limits.max_json_values) {
         throw IntegrityError("manifest field '" + escaped(key) + "' holds more than " + std::to_string(limits.max_json_values) +
                              " JSON values besides the entries and frames");
       }

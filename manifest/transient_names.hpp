@@ -9,9 +9,9 @@
 
 namespace ccpack::manifest {
 
-inline constexpr std::string_view kLockFolder = "locks";          // a folder directly inside a cache folder
+inline constexpr std::string_view kLockFolder = "locks";           // a folder directly inside a cache folder
 inline constexpr std::string_view kTritonTempPrefix = "tmp.pid_";  // Triton's temporary folders: tmp.pid_<pid>_<n>
-inline constexpr std::string_view kLockSuffix = ".lock";          // lock files, anywhere
+inline constexpr std::string_view kLockSuffix = ".lock";           // lock files, anywhere
 
 // Why `name` is transient ("lock folder", "Triton temporary folder", "lock file", "ccpack marker or restore
 // debris"), or nullptr when it is not. `at_root`: the name is directly inside a cache folder.

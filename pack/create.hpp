@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "manifest/fingerprint.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/fingerprint.hpp"
 #include "pack/packer.hpp"
 
 namespace ccpack::pack {

@@ -50,7 +50,8 @@ UniqueFd open_source(const FileRef& e) {
 
 bool matches(const FileRef& e, const struct stat& st) {
   auto dev = std::find(e.devices.begin(), e.devices.end(), static_cast<std::uint64_t>(st.st_dev));
-  return S_ISREG(st.st_mode) && dev != e.devices.end() && e.stamp.matches(st, static_cast<std::uint32_t>(dev - e.devices.begin())) &&
+  return S_ISREG(st.st_mode) && dev != e.devices.end() &&
+         e.stamp.matches(st, static_cast<std::uint32_t>(dev - e.devices.begin())) &&
          static_cast<std::uint64_t>(st.st_size) == e.size;
 }
 
@@ -110,8 +111,7 @@ std::vector<manifest::Component> FilesystemSource::components() const {
 
 // A small file in four system calls (open, one read of size + 1 bytes, fstat, close); see the top of the file.
 Digest FilesystemSource::read_file(std::size_t i, FileSlot& slot) {
-  FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i),
-                 scanned_.devices};
+  FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i), scanned_.devices};
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
     UniqueFd fd = open_source(e);
     std::uint64_t size = e.size;
@@ -141,7 +141,7 @@ Digest FilesystemSource::read_file(std::size_t i, FileSlot& slot) {
 
 void FilesystemSource::read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) {
   const FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i),
-                 scanned_.devices};
+                  scanned_.devices};
   UniqueFd fd = open_source(e);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat " + quoted_path(e.source));
@@ -155,7 +155,7 @@ void FilesystemSource::read_piece(std::size_t i, std::uint64_t offset, std::uint
 // read again.
 void FilesystemSource::check_pieces(std::size_t i, const Digest& digest) {
   const FileRef e{source_path(dirs_, scanned_.entries.path(i)), scanned_.stamps[i], scanned_.entries.file_size(i),
-                 scanned_.devices};
+                  scanned_.devices};
   UniqueFd fd = open_source(e);
   struct stat after {};
   if (::fstat(fd.get(), &after) != 0) throw_errno("cannot stat " + quoted_path(e.source));

@@ -88,14 +88,22 @@ class ZstdPipe {
 ForeignEntry::Kind kind_of(archive_entry* e, std::string& name) {
   if (archive_entry_hardlink(e) != nullptr) return name = "hard link", ForeignEntry::Kind::hardlink;
   switch (archive_entry_filetype(e)) {
-    case AE_IFREG: return name = "file", ForeignEntry::Kind::file;
-    case AE_IFDIR: return name = "folder", ForeignEntry::Kind::dir;
-    case AE_IFLNK: return name = "symlink", ForeignEntry::Kind::symlink;
-    case AE_IFCHR: return name = "character device", ForeignEntry::Kind::other;
-    case AE_IFBLK: return name = "block device", ForeignEntry::Kind::other;
-    case AE_IFIFO: return name = "FIFO", ForeignEntry::Kind::other;
-    case AE_IFSOCK: return name = "socket", ForeignEntry::Kind::other;
-    default: return name = "entry of unknown type", ForeignEntry::Kind::other;
+    case AE_IFREG:
+      return name = "file", ForeignEntry::Kind::file;
+    case AE_IFDIR:
+      return name = "folder", ForeignEntry::Kind::dir;
+    case AE_IFLNK:
+      return name = "symlink", ForeignEntry::Kind::symlink;
+    case AE_IFCHR:
+      return name = "character device", ForeignEntry::Kind::other;
+    case AE_IFBLK:
+      return name = "block device", ForeignEntry::Kind::other;
+    case AE_IFIFO:
+      return name = "FIFO", ForeignEntry::Kind::other;
+    case AE_IFSOCK:
+      return name = "socket", ForeignEntry::Kind::other;
+    default:
+      return name = "entry of unknown type", ForeignEntry::Kind::other;
   }
 }
 

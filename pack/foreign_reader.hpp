@@ -20,7 +20,7 @@ inline constexpr int kMaxForeignWindowLog = 31;
 
 struct ForeignEntry {
   enum class Kind : std::uint8_t { file, dir, symlink, hardlink, other };
-  std::string path;         // as stored, unchecked
+  std::string path;  // as stored, unchecked
   Kind kind = Kind::other;
   std::string kind_name;    // for messages: "file", "character device", ...
   std::uint32_t mode = 0;   // permission bits, with setuid/setgid/sticky

@@ -11,9 +11,9 @@
 #include <optional>
 #include <tuple>
 
-#include "pack/import_source.hpp"
 #include "manifest/fingerprint.hpp"
 #include "manifest/kernel_json.hpp"
+#include "pack/import_source.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::pack {
@@ -33,7 +33,8 @@ std::optional<manifest::Fingerprint> ImportSource::derived_fingerprint() const {
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (!is_kernel_metadata(entries_[i])) continue;
     text.resize(entries_[i].size);
-    if (pread_full(spool_.get(), text.data(), text.size(), static_cast<off_t>(offsets_[i]), "the import scratch file") != text.size()) {
+    if (pread_full(spool_.get(), text.data(), text.size(), static_cast<off_t>(offsets_[i]), "the import scratch file") !=
+        text.size()) {
       throw Error("the import scratch file is shorter than expected");
     }
     if (std::optional<manifest::TritonTarget> t = manifest::parse_kernel_json(text)) {

@@ -49,7 +49,8 @@ std::string checked_path(const std::string& raw, std::size_t max_length) {
   if (p.size() > max_length) refuse(raw, "path longer than " + std::to_string(max_length) + " bytes");
   for (std::string_view part : split(p)) {
     if (part.empty() || part == "." || part == "..") refuse(raw, "unsafe path (empty, '.' or '..' part)");
-    if (part.size() > manifest::kMaxNameBytes) refuse(raw, "a name longer than " + std::to_string(manifest::kMaxNameBytes) + " bytes");
+    if (part.size() > manifest::kMaxNameBytes)
+      refuse(raw, "a name longer than " + std::to_string(manifest::kMaxNameBytes) + " bytes");
   }
   return std::string(p);
 }
@@ -114,11 +115,13 @@ class Mapper {
   };
   void add(const std::string& prefix, const std::string& component, const std::string& why) {
     if (prefix.empty()) throw UsageError(why + ": the path is empty");
-    if (!manifest::is_valid_component_name(component)) throw UsageError(why + ": '" + component + "' is not a valid component name");
+    if (!manifest::is_valid_component_name(component))
+      throw UsageError(why + ": '" + component + "' is not a valid component name");
     for (const Root& r : roots_) {
       if (r.component == component) {
         // NOLINTNEXTLINE(performance-inefficient-string-concatenation): an error message, built once
-        throw UsageError(why + " and " + quoted_name(r.prefix) + " are both " + component + "; choose one with --map PATH=COMPONENT");
+        throw UsageError(why + " and " + quoted_name(r.prefix) + " are both " + component +
+                         "; choose one with --map PATH=COMPONENT");
       }
       if (prefix.starts_with(r.prefix + "/") || r.prefix.starts_with(prefix + "/") || r.prefix == prefix) {
         throw UsageError(why + " overlaps " + quoted_name(r.prefix));
@@ -182,7 +185,8 @@ void ImportSource::open() {
     if (++count > limits.max_entries) refuse(f.path, "more than " + std::to_string(limits.max_entries) + " entries");
     std::string path = checked_path(f.path, limits.max_path_length);
     if (path.empty()) continue;  // "./", the archive's own top folder
-    if (f.kind == ForeignEntry::Kind::other) refuse(f.path, "a " + f.kind_name + "; only files, folders and symlinks can be imported");
+    if (f.kind == ForeignEntry::Kind::other)
+      refuse(f.path, "a " + f.kind_name + "; only files, folders and symlinks can be imported");
     if ((f.mode & 07000u) != 0) refuse(f.path, "setuid, setgid or sticky bit");
     std::optional<std::string> mapped = mapper.map(path);
     if (mapped) {

@@ -27,7 +27,7 @@ struct ImportOptions {
   // `workspace/inductor_cache/...` from `tar -C / -c workspace/...` maps too. An entry outside every mapped folder
   // is refused (exit 2), except the folders above them.
   std::vector<std::pair<std::string, std::string>> maps;
-  std::filesystem::path spool_dir;                        // where the scratch file goes (the output's folder)
+  std::filesystem::path spool_dir;  // where the scratch file goes (the output's folder)
   manifest::Limits limits;
 };
 
@@ -72,7 +72,7 @@ class ImportSource final : public EntrySource {
   ImportOptions options_;
   UniqueFd spool_;
   std::vector<SourceEntry> entries_;
-  manifest::EntryList list_;  // entries_ for the packer
+  manifest::EntryList list_;            // entries_ for the packer
   std::vector<std::uint64_t> offsets_;  // per entry: where its bytes start in the spool (files)
   std::vector<std::string> skipped_;
   std::vector<manifest::Component> components_;

@@ -1,25 +1,25 @@
 // Reads the Triton kernel .json files of the cache folders and reconciles the fingerprint with them (see
-// kernel_targets.hpp). Only readdir/lstat and small reads: no link is followed, no file over manifest::kMaxKernelJsonBytes is read.
+// kernel_targets.hpp). Only readdir/lstat and small reads: no link is followed, no file over manifest::kMaxKernelJsonBytes is
+// read.
 #include "pack/kernel_targets.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/enumerable_thread_specific.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include "manifest/kernel_json.hpp"
-#include "util/fs.hpp"
 #include "util/escape.hpp"
+#include "util/fs.hpp"
 #include "util/thread_pool.hpp"
 
 namespace ccpack::pack {
@@ -58,7 +58,8 @@ std::vector<std::pair<std::string, bool>> list(const fs::path& dir) {
 std::optional<Key> read_target(const fs::path& file) {
   UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > manifest::kMaxKernelJsonBytes) {
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) > manifest::kMaxKernelJsonBytes) {
     return std::nullopt;
   }
   std::string text(static_cast<std::size_t>(st.st_size), '\0');
@@ -100,7 +101,8 @@ void take_from_cache(Fingerprint& fp, std::string_view name, const std::string& 
 std::string describe(const std::vector<TritonTarget>& targets) {
   std::string s;
   for (const TritonTarget& t : targets) {
-    s += (s.empty() ? "" : ", ") + manifest::arch_name(t) + " (" + std::to_string(t.kernels) + " kernels, triton " + t.triton_version + ")";
+    s += (s.empty() ? "" : ", ") + manifest::arch_name(t) + " (" + std::to_string(t.kernels) + " kernels, triton " +
+         t.triton_version + ")";
   }
   return escaped(s, 400);
 }
@@ -111,8 +113,8 @@ void reconcile_gpu(Fingerprint& fp, const std::vector<TritonTarget>& targets, st
     if (std::find(archs.begin(), archs.end(), manifest::arch_name(t)) == archs.end()) archs.push_back(manifest::arch_name(t));
   }
   if (archs.size() > 1) {
-    warnings.push_back("the cache holds Triton kernels for " + std::to_string(archs.size()) + " GPU targets: " + describe(targets) +
-                       "; gpu.arch is recorded as absent");
+    warnings.push_back("the cache holds Triton kernels for " + std::to_string(archs.size()) +
+                       " GPU targets: " + describe(targets) + "; gpu.arch is recorded as absent");
     fp.absent(field::gpu_arch, "the cache's kernels target several GPUs: " + describe(targets));
     return;
   }
@@ -136,15 +138,15 @@ void reconcile_triton(Fingerprint& fp, const std::vector<TritonTarget>& targets,
     if (std::find(versions.begin(), versions.end(), t.triton_version) == versions.end()) versions.push_back(t.triton_version);
   }
   if (versions.size() > 1) {
-    warnings.push_back("the cache holds kernels of " + std::to_string(versions.size()) + " Triton versions: " + describe(targets) +
-                       "; triton.version is recorded as absent");
+    warnings.push_back("the cache holds kernels of " + std::to_string(versions.size()) +
+                       " Triton versions: " + describe(targets) + "; triton.version is recorded as absent");
     fp.absent(field::triton_version, "the cache's kernels come from several triton versions: " + describe(targets));
     return;
   }
   std::string probed = value_or(fp, field::triton_version, "");
   if (!probed.empty() && probed != versions.front()) {
-    warnings.push_back("the cache's Triton kernels were built by triton " + escaped(versions.front(), 64) +
-                       " but triton " + probed + " is installed: the archive records " + escaped(versions.front(), 64));
+    warnings.push_back("the cache's Triton kernels were built by triton " + escaped(versions.front(), 64) + " but triton " +
+                       probed + " is installed: the archive records " + escaped(versions.front(), 64));
   }
   take_from_cache(fp, field::triton_version, versions.front());
 }

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "manifest/fingerprint.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/fingerprint.hpp"
 
 namespace ccpack::pack {
 

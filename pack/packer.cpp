@@ -13,9 +13,9 @@
 #include "pack/packer.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_pipeline.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -182,13 +182,12 @@ class PackPipeline {
   std::uint64_t run() {
     use_thread_pool();
     oneapi::tbb::parallel_pipeline(
-        ring_.size(),
-        oneapi::tbb::make_filter<void, Batch*>(oneapi::tbb::filter_mode::serial_in_order,
-                                               [this](oneapi::tbb::flow_control& fc) { return plan_batch(fc); }) &
-            oneapi::tbb::make_filter<Batch*, Batch*>(oneapi::tbb::filter_mode::parallel,
-                                                     [this](Batch* b) { return read_batch(b); }) &
-            oneapi::tbb::make_filter<Batch*, void>(oneapi::tbb::filter_mode::serial_in_order,
-                                                   [this](Batch* b) { compress_batch(b); }));
+        ring_.size(), oneapi::tbb::make_filter<void, Batch*>(oneapi::tbb::filter_mode::serial_in_order,
+                                                             [this](oneapi::tbb::flow_control& fc) { return plan_batch(fc); }) &
+                          oneapi::tbb::make_filter<Batch*, Batch*>(oneapi::tbb::filter_mode::parallel,
+                                                                   [this](Batch* b) { return read_batch(b); }) &
+                          oneapi::tbb::make_filter<Batch*, void>(oneapi::tbb::filter_mode::serial_in_order,
+                                                                 [this](Batch* b) { compress_batch(b); }));
     return finish_frames();
   }
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "manifest/format.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/format.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/signature.hpp"
 #include "pack/entry_source.hpp"
@@ -22,7 +22,7 @@ namespace ccpack::pack {
 // What a run records in the manifest beside the files: set by the flow that packs (create, settle, merge, import),
 // never by a setting.
 struct PackRecords {
-  manifest::Fingerprint fingerprint;       // not recorded(): none given; the source's derived one, if any, is used
+  manifest::Fingerprint fingerprint;  // not recorded(): none given; the source's derived one, if any, is used
   // Set: called once the payload is written, and its fingerprint replaces `fingerprint` (create probes the machine
   // and reads the kernels' targets on a thread of its own while the folders are scanned and packed).
   std::function<manifest::Fingerprint()> fingerprint_when_packed;
@@ -33,11 +33,11 @@ struct PackRecords {
 
 // How to pack (the settings), and what the run records (`records`).
 struct PackOptions {
-  int level = 1;                           // zstd level
+  int level = 1;                             // zstd level
   int window_log = manifest::kMaxWindowLog;  // zstd long-range window: at most what stock `zstd -d` decodes
-  unsigned jobs = 0;                       // 0: all cores
-  std::uint64_t frame_limit = 1ULL << 30;  // a new frame starts at the first entry boundary past this many raw bytes
-  LayoutLimits layout;                     // where else frames end (pack/layout.hpp)
+  unsigned jobs = 0;                         // 0: all cores
+  std::uint64_t frame_limit = 1ULL << 30;    // a new frame starts at the first entry boundary past this many raw bytes
+  LayoutLimits layout;                       // where else frames end (pack/layout.hpp)
   bool progress = false;
   // Returns the signatures over the exact manifest bytes (set by the CLI when a signing key is given); the
   // packer writes their block. Unset: the archive is unsigned ("[]").

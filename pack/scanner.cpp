@@ -1,8 +1,8 @@
 #include "pack/scanner.hpp"
 
 #include <dirent.h>
-#include <malloc.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <unistd.h>
 
@@ -99,8 +99,7 @@ struct Listing {
   std::vector<std::unique_ptr<Listing>> subfolders;  // one per folder in `children`, in the same order
 };
 
-void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archive_dir,
-                 bool at_root, Listing& out) {
+void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archive_dir, bool at_root, Listing& out) {
   int copy = ::dup(dir_fd.get());
   std::unique_ptr<DIR, int (*)(DIR*)> d(copy >= 0 ? ::fdopendir(copy) : nullptr, ::closedir);
   if (!d) {
@@ -131,7 +130,8 @@ void list_folder(UniqueFd dir_fd, const fs::path& dir, const std::string& archiv
     }
     if (S_ISDIR(st.st_mode)) subfolder_names.push_back(name);
     const char* at = name.c_str();  // `name` outlives the call: it is copied into the child, not moved
-    out.children.push_back(make_child(name, [&dir, at] { return dir / at; }, st, dir_fd.get(), at));
+    out.children.push_back(make_child(
+        name, [&dir, at] { return dir / at; }, st, dir_fd.get(), at));
   }
   std::vector<std::string>().swap(names);
   out.subfolders.resize(subfolder_names.size());
@@ -168,11 +168,12 @@ void check_links(const std::vector<manifest::CacheDir>& dirs, const manifest::En
   std::vector<std::pair<std::size_t, std::uint32_t>> links;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     std::uint32_t parent = entries.parent(i);
-    manifest::EntryTree::AddResult added =
-        parent == manifest::EntryList::kNoParent ? tree.add(entries.name(i), entries.type(i), entries.link_target(i))
-                                                 : tree.add_child(parent, entries.name(i), entries.type(i), entries.link_target(i));
+    manifest::EntryTree::AddResult added = parent == manifest::EntryList::kNoParent
+                                               ? tree.add(entries.name(i), entries.type(i), entries.link_target(i))
+                                               : tree.add_child(parent, entries.name(i), entries.type(i), entries.link_target(i));
     // A scan lists each name once, folders first: every add succeeds, so node numbers are entry indices.
-    if (added.status != manifest::EntryTree::Added::ok || added.node != i) throw Error("internal error: scanned tree is inconsistent");
+    if (added.status != manifest::EntryTree::Added::ok || added.node != i)
+      throw Error("internal error: scanned tree is inconsistent");
     if (entries.type(i) == EntryType::symlink) links.emplace_back(i, added.node);
   }
   for (auto [i, node] : links) {
@@ -180,8 +181,8 @@ void check_links(const std::vector<manifest::CacheDir>& dirs, const manifest::En
     // defence: links-create
     if (verdict == manifest::EntryTree::LinkVerdict::inside) continue;
     std::string path = entries.path(i);
-    std::string what = "refusing to pack symlink " + quoted_path(source_path(dirs, path)) + " -> '" +
-                       escaped(entries.link_target(i)) + "': ";
+    std::string what =
+        "refusing to pack symlink " + quoted_path(source_path(dirs, path)) + " -> '" + escaped(entries.link_target(i)) + "': ";
     if (verdict == manifest::EntryTree::LinkVerdict::loops) {
       throw Error(what + "resolving it follows more than " + std::to_string(manifest::kMaxLinkHops) + " symlinks (a loop)");
     }
@@ -344,7 +345,8 @@ ScanResult scan(const std::vector<manifest::CacheDir>& dirs) {
       throw Error("cannot pack " + root.name + " cache folder " + quoted_path(root.dir) +
                   ": its path is not valid UTF-8 (the manifest is JSON); rename it");
     }
-    Child c = make_child(root.name, [&root] { return root.dir; }, st, fd.get(), ".");
+    Child c = make_child(
+        root.name, [&root] { return root.dir; }, st, fd.get(), ".");
     std::uint32_t at = walk.entries.append(manifest::EntryList::kNoParent, c.name, c.type, c.mode, c.size, c.link_target);
     walk.stamps.push_back(number_device(c.stamp, c.dev, walk.devices));
     Listing listing;

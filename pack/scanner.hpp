@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "manifest/entry_list.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/entry_list.hpp"
 #include "manifest/tar.hpp"
 #include "manifest/transient_names.hpp"
 
@@ -59,10 +59,10 @@ static_assert(sizeof(FileStamp) == 28);
 [[nodiscard]] FileStamp stamp_of(const struct stat& st, std::vector<std::uint64_t>* devices);
 
 struct ScanResult {
-  manifest::EntryList entries;     // in archive order: paths, types, modes, sizes, link targets
-  std::vector<FileStamp> stamps;   // one per entry
+  manifest::EntryList entries;         // in archive order: paths, types, modes, sizes, link targets
+  std::vector<FileStamp> stamps;       // one per entry
   std::vector<std::uint64_t> devices;  // st_dev of the stamps' dev numbers
-  std::vector<std::string> skipped;  // archive paths of what was left out, with the reason
+  std::vector<std::string> skipped;    // archive paths of what was left out, with the reason
 };
 
 // The order rule's groups: folders (kept in walk order), large files, small files, symlinks.

@@ -52,7 +52,8 @@ SinceRestoreResult create_since_restore(CreateRequest request) {
     auto list = lists->find(std::string(component));
     return list == lists->end() || !list->second.entries.contains(std::string(manifest::relative_of(path)));
   };
-  request.write = [keep](const std::vector<manifest::CacheDir>& dirs, const std::filesystem::path& output, const PackOptions& po) {
+  request.write = [keep](const std::vector<manifest::CacheDir>& dirs, const std::filesystem::path& output,
+                         const PackOptions& po) {
     FilesystemSource source(dirs, keep);
     return create_archive(source, output, po);
   };

@@ -14,8 +14,8 @@
 #include <map>
 
 #include "probe/probe.hpp"
-#include "util/fs.hpp"
 #include "util/escape.hpp"
+#include "util/fs.hpp"
 
 namespace ccpack::probe {
 namespace fs = std::filesystem;
@@ -24,8 +24,8 @@ namespace {
 // The NVML ABI subset used here (nvml.h, stable since CUDA 11).
 using nvmlDevice_t = void*;
 struct NvmlAttributes {
-  unsigned multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount, sharedJpegCount,
-      sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
+  unsigned multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount, sharedJpegCount, sharedOfaCount,
+      gpuInstanceSliceCount, computeInstanceSliceCount;
   unsigned long long memorySizeMB;
 };
 using InitFn = int (*)();
@@ -112,7 +112,8 @@ bool probe_nvml(Fingerprint& fp, std::string& why) {
         int major = 0, minor = 0;
         if (cap_fn(dev, &major, &minor) == 0) d.archs.add("sm_" + std::to_string(major) + std::to_string(minor));
         NvmlAttributes attr{};
-        if (attr_fn && attr_fn(dev, &attr) == 0 && attr.multiprocessorCount > 0) d.sms.add(std::to_string(attr.multiprocessorCount));
+        if (attr_fn && attr_fn(dev, &attr) == 0 && attr.multiprocessorCount > 0)
+          d.sms.add(std::to_string(attr.multiprocessorCount));
         d.warps.add("32");
       }
       record(fp, d, "nvidia", escaped(driver_version, 64), "nvml",
@@ -161,7 +162,8 @@ bool probe_kfd(Fingerprint& fp, std::string& why) {
   fs::path nodes = sys / "class/kfd/kfd/topology/nodes";
   std::error_code ec;
   std::vector<fs::path> found;
-  for (fs::directory_iterator it(nodes, ec), end; !ec && it != end && found.size() < 1024; it.increment(ec)) found.push_back(it->path());
+  for (fs::directory_iterator it(nodes, ec), end; !ec && it != end && found.size() < 1024; it.increment(ec))
+    found.push_back(it->path());
   std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) {
     return std::strtoul(a.filename().c_str(), nullptr, 10) < std::strtoul(b.filename().c_str(), nullptr, 10);
   });
@@ -240,8 +242,8 @@ void probe_gpu(Fingerprint& fp, const RunLimits& limits) {
   std::string kfd_why;
   if (probe_kfd(fp, kfd_why)) return;
   std::string why = nvml_why + "; " + smi_why + "; " + kfd_why;
-  for (std::string_view f : {field::gpu_vendor, field::gpu_name, field::gpu_arch, field::gpu_sm_count, field::gpu_warp_size,
-                             field::gpu_driver}) {
+  for (std::string_view f :
+       {field::gpu_vendor, field::gpu_name, field::gpu_arch, field::gpu_sm_count, field::gpu_warp_size, field::gpu_driver}) {
     fp.absent(f, why);
   }
   fp.absent(field::gpu_count, why);

@@ -39,8 +39,7 @@ std::vector<std::string> names_in(const std::string& dir) {
 }
 
 bool is_gpu_node(std::string_view name) {
-  return name.size() > 6 && name.starts_with("nvidia") &&
-         name.find_first_not_of("0123456789", 6) == std::string_view::npos;
+  return name.size() > 6 && name.starts_with("nvidia") && name.find_first_not_of("0123456789", 6) == std::string_view::npos;
 }
 
 // The identity of every nvidia-smi that a PATH search would try, in PATH order (absent ones as null).
@@ -68,7 +67,8 @@ nlohmann::json no_driver_key(const std::string& root) {
   const char* ld_path = std::getenv("LD_LIBRARY_PATH");
   return {{"driver", nullptr},
           {"ld_library_path", ld_path ? nlohmann::json(ld_path) : nlohmann::json(nullptr)},
-          {"ld_cache", ld_cache ? nlohmann::json::array({ld_cache->dev, ld_cache->ino, ld_cache->size, ld_cache->mtime_ns}) : nlohmann::json(nullptr)},
+          {"ld_cache", ld_cache ? nlohmann::json::array({ld_cache->dev, ld_cache->ino, ld_cache->size, ld_cache->mtime_ns})
+                                : nlohmann::json(nullptr)},
           {"path", std::getenv("PATH") ? std::getenv("PATH") : ""},
           {"smi", smi_on_path()},
           {"kfd", ::stat((root + "/dev/kfd").c_str(), &st) == 0},
@@ -98,7 +98,8 @@ std::optional<nlohmann::json> gpu_memo_key(const std::string& root) {
     nodes.push_back({n, ::major(st.st_rdev), ::minor(st.st_rdev)});
   }
   nlohmann::json env = nlohmann::json::object();
-  for (const char* v : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CCPACK_NVML_LIBRARY", "CCPACK_SYSFS_ROOT"}) {
+  for (const char* v :
+       {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CCPACK_NVML_LIBRARY", "CCPACK_SYSFS_ROOT"}) {
     if (const char* value = std::getenv(v)) env[v] = value;
   }
   key["gpus"] = std::move(gpus);

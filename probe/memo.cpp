@@ -30,8 +30,8 @@ json id_json(const std::optional<FileId>& id) {
 }
 
 std::optional<FileId> id_from(const json& j) {
-  if (!j.is_array() || j.size() != 4 || !j[0].is_number_unsigned() || !j[1].is_number_unsigned() ||
-      !j[2].is_number_unsigned() || !j[3].is_number_integer()) {
+  if (!j.is_array() || j.size() != 4 || !j[0].is_number_unsigned() || !j[1].is_number_unsigned() || !j[2].is_number_unsigned() ||
+      !j[3].is_number_integer()) {
     return std::nullopt;
   }
   return FileId{j[0].get<std::uint64_t>(), j[1].get<std::uint64_t>(), j[2].get<std::uint64_t>(), j[3].get<std::int64_t>()};
@@ -53,7 +53,8 @@ std::optional<std::string> resolve_program(const std::string& name) {
 }
 
 bool is_elf(const std::string& path) {
-  return read_prefix(path, 4) == std::optional<std::string>(std::string("\x7f" "ELF"));
+  return read_prefix(path, 4) == std::optional<std::string>(std::string("\x7f"
+                                                                        "ELF"));
 }
 
 // An ELF program as exec finds it: the path found, its real path and its identity.
@@ -100,7 +101,8 @@ json chooser_key() {
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
     std::string_view name = kv.substr(0, kv.find('='));
-    if (name == "PATH" || name.starts_with("PYENV") || name.starts_with("ASDF_")) vars[std::string(name)] = std::string(kv.substr(name.size() + 1));
+    if (name == "PATH" || name.starts_with("PYENV") || name.starts_with("ASDF_"))
+      vars[std::string(name)] = std::string(kv.substr(name.size() + 1));
   }
   json files = json::array();
   auto add = [&files](const fs::path& f) {
@@ -115,8 +117,10 @@ json chooser_key() {
   }
   const char* root = std::getenv("PYENV_ROOT");
   const char* home = std::getenv("HOME");
-  if (root && *root) add(fs::path(root) / "version");
-  else if (home && *home) add(fs::path(home) / ".pyenv/version");
+  if (root && *root)
+    add(fs::path(root) / "version");
+  else if (home && *home)
+    add(fs::path(home) / ".pyenv/version");
   return {{"vars", vars}, {"files", files}};
 }
 
@@ -298,8 +302,8 @@ std::optional<json> ProbeMemo::interpreter_key(const std::string& python, std::s
   json key = {{"schema", kMemoSchema}, {"program", python}, {"real", identity->real}, {"id", id_json(identity->id)}};
   if (is_elf(identity->real)) {
     fs::path dir = fs::absolute(identity->found).parent_path();
-    key["pyvenv"] = json::array({id_json(file_id((dir / "pyvenv.cfg").string())),
-                                 id_json(file_id((dir.parent_path() / "pyvenv.cfg").string()))});
+    key["pyvenv"] = json::array(
+        {id_json(file_id((dir / "pyvenv.cfg").string())), id_json(file_id((dir.parent_path() / "pyvenv.cfg").string()))});
   } else if (is_shim(identity->real)) {
     key["shim"] = chooser_key();
   } else {
@@ -320,7 +324,8 @@ std::optional<InterpreterReport> ProbeMemo::python(const json& key) const {
   auto report = report_from((*e)["report"]);
   if (!report || exists_list(report->site_candidates) != (*e)["exists"]) return std::nullopt;
   // A shim's entry holds for the interpreter it chose then, while that file is the same.
-  if (key.contains("shim") && (!e->contains("resolved") || resolved_json(report->executable) != (*e)["resolved"])) return std::nullopt;
+  if (key.contains("shim") && (!e->contains("resolved") || resolved_json(report->executable) != (*e)["resolved"]))
+    return std::nullopt;
   return report;
 }
 
@@ -332,7 +337,9 @@ bool ProbeMemo::startup_unchanged(const json& key, const std::vector<StartupFile
 std::string ProbeMemo::put_python(const json& key, const InterpreterReport& report, const std::vector<StartupFile>& startup) {
   if (!file_) return "off";
   if (report.site_candidates.empty()) return "the interpreter named no site folders";
-  json entry = {{"key", key}, {"report", report_json(report)}, {"exists", exists_list(report.site_candidates)},
+  json entry = {{"key", key},
+                {"report", report_json(report)},
+                {"exists", exists_list(report.site_candidates)},
                 {"startup", startup_json(startup)}};
   std::error_code ec;
   if (key.contains("shim")) {
@@ -373,7 +380,8 @@ std::optional<Fingerprint> ProbeMemo::gpu(const json& key) const {
   Fingerprint fp;
   for (const auto& [name, v] : (*e)["fields"].items()) {
     // [value or null, source]; anything else is a memo that does not read: the probe runs.
-    if (!name.starts_with("gpu.") || !v.is_array() || v.size() != 2 || !v[1].is_string() || !(v[0].is_string() || v[0].is_null())) {
+    if (!name.starts_with("gpu.") || !v.is_array() || v.size() != 2 || !v[1].is_string() ||
+        !(v[0].is_string() || v[0].is_null())) {
       return std::nullopt;
     }
     if (v[0].is_null()) {
@@ -393,7 +401,8 @@ void ProbeMemo::put_gpu(const json& key, const Fingerprint& fp) {
     // No driver: only "no GPU" is kept, and only when NVML's library was missing (nothing else can answer
     // without one of the key's inputs changing), so a GPU-less no-op restore forks no nvidia-smi.
     // defence: memo-no-gpu
-    if (count->value || count->source.find(std::string(kNvmlNotLoadable) + ";") == std::string::npos || !no_other_gpu_source(key)) return;
+    if (count->value || count->source.find(std::string(kNvmlNotLoadable) + ";") == std::string::npos || !no_other_gpu_source(key))
+      return;
   } else if (!vendor || vendor->source != "nvml" || !count->value || *count->value == "0") {
     return;
   }

@@ -48,8 +48,9 @@ std::string joined_settings(bool (*pick)(std::string_view)) {
 bool is_inductor_key_setting(std::string_view name) {
   // Where the cache lives, whether it is used, and thread counts do not change what is compiled.
   static constexpr std::array<std::string_view, 6> kNotInKey = {
-      "TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOGRAD_CACHE",
-      "TORCHINDUCTOR_FORCE_DISABLE_CACHES", "TORCHINDUCTOR_COMPILE_THREADS", "TORCHINDUCTOR_WORKER_START"};
+      "TORCHINDUCTOR_CACHE_DIR",       "TORCHINDUCTOR_FX_GRAPH_CACHE",
+      "TORCHINDUCTOR_AUTOGRAD_CACHE",  "TORCHINDUCTOR_FORCE_DISABLE_CACHES",
+      "TORCHINDUCTOR_COMPILE_THREADS", "TORCHINDUCTOR_WORKER_START"};
   return name.starts_with("TORCHINDUCTOR_") && !never_recorded(name) &&
          std::find(kNotInKey.begin(), kNotInKey.end(), name) == kNotInKey.end();
 }
@@ -57,13 +58,13 @@ bool is_inductor_key_setting(std::string_view name) {
 bool is_triton_key_setting(std::string_view name) {
   // Triton's own cache-invalidating variables that do not start with TRITON_.
   static constexpr std::array<std::string_view, 8> kOtherKeyVars = {
-      "DISABLE_LLVM_OPT", "DISABLE_MMA_V3", "DISABLE_PTXAS_OPT", "LLVM_IR_ENABLE_DUMP", "MLIR_ENABLE_DUMP",
-      "USE_IR_LOC",       "LLVM_PASS_PLUGIN_PATH", "AMDGCN_ENABLE_DUMP"};
+      "DISABLE_LLVM_OPT", "DISABLE_MMA_V3", "DISABLE_PTXAS_OPT",     "LLVM_IR_ENABLE_DUMP",
+      "MLIR_ENABLE_DUMP", "USE_IR_LOC",     "LLVM_PASS_PLUGIN_PATH", "AMDGCN_ENABLE_DUMP"};
   // Locations and tooling switches that do not change a kernel (ptxas is recorded as ptxas.version).
   static constexpr std::array<std::string_view, 11> kNotInKey = {
-      "TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR", "TRITON_CACHE_MANAGER",
-      "TRITON_PTXAS_PATH", "TRITON_PRINT_AUTOTUNING", "TRITON_LIBCUDA_PATH", "TRITON_CUDACRT_PATH",
-      "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH"};
+      "TRITON_CACHE_DIR",     "TRITON_HOME",           "TRITON_DUMP_DIR",         "TRITON_OVERRIDE_DIR",
+      "TRITON_CACHE_MANAGER", "TRITON_PTXAS_PATH",     "TRITON_PRINT_AUTOTUNING", "TRITON_LIBCUDA_PATH",
+      "TRITON_CUDACRT_PATH",  "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH"};
   if (std::find(kOtherKeyVars.begin(), kOtherKeyVars.end(), name) != kOtherKeyVars.end()) return true;
   return name.starts_with("TRITON_") && !never_recorded(name) &&
          std::find(kNotInKey.begin(), kNotInKey.end(), name) == kNotInKey.end();

@@ -12,17 +12,17 @@
 #include <string_view>
 #include <vector>
 
-#include "manifest/fingerprint.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/fingerprint.hpp"
 #include "probe/memo.hpp"
 #include "util/subprocess.hpp"
 
 namespace ccpack::probe {
 
 struct ProbeOptions {
-  std::string python;               // empty: $CCPACK_PYTHON, else "python3"
-  std::vector<CacheDir> dirs;       // the cache folders, for paths.*
-  RunLimits limits;                 // for each program run
+  std::string python;                                                          // empty: $CCPACK_PYTHON, else "python3"
+  std::vector<CacheDir> dirs;                                                  // the cache folders, for paths.*
+  RunLimits limits;                                                            // for each program run
   std::optional<std::filesystem::path> memo_file = ProbeMemo::default_file();  // nullopt: no memo
 };
 
@@ -55,9 +55,9 @@ void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimit
 // What the listing of sys.path found (dists.cpp).
 struct Discovery {
   std::map<std::string, std::pair<std::string, std::string>, std::less<>> dists;  // name -> version, folder
-  std::vector<std::string> site;                 // python.site_packages, sorted
-  std::optional<std::string> torch_version_py;   // its text, when torch was found and the file read
-  std::vector<StartupFile> startup;              // *.pth, sitecustomize, usercustomize, in sys.path order
+  std::vector<std::string> site;                                                  // python.site_packages, sorted
+  std::optional<std::string> torch_version_py;  // its text, when torch was found and the file read
+  std::vector<StartupFile> startup;             // *.pth, sitecustomize, usercustomize, in sys.path order
 };
 // Everything the interpreter does not report is read in C++, on every probe: each sys.path folder is listed and the
 // distribution names and versions come from its .dist-info / .egg-info folder names, the first on sys.path
@@ -84,8 +84,8 @@ struct PtxasFile {
   std::string version;
   std::string from;  // "torch's bin/ptxas", "triton's bundled ptxas", "$CUDA_HOME/bin/ptxas", ...
 };
-// The ptxas files this machine has, in the order a warm-up picks one: $TRITON_PTXAS_PATH, torch's bin/ptxas (what its compile workers set
-// TRITON_PTXAS_PATH to), Triton's bundled one, then $CUDA_HOME/bin/ptxas and /usr/local/cuda/bin/ptxas; only
+// The ptxas files this machine has, in the order a warm-up picks one: $TRITON_PTXAS_PATH, torch's bin/ptxas (what its compile
+// workers set TRITON_PTXAS_PATH to), Triton's bundled one, then $CUDA_HOME/bin/ptxas and /usr/local/cuda/bin/ptxas; only
 // executable files whose --version is read (memoised as the probe's). `python` as for ProbeOptions.
 [[nodiscard]] std::vector<PtxasFile> ptxas_files(const ProbeOptions& options);
 

@@ -21,7 +21,6 @@ namespace ccpack::probe {
 using json = nlohmann::json;
 namespace {
 
-
 constexpr const char* kScript = R"PY(import sys, _imp
 X = _imp.extension_suffixes()
 a = X[0][1:-3] if X and X[0].startswith('.cpython-') and X[0].endswith('.so') else None
@@ -48,9 +47,9 @@ bool is_cuda_wheel(const std::string& name) {
 }
 
 void absent_python_fields(Fingerprint& fp, const std::string& why) {
-  for (std::string_view f : {field::python_version, field::python_abi, field::python_site_packages, field::torch_version,
-                             field::torch_cuda, field::torch_hip, field::triton_version, field::ck4inductor_version,
-                             field::wheels_cuda}) {
+  for (std::string_view f :
+       {field::python_version, field::python_abi, field::python_site_packages, field::torch_version, field::torch_cuda,
+        field::torch_hip, field::triton_version, field::ck4inductor_version, field::wheels_cuda}) {
     fp.absent(f, why);
   }
 }
@@ -74,8 +73,8 @@ std::optional<std::string> assigned(std::string_view text, std::string_view name
   while (!text.empty()) {
     std::string_view line = text.substr(0, text.find('\n'));
     text.remove_prefix(std::min(text.size(), line.size() + 1));
-    if (!line.starts_with(name) || line.size() == name.size() || (line[name.size()] != ' ' && line[name.size()] != ':' &&
-                                                                  line[name.size()] != '=')) {
+    if (!line.starts_with(name) || line.size() == name.size() ||
+        (line[name.size()] != ' ' && line[name.size()] != ':' && line[name.size()] != '=')) {
       continue;
     }
     auto eq = line.find('=');
@@ -99,7 +98,8 @@ void parse_torch_version_py(std::string_view text, Fingerprint& fp) {
   // torch.__version__ is this line: it carries the local tag (2.11.0+cu130) that a wheel's dist-info may lack
   // (seen on the H200 machine: dist-info 2.11.0, torch.__version__ 2.11.0+cu130), so it wins over dist-info.
   if (auto v = assigned(text, "__version__"); v && *v != "none") fp.set(field::torch_version, *v, "torch/version.py");
-  for (auto [f, name] : {std::pair{field::torch_cuda, std::string_view("cuda")}, std::pair{field::torch_hip, std::string_view("hip")}}) {
+  for (auto [f, name] :
+       {std::pair{field::torch_cuda, std::string_view("cuda")}, std::pair{field::torch_hip, std::string_view("hip")}}) {
     if (auto v = assigned(text, name)) {
       fp.set(f, *v, "torch/version.py");
     } else {
@@ -124,7 +124,8 @@ std::optional<InterpreterReport> parse_interpreter_report(std::string_view text)
     auto it = r.find(key);
     if (it == r.end() || !it->is_array() || it->size() > kMaxSysPath) return;
     for (const json& s : *it) {
-      if (s.is_string() && !s.get<std::string>().empty() && s.get<std::string>().size() <= kMaxText) into.push_back(s.get<std::string>());
+      if (s.is_string() && !s.get<std::string>().empty() && s.get<std::string>().size() <= kMaxText)
+        into.push_back(s.get<std::string>());
     }
   };
   strings("path", out.path);
@@ -168,14 +169,16 @@ std::string fill_python_fields(const InterpreterReport& interp, const Discovery&
   if (found.torch_version_py) {
     parse_torch_version_py(*found.torch_version_py, fp);
   } else {
-    std::string why = found.dists.count("torch") ? "python: torch/version.py not readable" : "python: no torch distribution on sys.path";
+    std::string why =
+        found.dists.count("torch") ? "python: torch/version.py not readable" : "python: no torch distribution on sys.path";
     fp.absent(field::torch_cuda, why);
     fp.absent(field::torch_hip, why);
   }
   return triton_site;
 }
 
-std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits, ProbeMemo& memo, Discovery* found_out) {
+std::string probe_python(Fingerprint& fp, const std::string& python, const RunLimits& limits, ProbeMemo& memo,
+                         Discovery* found_out) {
   std::string why;
   std::optional<json> key = memo.interpreter_key(python, why);
   if (key) {
@@ -204,7 +207,8 @@ std::string probe_python(Fingerprint& fp, const std::string& python, const RunLi
   Discovery found = discover(interp->path);
   if (found_out) *found_out = found;
   if (key) {
-    if (std::string not_kept = memo.put_python(*key, *interp, found.startup); !not_kept.empty()) memo.python_status = "not memoised: " + not_kept;
+    if (std::string not_kept = memo.put_python(*key, *interp, found.startup); !not_kept.empty())
+      memo.python_status = "not memoised: " + not_kept;
   }
   return fill_python_fields(*interp, found, fp);
 }
@@ -243,7 +247,8 @@ void probe_ptxas(Fingerprint& fp, const std::string& triton_site, const RunLimit
     fp.set(field::ptxas_version, v, "ptxas --version (" + from + ")");
     memo.put_ptxas(ptxas, v);
   } else {
-    fp.absent(field::ptxas_version, "ptxas '" + escaped(ptxas, 200) + "': " + (r.ok() ? "no version in its output" : r.why(bounded)));
+    fp.absent(field::ptxas_version,
+              "ptxas '" + escaped(ptxas, 200) + "': " + (r.ok() ? "no version in its output" : r.why(bounded)));
   }
 }
 

@@ -5,8 +5,8 @@
 
 namespace ccpack::registry {
 
-ArchiveStream::ArchiveStream(const oci::Reference& reference, SessionOptions options, std::function<void(const std::string&)> warn,
-                             bool progress)
+ArchiveStream::ArchiveStream(const oci::Reference& reference, SessionOptions options,
+                             std::function<void(const std::string&)> warn, bool progress)
     : session_(reference, std::move(options)), warn_(std::move(warn)), progress_(progress) {
   session_.on_fallback = [this](const std::string& line) { warn_(line); };
 }
@@ -16,7 +16,8 @@ void ArchiveStream::choose(const manifest::Fingerprint& machine, bool single_may
 }
 
 manifest::ArchiveHeader ArchiveStream::fetch_header() {
-  RemoteHeader h = registry::fetch_header(session_, remote_, [this](const char* data, std::size_t size) { layer_hash_.update(data, size); });
+  RemoteHeader h =
+      registry::fetch_header(session_, remote_, [this](const char* data, std::size_t size) { layer_hash_.update(data, size); });
   frames_ = h.manifest.frames;
   download_ = std::make_unique<Progress>("download", remote_.layer.size - remote_.header_size, progress_);
   return std::move(h.header);

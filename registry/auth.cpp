@@ -139,7 +139,8 @@ std::optional<Credentials> credentials_in_config(std::string_view text, std::str
       if (auto a = entry.find("auth"); a != entry.end() && a->is_string() && !a->get_ref<const std::string&>().empty()) {
         std::optional<std::string> pair = base64_decode(a->get<std::string>());
         std::size_t colon = pair ? pair->find(':') : std::string::npos;
-        if (colon == std::string::npos) throw malformed("the 'auth' of " + std::string(registry) + " is not base64 of user:password");
+        if (colon == std::string::npos)
+          throw malformed("the 'auth' of " + std::string(registry) + " is not base64 of user:password");
         c.username = pair->substr(0, colon);
         c.password = pair->substr(colon + 1);
       } else {
@@ -157,7 +158,8 @@ std::optional<Credentials> credentials_in_config(std::string_view text, std::str
         if (same_registry(key, registry) && name.is_string()) *helper = name.get<std::string>();
       }
     }
-    if (helper->empty() && doc.contains("credsStore") && doc["credsStore"].is_string()) *helper = doc["credsStore"].get<std::string>();
+    if (helper->empty() && doc.contains("credsStore") && doc["credsStore"].is_string())
+      *helper = doc["credsStore"].get<std::string>();
   }
   return std::nullopt;
 }
@@ -166,9 +168,12 @@ std::optional<Credentials> find_credentials(std::string_view registry, const std
   if (!authfile.empty()) return lookup_file(authfile, registry, true);
   if (const char* f = std::getenv("REGISTRY_AUTH_FILE"); f != nullptr && *f != '\0') return lookup_file(f, registry, true);
   std::vector<std::string> candidates;
-  if (const char* d = std::getenv("DOCKER_CONFIG"); d != nullptr && *d != '\0') candidates.push_back(std::string(d) + "/config.json");
-  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') candidates.push_back(std::string(h) + "/.docker/config.json");
-  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x != nullptr && *x != '\0') candidates.push_back(std::string(x) + "/containers/auth.json");
+  if (const char* d = std::getenv("DOCKER_CONFIG"); d != nullptr && *d != '\0')
+    candidates.push_back(std::string(d) + "/config.json");
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
+    candidates.push_back(std::string(h) + "/.docker/config.json");
+  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x != nullptr && *x != '\0')
+    candidates.push_back(std::string(x) + "/containers/auth.json");
   for (const std::string& path : candidates) {
     if (std::optional<Credentials> c = lookup_file(path, registry, false)) return c;
   }

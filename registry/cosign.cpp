@@ -53,8 +53,8 @@ void check_optional(const json& optional, std::string_view what) {
   if (creator != optional.end() && !creator->is_null() && !creator->is_string()) bad(what, "optional.creator", "is not a string");
   auto timestamp = optional.find("timestamp");
   if (timestamp == optional.end() || timestamp->is_null()) return;
-  bool integral = timestamp->is_number_integer() && !(timestamp->is_number_unsigned() &&
-                                                       timestamp->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX));
+  bool integral = timestamp->is_number_integer() &&
+                  !(timestamp->is_number_unsigned() && timestamp->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX));
   if (timestamp->is_number_float()) {
     double t = timestamp->get<double>();
     integral = t >= -9223372036854775808.0 && t < 9223372036854775808.0 && std::trunc(t) == t;
@@ -106,7 +106,9 @@ Payload parse_payload(std::string_view text, std::string_view what) {
 }
 
 std::string config_json(const std::vector<std::string>& layer_digests) {
-  ojson config{{"architecture", ""}, {"os", ""}, {"config", ojson::object()},
+  ojson config{{"architecture", ""},
+               {"os", ""},
+               {"config", ojson::object()},
                {"rootfs", {{"type", "layers"}, {"diff_ids", layer_digests}}}};
   return config.dump();
 }
@@ -155,7 +157,8 @@ std::vector<SignatureLayer> parse_signature_layers(std::string_view text, std::s
   auto layers = doc.find("layers");
   if (layers == doc.end() || !layers->is_array()) bad(what, "layers", "is missing or not an array");
   // defence: cosign-layer-count
-  if (layers->size() > kMaxSignatureLayers) bad(what, "layers", "has more than " + std::to_string(kMaxSignatureLayers) + " entries");
+  if (layers->size() > kMaxSignatureLayers)
+    bad(what, "layers", "has more than " + std::to_string(kMaxSignatureLayers) + " entries");
   std::vector<SignatureLayer> out;
   out.reserve(layers->size());
   for (std::size_t i = 0; i < layers->size(); ++i) {
@@ -163,7 +166,10 @@ std::vector<SignatureLayer> parse_signature_layers(std::string_view text, std::s
     if (!d.is_object()) bad(what, "layers[" + std::to_string(i) + "]", "is not an object");
     SignatureLayer l;
     l.json = d.dump();
-    auto get = [&d](const char* key) { auto it = d.find(key); return it != d.end() && it->is_string() ? it->get<std::string>() : std::string(); };
+    auto get = [&d](const char* key) {
+      auto it = d.find(key);
+      return it != d.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
     l.media_type = get("mediaType");
     l.digest = get("digest");
     if (!oci::parse_digest(l.digest)) l.digest.clear();
@@ -180,15 +186,19 @@ std::vector<SignatureLayer> parse_signature_layers(std::string_view text, std::s
 }
 
 SignatureLayer payload_layer(const std::string& payload_digest, std::size_t payload_bytes, const std::string& signature_base64) {
-  ojson d{{"mediaType", kPayloadMediaType}, {"digest", payload_digest}, {"size", payload_bytes},
+  ojson d{{"mediaType", kPayloadMediaType},
+          {"digest", payload_digest},
+          {"size", payload_bytes},
           {"annotations", {{kSignatureAnnotation, signature_base64}}}};
   return {d.dump(), std::string(kPayloadMediaType), payload_digest, payload_bytes, signature_base64};
 }
 
-std::string signature_manifest_json(const std::vector<SignatureLayer>& layers, const std::string& config_digest, std::size_t config_bytes) {
+std::string signature_manifest_json(const std::vector<SignatureLayer>& layers, const std::string& config_digest,
+                                    std::size_t config_bytes) {
   ojson list = ojson::array();
   for (const SignatureLayer& l : layers) list.push_back(ojson::parse(l.json));
-  ojson m{{"schemaVersion", 2}, {"mediaType", oci::kImageManifestType},
+  ojson m{{"schemaVersion", 2},
+          {"mediaType", oci::kImageManifestType},
           {"config", {{"mediaType", oci::kImageConfigType}, {"digest", config_digest}, {"size", config_bytes}}},
           {"layers", list}};
   return m.dump();

@@ -81,7 +81,8 @@ struct SignatureLayer {
 // verifier's business.
 [[nodiscard]] std::vector<SignatureLayer> parse_signature_layers(std::string_view json, std::string_view what);
 // The layer ccpack writes for a payload of `payload_bytes` bytes with `signature_base64`.
-[[nodiscard]] SignatureLayer payload_layer(const std::string& payload_digest, std::size_t payload_bytes, const std::string& signature_base64);
+[[nodiscard]] SignatureLayer payload_layer(const std::string& payload_digest, std::size_t payload_bytes,
+                                           const std::string& signature_base64);
 // The signature manifest over `layers` (each written as read) with the config whose digest is `config_digest`.
 [[nodiscard]] std::string signature_manifest_json(const std::vector<SignatureLayer>& layers, const std::string& config_digest,
                                                   std::size_t config_bytes);

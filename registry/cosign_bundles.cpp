@@ -20,7 +20,8 @@ struct ReadBundle {
 std::string fetch_bundle_blob(Session& s, const bundle::Blob& layer) {
   std::string bytes;
   (void)s.get_blob(layer.digest, 0, std::nullopt, [&bytes, &layer](const char* data, std::size_t size) {
-    if (bytes.size() + size > bundle::kMaxBundleBytes) throw IntegrityError("bundle " + escaped(layer.digest) + " is longer than announced");
+    if (bytes.size() + size > bundle::kMaxBundleBytes)
+      throw IntegrityError("bundle " + escaped(layer.digest) + " is longer than announced");
     bytes.append(data, size);
   });
   if (bytes.size() != layer.size || oci::digest_of(bytes) != layer.digest) {
@@ -32,7 +33,8 @@ std::string fetch_bundle_blob(Session& s, const bundle::Blob& layer) {
 // The envelope of the bundle referrer `entry` of `subject_digest`; nullopt with why in `problem` when it cannot
 // carry a key-based signature of that subject or is malformed. Throws IntegrityError when the registry serves a
 // document or blob against its own digest.
-std::optional<bundle::Envelope> read_bundle(Session& s, const referrers::Entry& entry, const std::string& subject_digest, std::string& problem) {
+std::optional<bundle::Envelope> read_bundle(Session& s, const referrers::Entry& entry, const std::string& subject_digest,
+                                            std::string& problem) {
   std::optional<Document> doc = s.get_manifest(entry.digest);
   if (!doc) {
     problem = "its manifest is missing";
@@ -50,7 +52,8 @@ std::optional<bundle::Envelope> read_bundle(Session& s, const referrers::Entry& 
     problem = "its subject is " + r.subject_digest + ", another artifact";
     return std::nullopt;
   }
-  auto layer = std::find_if(r.layers.begin(), r.layers.end(), [](const bundle::Blob& b) { return bundle::is_bundle_type(b.media_type); });
+  auto layer =
+      std::find_if(r.layers.begin(), r.layers.end(), [](const bundle::Blob& b) { return bundle::is_bundle_type(b.media_type); });
   if (layer == r.layers.end()) {
     problem = "it has no layer of media type " + std::string(bundle::kMediaType);
     return std::nullopt;
@@ -85,7 +88,8 @@ std::vector<ReadBundle> our_bundles(Session& s, const std::vector<referrers::Ent
     if (!is_bundle_entry(e)) continue;
     std::string problem;
     try {
-      if (std::optional<bundle::Envelope> env = read_bundle(s, e, subject_digest, problem)) out.push_back({e.digest, std::move(*env)});
+      if (std::optional<bundle::Envelope> env = read_bundle(s, e, subject_digest, problem))
+        out.push_back({e.digest, std::move(*env)});
     } catch (const IntegrityError&) {
     }
   }
@@ -93,20 +97,20 @@ std::vector<ReadBundle> our_bundles(Session& s, const std::vector<referrers::Ent
 }
 
 // Why the subject named `name` (or none) of a statement over `signed_digest` does not count for `reference`.
-std::optional<std::string> bundle_identity(const std::optional<std::string>& name, const std::string& signed_digest, const oci::Reference& reference,
-                                           cosign::IdentityRule rule) {
+std::optional<std::string> bundle_identity(const std::optional<std::string>& name, const std::string& signed_digest,
+                                           const oci::Reference& reference, cosign::IdentityRule rule) {
   if (name) return cosign::identity_mismatch(*name, signed_digest, reference, rule);
   // defence: bundle-identity-exact
   if (rule == cosign::IdentityRule::exact && !reference.tag.empty()) {
-    return "its subject has no name (cosign's own form), not " + reference.registry + "/" + reference.repository + ":" + reference.tag +
-           " (--cosign-identity repository accepts it)";
+    return "its subject has no name (cosign's own form), not " + reference.registry + "/" + reference.repository + ":" +
+           reference.tag + " (--cosign-identity repository accepts it)";
   }
   return std::nullopt;
 }
 
 // Why a statement signed by `by` does not count for `signed_digest` and `reference`; "" when it does.
-std::string judge_statement(const std::string& payload, const std::string& by, const std::string& signed_digest, const oci::Reference& reference,
-                            cosign::IdentityRule rule) {
+std::string judge_statement(const std::string& payload, const std::string& by, const std::string& signed_digest,
+                            const oci::Reference& reference, cosign::IdentityRule rule) {
   bundle::Statement st;
   try {
     st = bundle::parse_statement(payload, "statement");
@@ -118,7 +122,8 @@ std::string judge_statement(const std::string& payload, const std::string& by, c
     return "key " + by + " signed predicate type '" + escaped(st.predicate_type, 120) + "', not a cosign signature";
   }
   const std::string hex = signed_digest.substr(7);
-  auto match = std::find_if(st.subjects.begin(), st.subjects.end(), [&](const bundle::Subject& x) { return x.sha256_hex == hex; });
+  auto match =
+      std::find_if(st.subjects.begin(), st.subjects.end(), [&](const bundle::Subject& x) { return x.sha256_hex == hex; });
   // defence: bundle-digest
   if (match == st.subjects.end()) {
     return "key " + by + " signed sha256:" + escaped(st.subjects.front().sha256_hex, 80) + ", another artifact";
@@ -130,8 +135,9 @@ std::string judge_statement(const std::string& payload, const std::string& by, c
 }
 
 // The key id that the bundle referrer `entry` is a valid signature by; else "" and why not, in `problem`.
-std::string judge_bundle(Session& s, const referrers::Entry& entry, const std::string& signed_digest, const oci::Reference& reference,
-                         const manifest::TrustStore& trust, cosign::IdentityRule rule, std::string& problem) {
+std::string judge_bundle(Session& s, const referrers::Entry& entry, const std::string& signed_digest,
+                         const oci::Reference& reference, const manifest::TrustStore& trust, cosign::IdentityRule rule,
+                         std::string& problem) {
   std::optional<bundle::Envelope> env = read_bundle(s, entry, signed_digest, problem);
   if (!env) return {};
   const manifest::PublicKey* by = nullptr;
@@ -176,7 +182,8 @@ BundleAttach attach_cosign_bundles(Session& s, const bundle::Blob& subject, cons
     r.key_ids.push_back(key->key_id());
     ++r.bundles;
     const manifest::PublicKey pub = key->public_key();
-    if (std::any_of(existing.begin(), existing.end(), [&](const ReadBundle& b) { return b.envelope.payload == statement && signs(pub, b.envelope); })) {
+    if (std::any_of(existing.begin(), existing.end(),
+                    [&](const ReadBundle& b) { return b.envelope.payload == statement && signs(pub, b.envelope); })) {
       continue;
     }
     const std::string signature = key->sign_detached(bundle::pae(bundle::kPayloadType, statement));
@@ -201,8 +208,9 @@ BundleAttach attach_cosign_bundles(Session& s, const bundle::Blob& subject, cons
   return r;
 }
 
-std::string check_cosign_bundles(Session& s, const std::string& signed_digest, const oci::Reference& reference, const manifest::TrustStore& trust,
-                                 cosign::IdentityRule identity, const std::string& label, std::vector<std::string>& problems) {
+std::string check_cosign_bundles(Session& s, const std::string& signed_digest, const oci::Reference& reference,
+                                 const manifest::TrustStore& trust, cosign::IdentityRule identity, const std::string& label,
+                                 std::vector<std::string>& problems) {
   referrers::Found found;
   try {
     found = referrers::find(s, signed_digest);

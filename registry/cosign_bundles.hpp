@@ -49,8 +49,9 @@ BundleAttach attach_cosign_bundles(Session& session, const bundle::Blob& subject
 // The key id of the first trusted key whose bundle of `signed_digest` passes for `reference` under `identity`; else
 // "", with one line per bundle that did not pass (prefixed with `label`) added to `problems`. Throws for the
 // network and for a bundle blob that the registry serves against its own digest.
-[[nodiscard]] std::string check_cosign_bundles(Session& session, const std::string& signed_digest, const oci::Reference& reference,
-                                               const manifest::TrustStore& trust, cosign::IdentityRule identity, const std::string& label,
+[[nodiscard]] std::string check_cosign_bundles(Session& session, const std::string& signed_digest,
+                                               const oci::Reference& reference, const manifest::TrustStore& trust,
+                                               cosign::IdentityRule identity, const std::string& label,
                                                std::vector<std::string>& problems);
 
 }  // namespace ccpack::registry

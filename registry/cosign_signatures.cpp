@@ -17,7 +17,8 @@ std::vector<cosign::SignatureLayer> existing_signatures(Session& s, const std::s
   std::optional<Document> doc = s.get_manifest(tag);
   if (!doc) return {};
   if (digest != nullptr) *digest = doc->digest;
-  return cosign::parse_signature_layers(doc->bytes, "signature manifest " + s.reference().registry + "/" + s.reference().repository + ":" + tag);
+  return cosign::parse_signature_layers(
+      doc->bytes, "signature manifest " + s.reference().registry + "/" + s.reference().repository + ":" + tag);
 }
 
 // The signature bytes of a layer's annotation: padded standard base64, as cosign and containers/image decode it
@@ -31,8 +32,8 @@ std::optional<std::string> signature_bytes(const std::string& annotation) {
 }
 
 // Whether `layers` holds `payload` signed by `key` already.
-bool already_signed(const std::vector<cosign::SignatureLayer>& layers, const std::string& payload, const std::string& payload_digest,
-                    const manifest::PrivateKey& key) {
+bool already_signed(const std::vector<cosign::SignatureLayer>& layers, const std::string& payload,
+                    const std::string& payload_digest, const manifest::PrivateKey& key) {
   return std::any_of(layers.begin(), layers.end(), [&](const cosign::SignatureLayer& l) {
     if (l.digest != payload_digest || l.media_type != cosign::kPayloadMediaType || !l.signature) return false;
     std::optional<std::string> sig = signature_bytes(*l.signature);
@@ -44,17 +45,20 @@ bool already_signed(const std::vector<cosign::SignatureLayer>& layers, const std
 std::string fetch_payload(Session& s, const cosign::SignatureLayer& layer, const std::string& manifest_digest) {
   std::string payload;
   (void)s.get_blob(layer.digest, 0, std::nullopt, [&payload, &layer](const char* data, std::size_t size) {
-    if (payload.size() + size > cosign::kMaxPayloadBytes) throw IntegrityError("payload " + escaped(layer.digest) + " is longer than announced");
+    if (payload.size() + size > cosign::kMaxPayloadBytes)
+      throw IntegrityError("payload " + escaped(layer.digest) + " is longer than announced");
     payload.append(data, size);
   });
   if (payload.size() != layer.size || oci::digest_of(payload) != layer.digest) {
-    throw IntegrityError("payload " + layer.digest + " of the cosign signature of " + manifest_digest + " does not match its digest");
+    throw IntegrityError("payload " + layer.digest + " of the cosign signature of " + manifest_digest +
+                         " does not match its digest");
   }
   return payload;
 }
 
 // The first trusted key that verifies `signature` over `payload`, or null.
-const manifest::PublicKey* signer_of(const std::string& payload, const std::string& signature, const manifest::TrustStore& trust) {
+const manifest::PublicKey* signer_of(const std::string& payload, const std::string& signature,
+                                     const manifest::TrustStore& trust) {
   for (const manifest::PublicKey* key : trust.keys()) {
     // defence: cosign-key
     if (key->verify_detached(payload, signature)) return key;
@@ -95,7 +99,8 @@ std::string check_layer(LayerCheck& c, const cosign::SignatureLayer& layer, std:
   problem = unjudged(layer);
   if (!problem.empty()) return {};
   auto cached = c.payloads.find(layer.digest);
-  if (cached == c.payloads.end()) cached = c.payloads.emplace(layer.digest, fetch_payload(c.session, layer, c.signed_digest)).first;
+  if (cached == c.payloads.end())
+    cached = c.payloads.emplace(layer.digest, fetch_payload(c.session, layer, c.signed_digest)).first;
   const std::string& payload = cached->second;
   std::optional<std::string> signature = layer.signature ? signature_bytes(*layer.signature) : std::nullopt;
   const manifest::PublicKey* by = signer_of(payload, signature.value_or(""), c.trust);
@@ -131,8 +136,9 @@ std::string check_layer(LayerCheck& c, const cosign::SignatureLayer& layer, std:
 
 // The signatures of `signed_digest`: the first trusted key whose layer passes, else "" with each layer's problem
 // (prefixed with `label`) added to `problems`.
-std::string check_signed(Session& s, const std::string& signed_digest, const CosignSubject& subject, const manifest::TrustStore& trust,
-                         cosign::IdentityRule identity, const std::string& label, std::vector<std::string>& problems) {
+std::string check_signed(Session& s, const std::string& signed_digest, const CosignSubject& subject,
+                         const manifest::TrustStore& trust, cosign::IdentityRule identity, const std::string& label,
+                         std::vector<std::string>& problems) {
   std::vector<cosign::SignatureLayer> layers;
   try {
     layers = existing_signatures(s, cosign::signature_tag(signed_digest));
@@ -181,7 +187,8 @@ CosignAttach attach_cosign_signatures(Session& s, const std::string& manifest_di
   const std::string config = cosign::config_json(diff_ids);
   const std::string config_digest = oci::digest_of(config);
   if (!s.blob_exists(config_digest)) s.upload_blob(config_digest, config);
-  r.manifest_digest = s.put_manifest(r.tag, cosign::signature_manifest_json(layers, config_digest, config.size()), oci::kImageManifestType);
+  r.manifest_digest =
+      s.put_manifest(r.tag, cosign::signature_manifest_json(layers, config_digest, config.size()), oci::kImageManifestType);
   return r;
 }
 
@@ -191,11 +198,13 @@ CosignCheck check_cosign_signatures(Session& s, const CosignSubject& subject, co
   r.tag = cosign::signature_tag(subject.manifest_digest);
   r.verified_by = check_signed(s, subject.manifest_digest, subject, trust, identity, "", r.problems);
   // Then cosign 3's form: the sigstore bundles among the artifact's referrers.
-  if (!r.verified()) r.verified_by = check_cosign_bundles(s, subject.manifest_digest, subject.reference, trust, identity, "", r.problems);
+  if (!r.verified())
+    r.verified_by = check_cosign_bundles(s, subject.manifest_digest, subject.reference, trust, identity, "", r.problems);
   if (r.verified() || subject.index_digest.empty()) return r;
   const std::string label = "index " + cosign::signature_tag(subject.index_digest) + " ";
   r.verified_by = check_signed(s, subject.index_digest, subject, trust, identity, label, r.problems);
-  if (!r.verified()) r.verified_by = check_cosign_bundles(s, subject.index_digest, subject.reference, trust, identity, "index ", r.problems);
+  if (!r.verified())
+    r.verified_by = check_cosign_bundles(s, subject.index_digest, subject.reference, trust, identity, "index ", r.problems);
   return r;
 }
 

@@ -62,8 +62,8 @@ struct CosignCheck {
 // key, parsed, its digest compared with the signed artifact's and its docker-reference with the reference
 // (cosign::identity_mismatch, under the caller's rule). One layer that passes all of it is enough; the others
 // are reported.
-[[nodiscard]] CosignCheck check_cosign_signatures(Session& session, const CosignSubject& subject, const manifest::TrustStore& trust,
-                                                  cosign::IdentityRule identity);
+[[nodiscard]] CosignCheck check_cosign_signatures(Session& session, const CosignSubject& subject,
+                                                  const manifest::TrustStore& trust, cosign::IdentityRule identity);
 
 // Throws IntegrityError (exit 4) naming `what` (the artifact), the signature tag and each problem unless `check`
 // verified.

@@ -20,7 +20,8 @@ std::string delta_tag(std::string_view base_tag, std::string_view delta_manifest
   if (delta_manifest_sha256_hex.size() < kDeltaTagHex || !lower_hex(delta_manifest_sha256_hex.substr(0, kDeltaTagHex))) {
     throw Error("internal: a delta tag needs a hex manifest digest");
   }
-  std::string tag = std::string(base_tag) + std::string(kDeltaTagInfix) + std::string(delta_manifest_sha256_hex.substr(0, kDeltaTagHex));
+  std::string tag =
+      std::string(base_tag) + std::string(kDeltaTagInfix) + std::string(delta_manifest_sha256_hex.substr(0, kDeltaTagHex));
   if (tag.size() > kMaxTag) {
     throw UsageError("tag '" + std::string(base_tag) + "' is too long for its delta tags (" + std::to_string(tag.size()) +
                      " characters with '" + std::string(kDeltaTagInfix) + "<12 hex>', at most " + std::to_string(kMaxTag) + ")");
@@ -30,8 +31,8 @@ std::string delta_tag(std::string_view base_tag, std::string_view delta_manifest
 
 bool is_delta_tag_of(std::string_view tag, std::string_view base_tag) {
   std::size_t prefix = base_tag.size() + kDeltaTagInfix.size();
-  return tag.size() == prefix + kDeltaTagHex && tag.starts_with(base_tag) && tag.substr(base_tag.size(), kDeltaTagInfix.size()) == kDeltaTagInfix &&
-         lower_hex(tag.substr(prefix));
+  return tag.size() == prefix + kDeltaTagHex && tag.starts_with(base_tag) &&
+         tag.substr(base_tag.size(), kDeltaTagInfix.size()) == kDeltaTagInfix && lower_hex(tag.substr(prefix));
 }
 
 std::vector<std::string> delta_tags_of(const std::vector<std::string>& tags, std::string_view base_tag) {

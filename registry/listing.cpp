@@ -1,8 +1,8 @@
 // The documents of a tag, listed; see listing.hpp.
 #include "registry/listing.hpp"
 
-#include "util/error.hpp"
 #include "http/http.hpp"
+#include "util/error.hpp"
 
 namespace ccpack::registry {
 

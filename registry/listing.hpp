@@ -17,19 +17,19 @@
 namespace ccpack::registry {
 
 struct ListedArchive {
-  std::string manifest_digest;   // the image manifest's
+  std::string manifest_digest;  // the image manifest's
   std::uint64_t manifest_size = 0;
   std::optional<oci::Selection> selection;  // nullopt: the entry carries no selection annotations
-  bool ccpack = false;           // artifactType and layer are a ccpack archive's (or `push --as-image`'s image)
-  std::string layer_digest;      // the archive file (the image's one tar layer for --as-image); "" when not ccpack
+  bool ccpack = false;                      // artifactType and layer are a ccpack archive's (or `push --as-image`'s image)
+  std::string layer_digest;                 // the archive file (the image's one tar layer for --as-image); "" when not ccpack
   std::uint64_t layer_size = 0;
-  std::string media_type;        // the layer's, or the entry's when it is no image manifest
-  std::string title;             // org.opencontainers.image.title, "" when absent
+  std::string media_type;  // the layer's, or the entry's when it is no image manifest
+  std::string title;       // org.opencontainers.image.title, "" when absent
 };
 
 struct Listing {
-  std::string digest;      // of the tag's document
-  bool index = false;      // the tag names an index (else one manifest)
+  std::string digest;  // of the tag's document
+  bool index = false;  // the tag names an index (else one manifest)
   std::vector<ListedArchive> archives;
 };
 

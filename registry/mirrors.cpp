@@ -59,9 +59,12 @@ std::string_view strip_comment(std::string_view line) {
   char quote = 0;
   for (std::size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
-    if (in_string && c == quote) in_string = false;
-    else if (!in_string && (c == '"' || c == '\'')) in_string = true, quote = c;
-    else if (!in_string && c == '#') return line.substr(0, i);
+    if (in_string && c == quote)
+      in_string = false;
+    else if (!in_string && (c == '"' || c == '\''))
+      in_string = true, quote = c;
+    else if (!in_string && c == '#')
+      return line.substr(0, i);
   }
   return line;
 }
@@ -111,7 +114,7 @@ std::optional<std::string> read_text(const fs::path& file, bool missing_ok) {
     if (errno == ENOENT && missing_ok) return std::nullopt;
     throw Error(errno_message("cannot read registries configuration " + quoted_path(file), errno));
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw_errno("cannot stat registries configuration " + quoted_path(file));
   // defence: conf-not-folder
   if (S_ISDIR(st.st_mode)) throw Error("registries configuration " + quoted_path(file) + " is a folder, not a file");
@@ -137,8 +140,8 @@ std::optional<std::string> read_text(const fs::path& file, bool missing_ok) {
 void check_no_scheme(const RegistryEntry& e, std::string_view value, std::string_view field, std::string_view what) {
   // defence: conf-no-scheme
   if (value.starts_with("http://") || value.starts_with("https://")) {
-    throw UsageError(std::string(what) + ": the [[registry]] '" + escaped(e.prefix.empty() ? e.location : e.prefix, 120) + "' has " +
-                     std::string(field) + " '" + escaped(value, 120) +
+    throw UsageError(std::string(what) + ": the [[registry]] '" + escaped(e.prefix.empty() ? e.location : e.prefix, 120) +
+                     "' has " + std::string(field) + " '" + escaped(value, 120) +
                      "': write host[:port][/path] without http:// or https:// (insecure = true for plain HTTP)");
   }
 }
@@ -202,9 +205,12 @@ std::vector<RegistryEntry> parse_registries_conf(std::string_view text, std::str
     check_no_scheme(e, e.prefix, "prefix", what);
     check_no_scheme(e, e.location, "location", what);
     for (const MirrorEntry& m : e.mirrors) check_no_scheme(e, m.location, "[[registry.mirror]] location", what);
-    if (e.prefix.empty() && e.location.empty()) throw Error(std::string(what) + ": a [[registry]] has neither prefix nor location");
+    if (e.prefix.empty() && e.location.empty())
+      throw Error(std::string(what) + ": a [[registry]] has neither prefix nor location");
     for (const MirrorEntry& m : e.mirrors) {
-      if (m.location.empty()) throw Error(std::string(what) + ": a [[registry.mirror]] of '" + escaped(e.prefix + e.location, 80) + "' has no location");
+      if (m.location.empty())
+        throw Error(std::string(what) + ": a [[registry.mirror]] of '" + escaped(e.prefix + e.location, 80) +
+                    "' has no location");
     }
   }
   return out;

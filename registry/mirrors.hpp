@@ -62,6 +62,7 @@ struct Endpoint {
 
 // The endpoints a pull of `ref` tries, in order (mirrors first, the origin last; the origin alone when nothing
 // matches). `plain_http` (--plain-http) applies to the origin. Throws Error when the matching entry is blocked.
-[[nodiscard]] std::vector<Endpoint> pull_endpoints(const RegistriesConf& conf, const registry::oci::Reference& ref, bool plain_http);
+[[nodiscard]] std::vector<Endpoint> pull_endpoints(const RegistriesConf& conf, const registry::oci::Reference& ref,
+                                                   bool plain_http);
 
 }  // namespace ccpack::registry

@@ -13,7 +13,6 @@ namespace {
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-
 [[noreturn]] void bad(std::string_view what, const std::string& field, const std::string& why) {
   throw IntegrityError(std::string(what) + ": field '" + field + "' " + why);
 }
@@ -50,7 +49,8 @@ Annotations parse_annotations(const json& obj, std::string_view what, const std:
   auto it = obj.find("annotations");
   if (it == obj.end()) return out;
   if (!it->is_object()) bad(what, where + "annotations", "is not an object");
-  if (it->size() > kMaxAnnotations) bad(what, where + "annotations", "has more than " + std::to_string(kMaxAnnotations) + " entries");
+  if (it->size() > kMaxAnnotations)
+    bad(what, where + "annotations", "has more than " + std::to_string(kMaxAnnotations) + " entries");
   for (const auto& [key, value] : it->items()) {
     if (!value.is_string()) bad(what, where + "annotations." + escaped(key, 120), "is not a string");
     if (key.size() > kMaxAnnotationBytes || value.get_ref<const std::string&>().size() > kMaxAnnotationBytes) {
@@ -80,7 +80,8 @@ void check_schema(const json& doc, std::string_view what, std::string_view media
   auto v = doc.find("schemaVersion");
   if (v == doc.end() || !v->is_number_unsigned() || v->get<std::uint64_t>() != 2) bad(what, "schemaVersion", "is not 2");
   std::string mt = get_string(doc, "mediaType", what, "", false);
-  if (!mt.empty() && mt != media_type) bad(what, "mediaType", "is '" + escaped(mt, 120) + "', expected " + std::string(media_type));
+  if (!mt.empty() && mt != media_type)
+    bad(what, "mediaType", "is '" + escaped(mt, 120) + "', expected " + std::string(media_type));
 }
 
 ojson descriptor_json(const Descriptor& d) {
@@ -111,7 +112,8 @@ bool valid_repository(std::string_view repo) {
 bool valid_tag(std::string_view tag) {
   if (tag.empty() || tag.size() > 128 || tag[0] == '.' || tag[0] == '-') return false;
   return std::all_of(tag.begin(), tag.end(), [](char ch) {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-';
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
+           ch == '-';
   });
 }
 
@@ -125,7 +127,8 @@ bool valid_host(std::string_view host) {
   if (!name_ok) return false;
   if (colon == std::string_view::npos) return true;
   std::string_view port = host.substr(colon + 1);
-  return !port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  return !port.empty() && port.size() <= 5 &&
+         std::all_of(port.begin(), port.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
 }  // namespace
@@ -153,8 +156,8 @@ std::string to_json(const Index& index) {
 
 std::string image_config_json(std::string_view cpu_arch, std::string_view diff_id) {
   std::string arch = cpu_arch == "x86_64" || cpu_arch == kAbsent || cpu_arch.empty() ? "amd64"
-                     : cpu_arch == "aarch64"                                           ? "arm64"
-                                                                                       : std::string(cpu_arch);
+                     : cpu_arch == "aarch64"                                         ? "arm64"
+                                                                                     : std::string(cpu_arch);
   ojson j{{"architecture", arch},
           {"os", "linux"},
           {"config", ojson::object()},
@@ -186,7 +189,8 @@ Index parse_index(std::string_view text, std::string_view what) {
   Index index;
   auto manifests = doc.find("manifests");
   if (manifests == doc.end() || !manifests->is_array()) bad(what, "manifests", "is missing or not an array");
-  if (manifests->size() > kMaxIndexEntries) bad(what, "manifests", "has more than " + std::to_string(kMaxIndexEntries) + " entries");
+  if (manifests->size() > kMaxIndexEntries)
+    bad(what, "manifests", "has more than " + std::to_string(kMaxIndexEntries) + " entries");
   for (std::size_t i = 0; i < manifests->size(); ++i) {
     index.manifests.push_back(parse_descriptor((*manifests)[i], what, "manifests[" + std::to_string(i) + "]."));
   }
@@ -285,7 +289,8 @@ Reference parse_reference(std::string_view text) {
   std::string_view rest = text;
   if (is_reference(rest)) rest.remove_prefix(kReferenceScheme.size());
   auto fail = [&](const std::string& why) -> Reference {
-    throw UsageError("registry reference '" + escaped(text, 120) + "' " + why + " (expected [oci://]host[:port]/repository[:tag][@sha256:...])");
+    throw UsageError("registry reference '" + escaped(text, 120) + "' " + why +
+                     " (expected [oci://]host[:port]/repository[:tag][@sha256:...])");
   };
   Reference r;
   std::size_t at = rest.find('@');
@@ -321,7 +326,8 @@ Reference parse_reference(std::string_view text) {
 std::optional<std::string> scheme_less_reference(std::string_view text) {
   if (is_reference(text)) return std::nullopt;
   std::string_view host = text.substr(0, text.find('/'));
-  if (host.size() == text.size() || (host.find_first_of(".:") == std::string_view::npos && host != "localhost")) return std::nullopt;
+  if (host.size() == text.size() || (host.find_first_of(".:") == std::string_view::npos && host != "localhost"))
+    return std::nullopt;
   std::string ref = std::string(kReferenceScheme) + std::string(text);
   try {
     (void)parse_reference(ref);

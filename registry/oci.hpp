@@ -39,8 +39,7 @@ inline constexpr std::string_view kEmptyConfigType = "application/vnd.oci.empty.
 inline constexpr std::string_view kImageConfigType = "application/vnd.oci.image.config.v1+json";
 inline constexpr std::string_view kTarLayerType = "application/vnd.oci.image.layer.v1.tar";
 inline constexpr std::string_view kEmptyConfigData = "{}";
-inline constexpr std::string_view kEmptyConfigDigest =
-    "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+inline constexpr std::string_view kEmptyConfigDigest = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
 // Accept header for every manifest GET/HEAD (distribution answers 404 to a request that lists no OCI type).
 inline constexpr std::string_view kManifestAccept =
     "application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, "
@@ -52,8 +51,8 @@ inline constexpr std::string_view kAnnotationHeaderSize = "org.ccpack.header.siz
 inline constexpr std::string_view kAnnotationTitle = "org.opencontainers.image.title";
 // The fingerprint fields an archive is selected by (docs/FINGERPRINT.md names them), and the annotation value
 // of a field the fingerprint does not have.
-inline constexpr std::array<std::string_view, 8> kSelectionFields{
-    "gpu.vendor", "gpu.arch", "torch.version", "torch.cuda", "torch.hip", "triton.version", "python.abi", "cpu.arch"};
+inline constexpr std::array<std::string_view, 8> kSelectionFields{"gpu.vendor", "gpu.arch",       "torch.version", "torch.cuda",
+                                                                  "torch.hip",  "triton.version", "python.abi",    "cpu.arch"};
 inline constexpr std::string_view kAbsent = "absent";
 
 // Bounds on untrusted documents.

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <thread>
 
-#include "util/error.hpp"
 #include "http/http.hpp"
+#include "util/error.hpp"
 
 namespace ccpack::registry {
 
@@ -20,9 +20,10 @@ std::vector<Resume> FetchLog::resumes() const {
 }
 
 std::string describe(const Resume& r) {
-  return "cut at byte " + std::to_string(r.cut_at) + " in frame " + std::to_string(r.frame) + " (" + r.why + "); resumed at byte " +
-         std::to_string(r.resumed_from) + ", the end of the last verified frame (" + std::to_string(r.dropped) +
-         " staged bytes dropped)" + (r.range_ignored ? "; the registry ignores Range: its answers start at byte 0 and are skipped into" : "");
+  return "cut at byte " + std::to_string(r.cut_at) + " in frame " + std::to_string(r.frame) + " (" + r.why +
+         "); resumed at byte " + std::to_string(r.resumed_from) + ", the end of the last verified frame (" +
+         std::to_string(r.dropped) + " staged bytes dropped)" +
+         (r.range_ignored ? "; the registry ignores Range: its answers start at byte 0 and are skipped into" : "");
 }
 
 nlohmann::ordered_json resumes_json(const FetchLog& log) {
@@ -48,7 +49,8 @@ class FrameStager {
 
   void take(const char* data, std::size_t size) {
     while (size > 0) {
-      if (k_ >= plan_.frames.size()) throw IntegrityError("blob " + plan_.digest + ": the registry sent more than the archive's payload");
+      if (k_ >= plan_.frames.size())
+        throw IntegrityError("blob " + plan_.digest + ": the registry sent more than the archive's payload");
       const manifest::Frame& f = plan_.frames[k_];
       std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(size, f.compressed_size - staged_.size()));
       staged_.append(data, n);
@@ -78,7 +80,8 @@ class FrameStager {
     layer_hash_.update(staged_);
     if (k_ + 1 == plan_.frames.size()) {
       std::string got = oci::digest_string(layer_hash_.finish());
-      if (got != plan_.digest) throw IntegrityError("blob " + plan_.digest + ": the downloaded bytes hash to " + got + " (corrupt or tampered blob)");
+      if (got != plan_.digest)
+        throw IntegrityError("blob " + plan_.digest + ": the downloaded bytes hash to " + got + " (corrupt or tampered blob)");
     }
     deliver_(staged_.data(), staged_.size(), plan_.payload_start + f.offset);
     verified_end_ = plan_.payload_start + f.offset + f.compressed_size;
@@ -106,9 +109,9 @@ void fetch_payload(registry::Session& session, const PayloadPlan& plan, Sha256& 
   while (stager.verified_end() < plan.layer_size) {
     std::uint64_t from = stager.verified_end();
     try {
-      registry::Session::BlobRead read = session.get_blob(plan.digest, from, plan.layer_size - 1,
-                                                          [&](const char* d, std::size_t n) { stager.take(d, n); },
-                                                          {cancelled, false, plan.layer_size});
+      registry::Session::BlobRead read =
+          session.get_blob(plan.digest, from, plan.layer_size - 1, [&](const char* d, std::size_t n) { stager.take(d, n); },
+                           {cancelled, false, plan.layer_size});
       if (stager.verified_end() < plan.layer_size) throw Error("blob " + plan.digest + ": the payload ended early");
       (void)read;
     } catch (const http::Interrupted& e) {

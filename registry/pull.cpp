@@ -25,12 +25,13 @@ void pull(Session& session, const PullRequest& request, PullResult& result) {
   if (request.check_fit) require_signed_fit(r, h, request.machine);
   result.signature = request.check_signature(h.header, r.what);
   // Only frames whose hash checked reach the file; the layer's digest is checked before the last one does.
-  fetch_payload(session, {r.layer.digest, r.layer.size, r.header_size, h.manifest.frames}, hash,
-                [&](const char* data, std::size_t size, std::uint64_t offset) {
-                  pwrite_all(file.fd(), data, size, static_cast<off_t>(offset), where);
-                  if (request.on_bytes) request.on_bytes(size);
-                },
-                result.log, request.on_resume);
+  fetch_payload(
+      session, {r.layer.digest, r.layer.size, r.header_size, h.manifest.frames}, hash,
+      [&](const char* data, std::size_t size, std::uint64_t offset) {
+        pwrite_all(file.fd(), data, size, static_cast<off_t>(offset), where);
+        if (request.on_bytes) request.on_bytes(size);
+      },
+      result.log, request.on_resume);
   file.commit();
 }
 

@@ -26,8 +26,8 @@ namespace ccpack::registry {
 struct PullRequest {
   std::filesystem::path output;
   manifest::Fingerprint machine;
-  // Step 3's fit, and step 1 choosing only what fits (off: a tag of one archive is taken as it is): off for `merge`, which never runs the cache here and judges a delta's fingerprint against its
-  // base's itself (converge/delta_gate.hpp).
+  // Step 3's fit, and step 1 choosing only what fits (off: a tag of one archive is taken as it is): off for `merge`, which never
+  // runs the cache here and judges a delta's fingerprint against its base's itself (converge/delta_gate.hpp).
   bool check_fit = true;
   // Checks the header's signatures against the trusted keys (`what` names the archive for messages); throws to
   // refuse; returns how it was signed.

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
+#include "http/http.hpp"
 #include "manifest/tar.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
-#include "http/http.hpp"
 #include "util/sha256.hpp"
 
 namespace ccpack::registry {
@@ -65,7 +65,8 @@ oci::ImageManifest artifact_manifest(const PushRequest& q, const PushResult& r) 
   oci::ImageManifest m;
   m.artifact_type = oci::kArtifactType;
   m.config = {std::string(oci::kEmptyConfigType), std::string(oci::kEmptyConfigDigest), oci::kEmptyConfigData.size(), {}, {}};
-  m.layers.push_back({std::string(oci::kLayerMediaType), r.layer_digest, q.size, {}, {{std::string(oci::kAnnotationTitle), q.file_name}}});
+  m.layers.push_back(
+      {std::string(oci::kLayerMediaType), r.layer_digest, q.size, {}, {{std::string(oci::kAnnotationTitle), q.file_name}}});
   m.annotations = q.annotations;
   return m;
 }
@@ -136,7 +137,8 @@ void sign(Session& s, const PushRequest& q, const std::vector<Pending>& docs, Pu
     const std::string tag = d.tag.empty() ? ref.tag : d.tag;
     const std::string docker_reference = ref.registry + "/" + ref.repository + ":" + tag;
     SignedDocument signed_doc{d.digest, std::nullopt, std::nullopt};
-    if (q.format != CosignFormat::bundle) signed_doc.attach = attach_cosign_signatures(s, d.digest, docker_reference, q.keys, q.creator);
+    if (q.format != CosignFormat::bundle)
+      signed_doc.attach = attach_cosign_signatures(s, d.digest, docker_reference, q.keys, q.creator);
     if (q.format != CosignFormat::legacy) {
       const bundle::Blob subject{std::string(d.media_type), d.digest, d.bytes.size()};
       signed_doc.bundle = attach_cosign_bundles(s, subject, docker_reference, q.keys);
@@ -168,8 +170,8 @@ PushRequest archive_request(const unpack::Archive& archive, const std::filesyste
   q.size = archive.header.header_size + archive.header.payload_size;
   q.file_name = path.filename().string();
   q.what = quoted_path(path);
-  q.annotations = oci::archive_annotations(archive.manifest.fingerprint, archive.manifest_digest(), archive.header.header_size, "",
-                                           quoted_path(path) + " fingerprint");
+  q.annotations = oci::archive_annotations(archive.manifest.fingerprint, archive.manifest_digest(), archive.header.header_size,
+                                           "", quoted_path(path) + " fingerprint");
   q.selection = oci::selection_of(archive.manifest.fingerprint);
   return q;
 }

@@ -28,17 +28,17 @@
 namespace ccpack::registry {
 
 struct PushRequest {
-  int fd = -1;               // the archive, bytes [0, size)
+  int fd = -1;  // the archive, bytes [0, size)
   std::uint64_t size = 0;
-  std::string file_name;     // the layer's title, and the file's name in the image's tar
-  std::string what;          // the archive, for messages
+  std::string file_name;  // the layer's title, and the file's name in the image's tar
+  std::string what;       // the archive, for messages
   oci::Annotations annotations;
   oci::Selection selection;
-  bool index = false;        // add to the tag's index instead of replacing the tag
-  std::string image_tag;     // also the one-layer image under this tag; "" for none
+  bool index = false;                             // add to the tag's index instead of replacing the tag
+  std::string image_tag;                          // also the one-layer image under this tag; "" for none
   std::vector<const manifest::PrivateKey*> keys;  // cosign signatures; none: unsigned
   CosignFormat format = CosignFormat::both;
-  std::string creator;       // the payloads' optional.creator
+  std::string creator;  // the payloads' optional.creator
 };
 
 // The request for an archive opened from `path`: its bytes, its layer's title, and the annotations and selection of
@@ -55,9 +55,9 @@ struct PushResult {
   std::string layer_digest;
   bool layer_uploaded = false;
   std::string manifest_digest;
-  std::string index_digest;           // "" without `index`
-  std::size_t replaced_entries = 0;   // index entries of the same selection replaced
-  std::string image_digest;           // "" without `image_tag`
+  std::string index_digest;          // "" without `index`
+  std::size_t replaced_entries = 0;  // index entries of the same selection replaced
+  std::string image_digest;          // "" without `image_tag`
   std::vector<SignedDocument> signed_documents;
   std::vector<std::string> warnings;  // for the front end to print
 };

@@ -35,7 +35,8 @@ std::vector<Entry> parse_index(std::string_view text, std::string_view what) {
   auto manifests = doc.find("manifests");
   if (manifests == doc.end() || !manifests->is_array()) index_field(what, "manifests", "is missing or not an array");
   // defence: referrers-count
-  if (manifests->size() > kMaxReferrers) index_field(what, "manifests", "has more than " + std::to_string(kMaxReferrers) + " entries");
+  if (manifests->size() > kMaxReferrers)
+    index_field(what, "manifests", "has more than " + std::to_string(kMaxReferrers) + " entries");
   std::vector<Entry> out;
   out.reserve(manifests->size());
   for (std::size_t i = 0; i < manifests->size(); ++i) {
@@ -78,7 +79,8 @@ Found find(Session& s, const std::string& subject_digest) {
   std::optional<Document> doc = s.get_manifest(tag);
   if (!doc) return f;
   if (doc->media_type != oci::kImageIndexType) {
-    throw IntegrityError("referrers tag " + repo + ":" + tag + " holds " + escaped(doc->media_type, 120) + ", not an image index");
+    throw IntegrityError("referrers tag " + repo + ":" + tag + " holds " + escaped(doc->media_type, 120) +
+                         ", not an image index");
   }
   f.entries = parse_index(doc->bytes, "referrers index " + repo + ":" + tag);
   return f;
@@ -89,11 +91,13 @@ void add_to_fallback(Session& s, const std::string& subject_digest, const Entry&
   const std::string where = s.reference().registry + "/" + s.reference().repository + ":" + tag;
   std::vector<Entry> entries;
   if (std::optional<Document> doc = s.get_manifest(tag)) {
-    if (doc->media_type != oci::kImageIndexType) throw Error("referrers tag " + where + " holds " + escaped(doc->media_type, 120) + ", not an image index");
+    if (doc->media_type != oci::kImageIndexType)
+      throw Error("referrers tag " + where + " holds " + escaped(doc->media_type, 120) + ", not an image index");
     entries = parse_index(doc->bytes, "referrers index " + where);
   }
   if (std::any_of(entries.begin(), entries.end(), [&](const Entry& e) { return e.digest == entry.digest; })) return;
-  if (entries.size() >= kMaxReferrers) throw Error("referrers index " + where + " is full (" + std::to_string(kMaxReferrers) + " referrers)");
+  if (entries.size() >= kMaxReferrers)
+    throw Error("referrers index " + where + " is full (" + std::to_string(kMaxReferrers) + " referrers)");
   entries.push_back(entry);
   (void)s.put_manifest(tag, index_json(entries), oci::kImageIndexType);
 }

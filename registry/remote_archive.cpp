@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
+#include "http/http.hpp"
 #include "manifest/manifest.hpp"
 #include "registry/selection.hpp"
-#include "http/http.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 
@@ -15,14 +15,15 @@ namespace ccpack::registry {
 
 namespace {
 
-[[noreturn]] void refuse_all(const oci::Reference& ref, const manifest::Fingerprint& machine, const std::vector<std::string>& available) {
+[[noreturn]] void refuse_all(const oci::Reference& ref, const manifest::Fingerprint& machine,
+                             const std::vector<std::string>& available) {
   // One line, bounded: an index may hold up to 1024 entries.
   constexpr std::size_t kListed = 20;
   std::string list;
   for (std::size_t i = 0; i < available.size() && i < kListed; ++i) list += (list.empty() ? "" : "; ") + available[i];
   if (available.size() > kListed) list += "; and " + std::to_string(available.size() - kListed) + " more";
-  throw Error("no archive in " + ref.str() + " fits this machine (" + oci::describe(oci::selection_of(machine)) + "); available: " +
-                  (list.empty() ? "none" : list),
+  throw Error("no archive in " + ref.str() + " fits this machine (" + oci::describe(oci::selection_of(machine)) +
+                  "); available: " + (list.empty() ? "none" : list),
               ExitCode::refused);
 }
 
@@ -43,7 +44,8 @@ std::string joined(const std::vector<std::string>& names) {
     std::string absent;
     for (const std::string& f : c.missing) {
       const manifest::FieldValue* v = machine.get(f);
-      absent += (absent.empty() ? "" : "; ") + f + " " + (v ? "absent (" + http::escape_for_message(v->source, 160) + ")" : "not probed");
+      absent += (absent.empty() ? "" : "; ") + f + " " +
+                (v ? "absent (" + http::escape_for_message(v->source, 160) + ")" : "not probed");
     }
     throw Error("the archives in " + ref.str() + " differ only in " + joined(c.missing) + ", which this machine does not show (" +
                     absent + "): " + list + "; give the container the GPU, or " + how,
@@ -93,16 +95,19 @@ registry::Document choose_manifest(registry::Session& s, const manifest::Fingerp
   if (!c.pick) refuse_undecided(ref, machine, c, available);
   if (single) return std::move(*doc);
   const oci::Descriptor* pick = entries[*c.pick];
-  if (pick->media_type != oci::kImageManifestType) throw IntegrityError("index " + ref.str() + ": the chosen entry is not an image manifest");
+  if (pick->media_type != oci::kImageManifestType)
+    throw IntegrityError("index " + ref.str() + ": the chosen entry is not an image manifest");
   std::optional<registry::Document> m = s.get_manifest(pick->digest);
   if (!m) throw Error(ref.str() + ": manifest " + pick->digest + " named by the index is missing");
-  if (m->bytes.size() != pick->size) throw IntegrityError(ref.str() + ": manifest " + pick->digest + " size differs from the index");
+  if (m->bytes.size() != pick->size)
+    throw IntegrityError(ref.str() + ": manifest " + pick->digest + " size differs from the index");
   return std::move(*m);
 }
 
 std::uint64_t header_size_of(const RemoteArchive& r) {
   auto it = r.manifest.annotations.find(std::string(oci::kAnnotationHeaderSize));
-  if (it == r.manifest.annotations.end()) throw IntegrityError(r.what + ": annotation " + std::string(oci::kAnnotationHeaderSize) + " is missing");
+  if (it == r.manifest.annotations.end())
+    throw IntegrityError(r.what + ": annotation " + std::string(oci::kAnnotationHeaderSize) + " is missing");
   std::uint64_t n = 0;
   const std::string& t = it->second;
   bool digits = !t.empty() && t.size() <= 12 && t.find_first_not_of("0123456789") == std::string::npos;
@@ -126,8 +131,9 @@ RemoteArchive select_remote(registry::Session& s, const manifest::Fingerprint& m
   r.selection = sel ? oci::describe(*sel) : "(no annotations)";
   if (r.manifest.artifact_type != oci::kArtifactType || r.manifest.layers.size() != 1 ||
       r.manifest.layers[0].media_type != oci::kLayerMediaType) {
-    throw Error(ref.str() + " is not a ccpack archive artifact (artifactType '" + http::escape_for_message(r.manifest.artifact_type) +
-                "', " + std::to_string(r.manifest.layers.size()) + " layer(s))");
+    throw Error(ref.str() + " is not a ccpack archive artifact (artifactType '" +
+                http::escape_for_message(r.manifest.artifact_type) + "', " + std::to_string(r.manifest.layers.size()) +
+                " layer(s))");
   }
   r.layer = r.manifest.layers[0];
   r.what = "archive " + r.layer.digest + " of " + ref.str();
@@ -141,12 +147,15 @@ RemoteHeader fetch_header(registry::Session& s, const RemoteArchive& r, const ht
   std::uint64_t got = 0;
   registry::Session::BlobOptions how;
   how.total_size = r.layer.size;
-  s.get_blob(r.layer.digest, 0, r.header_size - 1, [&](const char* data, std::size_t size) {
-    if (got + size > r.header_size) throw IntegrityError(r.what + ": the registry sent more than the header frame");
-    pwrite_all(mem.get(), data, size, static_cast<off_t>(got), "a memory file");
-    if (also) also(data, size);
-    got += size;
-  }, how);
+  s.get_blob(
+      r.layer.digest, 0, r.header_size - 1,
+      [&](const char* data, std::size_t size) {
+        if (got + size > r.header_size) throw IntegrityError(r.what + ": the registry sent more than the header frame");
+        pwrite_all(mem.get(), data, size, static_cast<off_t>(got), "a memory file");
+        if (also) also(data, size);
+        got += size;
+      },
+      how);
   if (got != r.header_size) throw IntegrityError(r.what + ": the header frame ended early");
   // Sized like the layer (sparse), so the reader's size checks hold the header to the layer's size.
   if (::ftruncate(mem.get(), static_cast<off_t>(r.layer.size)) != 0) throw_errno("cannot size a memory file");
@@ -158,14 +167,16 @@ RemoteHeader fetch_header(registry::Session& s, const RemoteArchive& r, const ht
   } catch (const IntegrityError& e) {
     throw IntegrityError(r.what + ": " + e.what());
   }
-  if (m.payload_size() != out.header.payload_size) throw IntegrityError(r.what + ": manifest frames and header disagree on the payload size");
+  if (m.payload_size() != out.header.payload_size)
+    throw IntegrityError(r.what + ": manifest frames and header disagree on the payload size");
   if (r.header_size + out.header.payload_size != r.layer.size) {
     throw IntegrityError(r.what + ": the layer's size (" + std::to_string(r.layer.size) + " bytes) is not the archive's (" +
                          std::to_string(r.header_size + out.header.payload_size) + ")");
   }
   auto sha = r.manifest.annotations.find(std::string(oci::kAnnotationManifestSha256));
   if (sha != r.manifest.annotations.end() && sha->second != to_hex(out.header.manifest_sha256)) {
-    throw IntegrityError(r.what + ": the archive's manifest does not match annotation " + std::string(oci::kAnnotationManifestSha256));
+    throw IntegrityError(r.what + ": the archive's manifest does not match annotation " +
+                         std::string(oci::kAnnotationManifestSha256));
   }
   return out;
 }
@@ -178,9 +189,12 @@ void require_signed_fit(const RemoteArchive& r, const RemoteHeader& h, const man
   if (!c.blocks()) return;
   std::string why;
   for (const manifest::ComparisonRow& row : c.rows) {
-    bool blocks = std::any_of(row.verdicts.begin(), row.verdicts.end(), [](manifest::Verdict v) { return v >= manifest::Verdict::stale; });
+    bool blocks =
+        std::any_of(row.verdicts.begin(), row.verdicts.end(), [](manifest::Verdict v) { return v >= manifest::Verdict::stale; });
     if (!blocks) continue;
-    auto shown = [](const std::optional<std::string>& v) { return v ? "'" + http::escape_for_message(*v, 120) + "'" : std::string("absent"); };
+    auto shown = [](const std::optional<std::string>& v) {
+      return v ? "'" + http::escape_for_message(*v, 120) + "'" : std::string("absent");
+    };
     why += (why.empty() ? "" : "; ") + row.field + " is " + shown(row.archive) + " in the archive, " + shown(row.local) + " here";
   }
   throw Error(r.what + ": the archive's signed fingerprint does not fit this machine: " + why + " (" + c.summary() + ")",

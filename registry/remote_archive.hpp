@@ -5,19 +5,19 @@
 //      blob byte is requested in either case.
 //   2. fetch_header: fetch only the header frame (Range; a 200 answer is cut off), check it with the same reader
 //      as a local file (in a memory file sized like the layer) and check that its manifest hashes to the
-//      annotation; the caller runs its signature check on the header. The caller judges the *signed* fingerprint (annotations are hints): restore
-//      with the full policy of a local file, pull with signed_fit.
+//      annotation; the caller runs its signature check on the header. The caller judges the *signed* fingerprint (annotations are
+//      hints): restore with the full policy of a local file, pull with signed_fit.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "manifest/format.hpp"
+#include "http/http.hpp"
 #include "manifest/fingerprint.hpp"
+#include "manifest/format.hpp"
 #include "manifest/manifest.hpp"
 #include "registry/oci.hpp"
 #include "registry/session.hpp"
-#include "http/http.hpp"
 
 namespace ccpack::registry {
 
@@ -39,7 +39,8 @@ struct RemoteHeader {
 // `single_may_differ`: a tag that names one archive (no index) is chosen even when its annotations do not fit,
 // so that --on-mismatch=force or purge judge it as they judge a file; an index never offers an archive that
 // does not fit.
-[[nodiscard]] RemoteArchive select_remote(registry::Session& session, const manifest::Fingerprint& machine, bool single_may_differ);
+[[nodiscard]] RemoteArchive select_remote(registry::Session& session, const manifest::Fingerprint& machine,
+                                          bool single_may_differ);
 
 // `also` sees the header bytes as they arrive (pull writes them to its file); may be empty.
 [[nodiscard]] RemoteHeader fetch_header(registry::Session& session, const RemoteArchive& remote, const http::Sink& also);

@@ -69,7 +69,9 @@ Choice choose(const std::vector<Selection>& candidates, const Fingerprint& machi
   std::vector<Rank> ranks;
   ranks.reserve(candidates.size());
   for (const Selection& s : candidates) ranks.push_back(rank(s, here));
-  auto better = [](const Rank& a, const Rank& b) { return a.verdict != b.verdict ? a.verdict < b.verdict : a.matching > b.matching; };
+  auto better = [](const Rank& a, const Rank& b) {
+    return a.verdict != b.verdict ? a.verdict < b.verdict : a.matching > b.matching;
+  };
   Rank best = *std::min_element(ranks.begin(), ranks.end(), better);
   out.verdict = best.verdict;
   out.matching = best.matching;

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "manifest/fingerprint.hpp"
-#include "registry/oci.hpp"
 #include "manifest/policy.hpp"
+#include "registry/oci.hpp"
 
 namespace ccpack::registry::oci {
 
@@ -30,12 +30,12 @@ namespace ccpack::registry::oci {
 [[nodiscard]] manifest::Fingerprint selection_fields_of(const manifest::Fingerprint& machine);
 
 struct Choice {
-  std::optional<std::size_t> pick;  // the winner; nullopt when undecided or there is no candidate
+  std::optional<std::size_t> pick;                       // the winner; nullopt when undecided or there is no candidate
   manifest::Verdict verdict = manifest::Verdict::match;  // of the best candidates
-  std::size_t matching = 0;          // fields known on both sides and equal, for the best
-  std::vector<std::size_t> tied;     // the best candidates when undecided (two or more)
-  std::vector<std::string> differ;   // the fields the tied candidates differ in (kSelectionFields order)
-  std::vector<std::string> missing;  // those of `differ` absent on this machine
+  std::size_t matching = 0;                              // fields known on both sides and equal, for the best
+  std::vector<std::size_t> tied;                         // the best candidates when undecided (two or more)
+  std::vector<std::string> differ;                       // the fields the tied candidates differ in (kSelectionFields order)
+  std::vector<std::string> missing;                      // those of `differ` absent on this machine
 };
 
 // Ranks `candidates` for `machine` (see above). With no candidate, pick is nullopt and tied empty.

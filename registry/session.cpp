@@ -2,7 +2,6 @@
 #include "registry/session.hpp"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "registry/auth.hpp"
@@ -45,7 +44,8 @@ std::string registry_error(const std::string& body) {
 Session::Session(oci::Reference reference, SessionOptions options) : ref_(std::move(reference)), options_(std::move(options)) {
   std::vector<Endpoint> endpoints = options_.endpoints;
   if (endpoints.empty() || options_.push) {
-    Endpoint origin = endpoints.empty() ? Endpoint{ref_.registry, ref_.repository, options_.http.plain_http, false, false} : endpoints.back();
+    Endpoint origin =
+        endpoints.empty() ? Endpoint{ref_.registry, ref_.repository, options_.http.plain_http, false, false} : endpoints.back();
     endpoints = {origin};
   }
   for (const Endpoint& e : endpoints) {
@@ -55,7 +55,8 @@ Session::Session(oci::Reference reference, SessionOptions options) : ref_(std::m
     site.base = std::string(e.insecure ? "http://" : "https://") + host;
     std::optional<std::string> origin = http::origin_of(site.base);
     if (!origin || e.repository.empty()) {
-      throw UsageError("registry endpoint '" + http::escape_for_message(e.host + "/" + e.repository) + "' is not a valid host and repository");
+      throw UsageError("registry endpoint '" + http::escape_for_message(e.host + "/" + e.repository) +
+                       "' is not a valid host and repository");
     }
     site.origin = *origin;
     http::Options http = options_.http;
@@ -65,8 +66,9 @@ Session::Session(oci::Reference reference, SessionOptions options) : ref_(std::m
       http.connect_timeout_s = std::min(http.connect_timeout_s, kMirrorConnectTimeoutSeconds);
       http.low_speed_time_s = std::min(http.low_speed_time_s, kMirrorStallSeconds);
     }
-    http.tls_failure_hint = e.mirror ? "if mirror " + e.host + " serves plain HTTP, set insecure = true in its registries.conf entry"
-                                     : "if " + e.host + " serves plain HTTP, pass --plain-http (or set insecure = true in its registries.conf entry)";
+    http.tls_failure_hint =
+        e.mirror ? "if mirror " + e.host + " serves plain HTTP, set insecure = true in its registries.conf entry"
+                 : "if " + e.host + " serves plain HTTP, pass --plain-http (or set insecure = true in its registries.conf entry)";
     site.client = std::make_unique<http::Client>(http);
     sites_.push_back(std::move(site));
   }
@@ -103,14 +105,17 @@ auto Session::each_site(bool by_digest, const std::atomic<bool>* cancelled, F re
       if (i != origin && !(cancelled != nullptr && cancelled->load())) {
         sites_[i].down = true;  // defence: mirror-skip-down
         cut_on_mirror_ = true;
-        if (on_fallback) on_fallback("mirror " + sites_[i].endpoint.host + " was cut (" + e.what() + "); skipping it from now on");
+        if (on_fallback)
+          on_fallback("mirror " + sites_[i].endpoint.host + " was cut (" + e.what() + "); skipping it from now on");
       }
       throw;  // bytes already reached the caller: it resumes from there, on the next endpoint
     } catch (const Error& e) {
       at_ = origin;
       if (i == origin || (cancelled != nullptr && cancelled->load())) throw;
       sites_[i].down = true;  // defence: mirror-skip-down
-      if (on_fallback) on_fallback("mirror " + sites_[i].endpoint.host + " failed (" + e.what() + "); trying the next endpoint, without this mirror from now on");
+      if (on_fallback)
+        on_fallback("mirror " + sites_[i].endpoint.host + " failed (" + e.what() +
+                    "); trying the next endpoint, without this mirror from now on");
     }
   }
 }
@@ -123,8 +128,8 @@ void Session::fail(const http::Request& request, const http::Response& response,
                 "); check the credentials (--authfile, REGISTRY_AUTH_FILE, ~/.docker/config.json)" +
                 (detail.empty() ? "" : " [" + detail + "]"));
   }
-  throw Error(what + request.method + " " + http::display_url(response.url) + " answered HTTP " + std::to_string(response.status) +
-              (detail.empty() ? "" : " [" + detail + "]"));
+  throw Error(what + request.method + " " + http::display_url(response.url) + " answered HTTP " +
+              std::to_string(response.status) + (detail.empty() ? "" : " [" + detail + "]"));
 }
 
 http::Response Session::send(http::Request request, const http::Sink& sink, std::size_t max_body) {
@@ -182,7 +187,8 @@ std::string Session::fetch_token(const Challenge& c) {
     if (doc.is_object() && doc.contains(key) && doc[key].is_string() && !doc[key].get_ref<const std::string&>().empty()) {
       std::string token = doc[key].get<std::string>();
       for (char ch : token) {  // it goes into a header: no control characters or spaces
-        if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) throw Error("token server " + realm + " sent a malformed token");
+        if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f)
+          throw Error("token server " + realm + " sent a malformed token");
       }
       return token;
     }
@@ -204,8 +210,8 @@ std::optional<Document> Session::get_manifest(const std::string& reference) {
     d.digest = oci::digest_of(d.bytes);
     std::string expected = by_digest ? reference : resp.header("docker-content-digest");
     if (!expected.empty() && expected.starts_with("sha256:") && expected != d.digest) {
-      throw IntegrityError("manifest " + http::escape_for_message(reference) + " of " + ref_.str() + " from " + site().endpoint.host +
-                           " has digest " + d.digest + ", expected " + http::escape_for_message(expected));
+      throw IntegrityError("manifest " + http::escape_for_message(reference) + " of " + ref_.str() + " from " +
+                           site().endpoint.host + " has digest " + d.digest + ", expected " + http::escape_for_message(expected));
     }
     d.media_type = oci::media_type_of(d.bytes, resp.header("content-type"));
     return d;
@@ -238,8 +244,8 @@ std::string Session::put_manifest(const std::string& reference, const std::strin
   std::string digest = oci::digest_of(bytes);
   std::string claimed = resp.header("docker-content-digest");
   if (!claimed.empty() && claimed != digest) {
-    throw IntegrityError("registry " + site().endpoint.host + " stored the manifest under digest " + http::escape_for_message(claimed) +
-                         ", expected " + digest);
+    throw IntegrityError("registry " + site().endpoint.host + " stored the manifest under digest " +
+                         http::escape_for_message(claimed) + ", expected " + digest);
   }
   return digest;
 }
@@ -256,12 +262,14 @@ void check_tag_page(const nlohmann::json& list, std::size_t kept, const std::str
   }
   // defence: tag-total-count
   if (kept + list.size() > Session::kTagPage * Session::kMaxTagPages) {
-    throw Error("the tag list of " + ref + " has more than " + std::to_string(Session::kTagPage * Session::kMaxTagPages) + " tags");
+    throw Error("the tag list of " + ref + " has more than " + std::to_string(Session::kTagPage * Session::kMaxTagPages) +
+                " tags");
   }
   for (const nlohmann::json& t : list) {
     if (!t.is_string()) throw IntegrityError("the tag list of " + ref + " holds a tag that is not a string");
     if (!oci::is_valid_tag(t.get_ref<const std::string&>())) {
-      throw IntegrityError("the tag list of " + ref + " holds " + quoted_name(t.get_ref<const std::string&>()) + ", not a valid tag");
+      throw IntegrityError("the tag list of " + ref + " holds " + quoted_name(t.get_ref<const std::string&>()) +
+                           ", not a valid tag");
     }
   }
 }
@@ -270,7 +278,7 @@ void check_tag_page(const nlohmann::json& list, std::size_t kept, const std::str
 
 std::vector<std::string> Session::list_tags() {
   std::vector<std::string> tags;
-  std::string last;  // the last tag of the page before, as the registry listed it (its order is its own)
+  std::string last;                      // the last tag of the page before, as the registry listed it (its order is its own)
   for (std::size_t page = 0;; ++page) {  // ends at a short page, a repeated one, or check_tag_page's total bound
     http::Request r;
     r.url = url("/tags/list?n=" + std::to_string(kTagPage) + (last.empty() ? "" : "&last=" + last));

@@ -12,16 +12,16 @@
 // bytes are handed to a sink that hashes them; error bodies are shown escaped and cut short.
 #pragma once
 
-#include <memory>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "registry/oci.hpp"
+#include "http/http.hpp"
 #include "registry/auth.hpp"
 #include "registry/mirrors.hpp"
-#include "http/http.hpp"
+#include "registry/oci.hpp"
 
 namespace ccpack::registry {
 
@@ -119,8 +119,9 @@ class Session {
     bool down = false;  // a mirror that failed or stalled once: skipped from then on
   };
   // Runs `request` against each endpoint in turn (mirrors skipped for manifests by tag when digest-only, and
-  // mirrors that are down) until one answers; a mirror that fails is marked down; an integrity error, a cut after bytes were delivered or a cancellation is never retried
-  // elsewhere. `request(last)` is told whether it runs on the last endpoint (a mirror's 404 means: try the next).
+  // mirrors that are down) until one answers; a mirror that fails is marked down; an integrity error, a cut after bytes were
+  // delivered or a cancellation is never retried elsewhere. `request(last)` is told whether it runs on the last endpoint (a
+  // mirror's 404 means: try the next).
   template <class F>
   auto each_site(bool by_digest, const std::atomic<bool>* cancelled, F request);
   [[nodiscard]] Site& site() { return sites_[at_]; }
@@ -135,9 +136,9 @@ class Session {
 
   registry::oci::Reference ref_;
   SessionOptions options_;
-  std::vector<Site> sites_;  // mirrors, then the origin (last)
-  std::size_t at_ = 0;       // the site of the request in flight
-  std::size_t served_ = 0;   // the site that answered the last pull request
+  std::vector<Site> sites_;     // mirrors, then the origin (last)
+  std::size_t at_ = 0;          // the site of the request in flight
+  std::size_t served_ = 0;      // the site that answered the last pull request
   bool cut_on_mirror_ = false;  // the last request was cut (http::Interrupted) on a mirror, now down
 };
 

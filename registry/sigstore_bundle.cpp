@@ -22,7 +22,8 @@ using bojson = nlohmann::ordered_json;
 
 // The member `key` of `obj`, which must be there and of the type `check` accepts (named `type` in the message).
 template <class Check>
-const bjson& member(const bjson& obj, const char* key, Check check, std::string_view type, std::string_view what, const std::string& field) {
+const bjson& member(const bjson& obj, const char* key, Check check, std::string_view type, std::string_view what,
+                    const std::string& field) {
   auto it = obj.find(key);
   if (it == obj.end()) bundle_field(what, field, "is missing");
   if (!check(*it)) bundle_field(what, field, "is not " + std::string(type));
@@ -65,7 +66,9 @@ bool is_bundle_type(std::string_view media_type) { return media_type == kMediaTy
 std::string statement_json(std::string_view name, std::string_view digest) {
   if (!oci::parse_digest(digest)) throw IntegrityError("'" + escaped(digest, 120) + "' is not a sha256 digest");
   bojson subject{{"name", name}, {"digest", {{"sha256", std::string(digest.substr(7))}}}};
-  bojson statement{{"_type", kStatementType}, {"subject", bojson::array({subject})}, {"predicateType", kPredicateType},
+  bojson statement{{"_type", kStatementType},
+                   {"subject", bojson::array({subject})},
+                   {"predicateType", kPredicateType},
                    {"predicate", bojson::object()}};
   return statement.dump();
 }
@@ -82,7 +85,8 @@ Statement parse_statement(std::string_view text, std::string_view what) {
   const bjson& subjects = member(doc, "subject", is_array, "an array", what, "subject");
   if (subjects.empty()) bundle_field(what, "subject", "is empty");
   // defence: bundle-subject-count
-  if (subjects.size() > kMaxStatementSubjects) bundle_field(what, "subject", "has more than " + std::to_string(kMaxStatementSubjects) + " entries");
+  if (subjects.size() > kMaxStatementSubjects)
+    bundle_field(what, "subject", "has more than " + std::to_string(kMaxStatementSubjects) + " entries");
   for (std::size_t i = 0; i < subjects.size(); ++i) {
     st.subjects.push_back(parse_subject(subjects[i], what, "subject[" + std::to_string(i) + "]"));
   }
@@ -127,7 +131,8 @@ std::optional<Envelope> parse_bundle(std::string_view text, std::string_view wha
   if (!doc.is_object()) throw IntegrityError(std::string(what) + " is not a JSON object");
   const std::string media_type = member(doc, "mediaType", is_string, "a string", what, "mediaType").get<std::string>();
   // defence: bundle-media-type
-  if (!is_bundle_type(media_type)) bundle_field(what, "mediaType", "is '" + escaped(media_type, 120) + "', not " + std::string(kMediaType));
+  if (!is_bundle_type(media_type))
+    bundle_field(what, "mediaType", "is '" + escaped(media_type, 120) + "', not " + std::string(kMediaType));
   const bjson& material = member(doc, "verificationMaterial", is_object, "an object", what, "verificationMaterial");
   if (!material.contains("publicKey")) {
     not_ours = "skipped: not key-based (no verificationMaterial.publicKey)";
@@ -141,7 +146,8 @@ std::optional<Envelope> parse_bundle(std::string_view text, std::string_view wha
   Envelope out;
   out.payload_type = member(env, "payloadType", is_string, "a string", what, "dsseEnvelope.payloadType").get<std::string>();
   // defence: bundle-payload-type
-  if (out.payload_type != kPayloadType) bundle_field(what, "dsseEnvelope.payloadType", "is not '" + std::string(kPayloadType) + "'");
+  if (out.payload_type != kPayloadType)
+    bundle_field(what, "dsseEnvelope.payloadType", "is not '" + std::string(kPayloadType) + "'");
   out.payload = strict_base64(env, "payload", what, "dsseEnvelope.payload");
   const bjson& sigs = member(env, "signatures", is_array, "an array", what, "dsseEnvelope.signatures");
   if (sigs.empty()) bundle_field(what, "dsseEnvelope.signatures", "is empty");
@@ -158,13 +164,15 @@ std::optional<Envelope> parse_bundle(std::string_view text, std::string_view wha
 }
 
 std::string referrer_manifest_json(const Blob& subject, const Blob& bundle) {
-  bojson m{{"schemaVersion", 2},
-           {"mediaType", oci::kImageManifestType},
-           {"artifactType", kMediaType},
-           {"config", {{"mediaType", oci::kEmptyConfigType}, {"digest", oci::kEmptyConfigDigest}, {"size", oci::kEmptyConfigData.size()}}},
-           {"layers", bojson::array({bojson{{"mediaType", bundle.media_type}, {"digest", bundle.digest}, {"size", bundle.size}}})},
-           {"subject", {{"mediaType", subject.media_type}, {"digest", subject.digest}, {"size", subject.size}}},
-           {"annotations", {{kContentAnnotation, kContentDsse}, {kPredicateAnnotation, kPredicateType}}}};
+  bojson m{
+      {"schemaVersion", 2},
+      {"mediaType", oci::kImageManifestType},
+      {"artifactType", kMediaType},
+      {"config",
+       {{"mediaType", oci::kEmptyConfigType}, {"digest", oci::kEmptyConfigDigest}, {"size", oci::kEmptyConfigData.size()}}},
+      {"layers", bojson::array({bojson{{"mediaType", bundle.media_type}, {"digest", bundle.digest}, {"size", bundle.size}}})},
+      {"subject", {{"mediaType", subject.media_type}, {"digest", subject.digest}, {"size", subject.size}}},
+      {"annotations", {{kContentAnnotation, kContentDsse}, {kPredicateAnnotation, kPredicateType}}}};
   return m.dump();
 }
 
@@ -176,7 +184,8 @@ Referrer parse_referrer_manifest(std::string_view text, std::string_view what) {
   r.subject_digest = member(subject, "digest", is_string, "a string", what, "subject.digest").get<std::string>();
   if (!oci::parse_digest(r.subject_digest)) bundle_field(what, "subject.digest", "is not a sha256 digest");
   const bjson& layers = member(doc, "layers", is_array, "an array", what, "layers");
-  if (layers.size() > oci::kMaxLayers) bundle_field(what, "layers", "has more than " + std::to_string(oci::kMaxLayers) + " entries");
+  if (layers.size() > oci::kMaxLayers)
+    bundle_field(what, "layers", "has more than " + std::to_string(oci::kMaxLayers) + " entries");
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const std::string field = "layers[" + std::to_string(i) + "]";
     const bjson& l = layers[i];
@@ -185,7 +194,8 @@ Referrer parse_referrer_manifest(std::string_view text, std::string_view what) {
     b.media_type = member(l, "mediaType", is_string, "a string", what, field + ".mediaType").get<std::string>();
     b.digest = member(l, "digest", is_string, "a string", what, field + ".digest").get<std::string>();
     if (!oci::parse_digest(b.digest)) bundle_field(what, field + ".digest", "is not a sha256 digest");
-    const bjson& size = member(l, "size", [](const bjson& v) { return v.is_number_unsigned(); }, "a size", what, field + ".size");
+    const bjson& size = member(
+        l, "size", [](const bjson& v) { return v.is_number_unsigned(); }, "a size", what, field + ".size");
     b.size = size.get<std::uint64_t>();
     r.layers.push_back(std::move(b));
   }

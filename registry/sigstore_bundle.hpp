@@ -79,7 +79,7 @@ struct Statement {
 [[nodiscard]] std::string bundle_json(std::string_view statement, std::string_view signature, std::string_view hint);
 
 struct Envelope {
-  std::string payload;                  // the statement's bytes (decoded)
+  std::string payload;  // the statement's bytes (decoded)
   std::string payload_type;
   std::vector<std::string> signatures;  // decoded
 };

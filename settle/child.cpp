@@ -38,7 +38,8 @@ std::vector<std::string> child_environment(const std::vector<std::pair<std::stri
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view entry(*e);
     bool replaced = false;
-    for (const auto& [name, value] : env) replaced = replaced || (entry.starts_with(name) && entry.size() > name.size() && entry[name.size()] == '=');
+    for (const auto& [name, value] : env)
+      replaced = replaced || (entry.starts_with(name) && entry.size() > name.size() && entry[name.size()] == '=');
     if (!replaced) out.emplace_back(entry);
   }
   for (const auto& [name, value] : env) {
@@ -167,7 +168,7 @@ void sweep(pid_t self) {
   (void)::sigaction(SIGUSR1, &sa, nullptr);  // no SA_RESTART: waitpid returns EINTR
   // defence: settle-subreaper
   (void)::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  (void)::prctl(PR_SET_PDEATHSIG, SIGUSR1);  // defence: settle-dies-with-ccpack
+  (void)::prctl(PR_SET_PDEATHSIG, SIGUSR1);      // defence: settle-dies-with-ccpack
   if (::getppid() != ccpack) g_ccpack_gone = 1;  // ccpack died before the prctl
   pid_t self = ::getpid();
   int started[2];

@@ -40,9 +40,9 @@ struct ChildLimits {
 
 struct ChildResult {
   enum class End { exited, signaled, timed_out, interrupted } end = End::exited;
-  int exit_code = -1;     // exited
-  int signal = 0;         // signaled: the signal that ended it; interrupted: the signal ccpack caught
-  double seconds = 0;     // wall time
+  int exit_code = -1;  // exited
+  int signal = 0;      // signaled: the signal that ended it; interrupted: the signal ccpack caught
+  double seconds = 0;  // wall time
   [[nodiscard]] bool ok() const { return end == End::exited && exit_code == 0; }
 };
 
@@ -61,7 +61,7 @@ struct ChildResult {
 // status. The guardian dies with ccpack's death signal turned into a sweep (PR_SET_PDEATHSIG: even a SIGKILL of
 // ccpack ends the run), and the command dies with the guardian (PR_SET_PDEATHSIG SIGKILL, the getppid race
 // checked).
-[[nodiscard]] ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
-                                    const ChildLimits& limits);
+[[nodiscard]] ChildResult run_child(const std::vector<std::string>& argv,
+                                    const std::vector<std::pair<std::string, std::string>>& env, const ChildLimits& limits);
 
 }  // namespace ccpack::settle

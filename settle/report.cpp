@@ -7,11 +7,13 @@
 namespace ccpack::settle {
 namespace {
 
-std::string counted(std::uint64_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+std::string counted(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
 
 std::string compiled_text(const manifest::CompiledCounts& c) {
-  return counted(c.triton_kernels, "Triton kernel", "Triton kernels") + ", " + counted(c.fx_graphs, "FX graph", "FX graphs") + ", " +
-         counted(c.autotune, "autotune result", "autotune results") + ", " + counted(c.other, "other file", "other files");
+  return counted(c.triton_kernels, "Triton kernel", "Triton kernels") + ", " + counted(c.fx_graphs, "FX graph", "FX graphs") +
+         ", " + counted(c.autotune, "autotune result", "autotune results") + ", " + counted(c.other, "other file", "other files");
 }
 
 std::string seconds_text(double s) {
@@ -53,10 +55,11 @@ std::string stop_line(const SettleOutcome& o, unsigned max_runs) {
   const RunReport& last = o.runs.back();
   std::string runs = counted(last.index, "settle run", "settle runs");
   if (o.stopped == Stopped::fixed_point) {
-    return "settled after " + runs + " (fixed point: settle run " + std::to_string(last.index) + " compiled no Triton kernel, FX graph or autotune result)";
+    return "settled after " + runs + " (fixed point: settle run " + std::to_string(last.index) +
+           " compiled no Triton kernel, FX graph or autotune result)";
   }
-  return "not settled after " + runs + " (run limit --settle=" + std::to_string(max_runs) + " reached: the last run still compiled " +
-         compiled_text(*last.compiled) + "); the archive is marked not settled";
+  return "not settled after " + runs + " (run limit --settle=" + std::to_string(max_runs) +
+         " reached: the last run still compiled " + compiled_text(*last.compiled) + "); the archive is marked not settled";
 }
 
 nlohmann::ordered_json outcome_json(const SettleOutcome* outcome) {

@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <system_error>
 
-#include "settle/child.hpp"
-#include "pack/recorded_source.hpp"
-#include "unpack/restore.hpp"
 #include "manifest/reserved_names.hpp"
+#include "pack/recorded_source.hpp"
+#include "settle/child.hpp"
+#include "unpack/restore.hpp"
 #include "unpack/status.hpp"
 #include "util/fs.hpp"
 
@@ -42,8 +42,13 @@ RunReport run_command(const SettleRequest& rq, unsigned index, const std::vector
   ChildLimits limits;
   if (rq.timeout) limits.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*rq.timeout);
   ChildResult r = run_child(rq.command, cache_env(dirs), limits);
-  RunReport report{index, r.seconds, std::nullopt, r.signal, r.end == ChildResult::End::timed_out,
-                   r.end == ChildResult::End::interrupted, std::nullopt};
+  RunReport report{index,
+                   r.seconds,
+                   std::nullopt,
+                   r.signal,
+                   r.end == ChildResult::End::timed_out,
+                   r.end == ChildResult::End::interrupted,
+                   std::nullopt};
   if (r.end == ChildResult::End::exited) report.exit_code = r.exit_code;
   if (r.ok()) return report;
   if (rq.on_run) rq.on_run(report);
@@ -53,7 +58,8 @@ RunReport run_command(const SettleRequest& rq, unsigned index, const std::vector
                             " s and was killed; nothing written",
                         ExitCode::command_failed, Stopped::timed_out);
   }
-  std::string how = report.exit_code ? "exited " + std::to_string(*report.exit_code) : "was killed by signal " + std::to_string(r.signal);
+  std::string how =
+      report.exit_code ? "exited " + std::to_string(*report.exit_code) : "was killed by signal " + std::to_string(r.signal);
   throw SettleFailure(run_name(index) + " of '" + rq.command.front() + "' " + how + "; nothing written", ExitCode::command_failed,
                       Stopped::command_failed);
 }
@@ -90,7 +96,8 @@ manifest::CompiledCounts measure(const std::vector<manifest::CacheDir>& dirs) {
 }
 
 // Run k's folders: <scratch>/run-k/<name>, under other names than the user's (a pod's way).
-std::vector<manifest::CacheDir> run_folders(const fs::path& scratch, unsigned index, const std::vector<manifest::CacheDir>& like) {
+std::vector<manifest::CacheDir> run_folders(const fs::path& scratch, unsigned index,
+                                            const std::vector<manifest::CacheDir>& like) {
   fs::path root = scratch / ("run-" + std::to_string(index));
   fs::create_directory(root);
   std::vector<manifest::CacheDir> out;
@@ -157,7 +164,8 @@ manifest::SettleRecord SettleOutcome::record() const {
 SettleOutcome settle(const SettleRequest& rq) {
   SettleOutcome out;
   out.signals = std::make_unique<SignalCatcher>();
-  out.scratch = std::make_unique<ScratchFolder>(rq.scratch_parent, manifest::kSettleScratchPrefix);  // first: a bad output folder is said before the warm-up
+  out.scratch = std::make_unique<ScratchFolder>(
+      rq.scratch_parent, manifest::kSettleScratchPrefix);  // first: a bad output folder is said before the warm-up
   out.runs.push_back(run_command(rq, 0, rq.dirs));
   if (rq.on_run) rq.on_run(out.runs.back());
   check_signal();

@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "manifest/fingerprint.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/fingerprint.hpp"
 #include "manifest/settle_record.hpp"
 #include "pack/packer.hpp"
-#include "util/scratch_folder.hpp"
 #include "settle/child.hpp"
 #include "util/error.hpp"
+#include "util/scratch_folder.hpp"
 
 namespace ccpack::settle {
 
@@ -41,7 +41,7 @@ struct RunReport {
   std::optional<int> exit_code;  // none when it was ended by a signal, the time limit or an interruption
   int signal = 0;                // the signal that ended it, when one did
   bool timed_out = false;
-  bool interrupted = false;  // ccpack got SIGINT or SIGTERM and passed it on (`signal`)
+  bool interrupted = false;                          // ccpack got SIGINT or SIGTERM and passed it on (`signal`)
   std::optional<manifest::CompiledCounts> compiled;  // settle runs that exited 0
 };
 
@@ -63,13 +63,13 @@ struct SettleRequest {
 
 struct SettleOutcome {
   std::unique_ptr<SignalCatcher> signals;  // SIGINT/SIGTERM noted until the outcome is packed and destroyed
-  std::vector<RunReport> runs;  // the warm-up first
+  std::vector<RunReport> runs;             // the warm-up first
   Stopped stopped = Stopped::run_limit;
-  std::vector<manifest::CacheDir> original;  // the user's folders (the request's), recorded as the build folders
-  std::vector<manifest::CacheDir> settled;   // the last run's scratch folders that exist, same order
-  manifest::Fingerprint fingerprint;         // the request's
+  std::vector<manifest::CacheDir> original;      // the user's folders (the request's), recorded as the build folders
+  std::vector<manifest::CacheDir> settled;       // the last run's scratch folders that exist, same order
+  manifest::Fingerprint fingerprint;             // the request's
   std::optional<manifest::TuningRecord> tuning;  // the request's
-  std::unique_ptr<ScratchFolder> scratch;    // holds `settled` until the outcome is destroyed
+  std::unique_ptr<ScratchFolder> scratch;        // holds `settled` until the outcome is destroyed
   [[nodiscard]] manifest::SettleRecord record() const;
 };
 
@@ -108,6 +108,7 @@ class SettleFailure : public Error {
 // Packs the settled folders into `output`, each component recording its original folder as its build folder
 // (`source`), as a plain create would have; the settle record goes into the manifest. A SIGINT or SIGTERM caught
 // by then throws SettleFailure, the output removed if it was written.
-[[nodiscard]] pack::PackResult pack_settled(const SettleOutcome& outcome, const std::filesystem::path& output, pack::PackOptions options);
+[[nodiscard]] pack::PackResult pack_settled(const SettleOutcome& outcome, const std::filesystem::path& output,
+                                            pack::PackOptions options);
 
 }  // namespace ccpack::settle

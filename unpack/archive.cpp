@@ -38,8 +38,8 @@ void check_header(Archive& a, const Archive::HeaderGate& gate, manifest::TopLeve
 
 // The header of the file the markers name, unchanged (manifest/marker.hpp: ArchiveFile), read without its
 // manifest; nullopt when `file` is another file, or its header records another digest than the markers.
-std::optional<manifest::ArchiveHeader> marked_header(int fd, const std::filesystem::path& path,
-                                                     const manifest::ArchiveFile& file, const MarkedArchive& marked) {
+std::optional<manifest::ArchiveHeader> marked_header(int fd, const std::filesystem::path& path, const manifest::ArchiveFile& file,
+                                                     const MarkedArchive& marked) {
   // defence: marked-archive-same-file
   if (!marked.file.same_file(file)) return std::nullopt;
   manifest::ArchiveHeader h = manifest::read_header_recorded_digest(fd, path);
@@ -53,7 +53,8 @@ bool same_top_level(const manifest::Manifest& a, const manifest::Manifest& b) {
   };
   return a.version == b.version && a.created_by == b.created_by && a.compression.codec == b.compression.codec &&
          a.compression.level == b.compression.level && a.compression.window_log == b.compression.window_log &&
-         a.fingerprint == b.fingerprint && a.tar_size == b.tar_size && a.settle == b.settle && a.delta == b.delta && a.merge == b.merge &&
+         a.fingerprint == b.fingerprint && a.tar_size == b.tar_size && a.settle == b.settle && a.delta == b.delta &&
+         a.merge == b.merge &&
          std::equal(a.components.begin(), a.components.end(), b.components.begin(), b.components.end(), same_component);
 }
 
@@ -82,7 +83,8 @@ void Archive::load_full() {
   }
   // The two readers must agree on what restore planned with; a difference would be a bug in the stage-1 scan.
   // defence: two-stage-agree
-  if (!same_top_level(full, manifest)) throw IntegrityError(quoted_path(path) + ": manifest top-level fields read differently by the two stages");
+  if (!same_top_level(full, manifest))
+    throw IntegrityError(quoted_path(path) + ": manifest top-level fields read differently by the two stages");
   if (full.payload_size() != header.payload_size) {
     throw IntegrityError(quoted_path(path) + ": manifest frames cover " + std::to_string(full.payload_size()) +
                          " payload bytes, header says " + std::to_string(header.payload_size));

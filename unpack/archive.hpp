@@ -52,7 +52,7 @@ struct Archive {
   std::filesystem::path path;
   UniqueFd fd;
   manifest::ArchiveHeader header;
-  manifest::Manifest manifest;  // at ManifestDepth::top_level, without frames and entries (see depth())
+  manifest::Manifest manifest;                  // at ManifestDepth::top_level, without frames and entries (see depth())
   std::vector<manifest::Signature> signatures;  // the header's signature block, parsed (not yet verified)
   // Where payload bytes come from instead of `fd` (a stream for `restore oci://`); null: the file.
   std::shared_ptr<PayloadSource> payload;

@@ -24,7 +24,7 @@ namespace ccpack::unpack {
 
 // A stream's archive once its header frame is fetched and checked.
 struct OpenedStream {
-  std::string name;                   // stands for the archive's path in messages ("archive sha256:... of REF")
+  std::string name;  // stands for the archive's path in messages ("archive sha256:... of REF")
   manifest::ArchiveHeader header;
   std::uint64_t payload_start = 0;    // the archive offset of the payload's first byte (the header frame's size)
   StreamedPayload::Producer produce;  // delivers the payload in order, started on the first read

@@ -49,8 +49,8 @@ UniqueFd take_lock(const fs::path& folder, const LockWait& wait) {
     std::this_thread::sleep_for(kPollInterval);
     if (try_flock(fd.get(), true, folder)) return fd;
   }
-  throw Error("cannot lock folder " + quoted_path(folder) + ": another ccpack restore or purge of its cache folders still holds it after " +
-              seconds_text(*wait.timeout));
+  throw Error("cannot lock folder " + quoted_path(folder) +
+              ": another ccpack restore or purge of its cache folders still holds it after " + seconds_text(*wait.timeout));
 }
 
 }  // namespace

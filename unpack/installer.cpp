@@ -113,7 +113,8 @@ void require_folder_or_absent(const fs::path& target) {
 }
 
 // Phase 1: the folder of each component, and the report's rows.
-std::vector<Slot> resolve_targets(const manifest::Manifest& m, const std::vector<manifest::CacheDir>& dirs, InstallReport& report) {
+std::vector<Slot> resolve_targets(const manifest::Manifest& m, const std::vector<manifest::CacheDir>& dirs,
+                                  InstallReport& report) {
   std::vector<Slot> slots;
   for (std::size_t i = 0; i < m.components.size(); ++i) {
     const manifest::Component& c = m.components[i];
@@ -128,7 +129,8 @@ std::vector<Slot> resolve_targets(const manifest::Manifest& m, const std::vector
     s.target = resolve_cache_folder(it->dir);
     s.parent = s.target.parent_path();
     s.base = s.target.filename().string();
-    if (s.base.empty() || s.parent.empty()) throw Error("cannot restore into " + quoted_path(it->dir) + ": not a folder below another");
+    if (s.base.empty() || s.parent.empty())
+      throw Error("cannot restore into " + quoted_path(it->dir) + ": not a folder below another");
     slots.push_back(std::move(s));
   }
   return slots;
@@ -142,8 +144,9 @@ void require_disjoint(std::vector<Slot>& slots, const manifest::Manifest& m) {
     const fs::path& b = slots[i + 1].target;
     auto [end, unused] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
     if (end == a.end()) {
-      throw UsageError("components '" + m.components[slots[i].component].name + "' and '" + m.components[slots[i + 1].component].name +
-                       "' would restore into overlapping folders " + quoted_path(a) + " and " + quoted_path(b));
+      throw UsageError("components '" + m.components[slots[i].component].name + "' and '" +
+                       m.components[slots[i + 1].component].name + "' would restore into overlapping folders " + quoted_path(a) +
+                       " and " + quoted_path(b));
     }
   }
 }
@@ -188,14 +191,16 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOption
     if (!s->staging_fd.valid()) throw_errno("cannot open staging folder " + quoted_path(s->staging));
     mark_top_of_tree(s->staging_fd.get());
     relocators.push_back(options.relocate ? std::make_unique<PathRelocator>(archive.manifest, s->component, s->target) : nullptr);
-    targets.push_back(StagingTarget{archive.manifest.components[s->component].name, s->staging_fd.get(), relocators.back().get()});
+    targets.push_back(
+        StagingTarget{archive.manifest.components[s->component].name, s->staging_fd.get(), relocators.back().get()});
   }
   (void)extract(archive, targets, ExtractOptions{options.jobs, options.progress});
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (relocators[i]) report.components[todo[i]->component].relocation = relocators[i]->stats();
   }
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    write_marker(todo[i]->staging_fd.get(), archive, archive.manifest.components[todo[i]->component].name, run, relocators[i].get());
+    write_marker(todo[i]->staging_fd.get(), archive, archive.manifest.components[todo[i]->component].name, run,
+                 relocators[i].get());
   }
   if (options.durable) {
     for (Slot* s : todo) {
@@ -206,8 +211,7 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOption
 
 // Phases: stage the components to restore, then swap them in as one set; on failure nothing has changed.
 void stage_and_swap(const Archive& archive, std::vector<Slot>& slots, const RestorePlan& plan, const InstallOptions& options,
-                    const InstallRun& run,
-             InstallReport& report) {
+                    const InstallRun& run, InstallReport& report) {
   std::vector<Slot*> todo;
   for (Slot& s : slots) {
     if (plan.components[s.component].action == Action::restore) todo.push_back(&s);
@@ -238,7 +242,8 @@ void purge_planned(const manifest::Manifest& m, const RestorePlan& plan, const s
   std::vector<manifest::CacheDir> stale;
   for (const PlannedComponent& p : plan.components) {
     if (p.action != Action::purge) continue;
-    auto it = std::find_if(dirs.begin(), dirs.end(), [&](const manifest::CacheDir& d) { return d.name == m.components[p.component].name; });
+    auto it = std::find_if(dirs.begin(), dirs.end(),
+                           [&](const manifest::CacheDir& d) { return d.name == m.components[p.component].name; });
     if (it != dirs.end()) stale.push_back(*it);
   }
   if (options.fault) (void)options.fault(FaultPoint::purge, stale.size());
@@ -263,7 +268,8 @@ void load_unless_noop(Archive& archive, const RestorePlan& plan) {
 }
 
 // The folders the plan restores into, for the checks before the payload (preflight.hpp).
-std::vector<PreflightTarget> preflight_targets(const manifest::Manifest& m, const std::vector<Slot>& slots, const RestorePlan& plan) {
+std::vector<PreflightTarget> preflight_targets(const manifest::Manifest& m, const std::vector<Slot>& slots,
+                                               const RestorePlan& plan) {
   std::vector<PreflightTarget> out;
   for (const Slot& s : slots) {
     if (plan.components[s.component].action != Action::restore) continue;
@@ -276,7 +282,8 @@ std::vector<PreflightTarget> preflight_targets(const manifest::Manifest& m, cons
 }  // namespace
 
 bool InstallReport::noop() const {
-  return std::none_of(components.begin(), components.end(), [](const ComponentOutcome& c) { return c.action == Action::restore; });
+  return std::none_of(components.begin(), components.end(),
+                      [](const ComponentOutcome& c) { return c.action == Action::restore; });
 }
 
 std::vector<UniqueFd> lock_install_folders(const std::vector<manifest::CacheDir>& dirs,
@@ -298,7 +305,8 @@ InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& d
   std::vector<fs::path> parents;
   parents.reserve(slots.size());
   for (const Slot& s : slots) parents.push_back(s.parent);
-  std::vector<UniqueFd> locks = run.held != nullptr ? std::vector<UniqueFd>{} : lock_parents(std::move(parents), options.on_lock_wait);
+  std::vector<UniqueFd> locks =
+      run.held != nullptr ? std::vector<UniqueFd>{} : lock_parents(std::move(parents), options.on_lock_wait);
   for (const Slot& s : slots) {
     remove_debris(s.parent, s.base);
     require_folder_or_absent(s.target);  // before any work, so nothing is swapped in and then undone

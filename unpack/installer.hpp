@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "manifest/fingerprint.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/fingerprint.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/fault.hpp"
 #include "unpack/plan.hpp"
@@ -76,8 +76,8 @@ struct InstallReport {
 // removes staging debris left by a killed run. `archive` may be open at ManifestDepth::top_level: the full
 // manifest is loaded (Archive::load_full) unless every component is already restored or skipped, so a no-op
 // restore costs the same at a million files as at ten. Throws IntegrityError / Error; on error no target has changed.
-[[nodiscard]] InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& dirs,
-                                    const InstallOptions& options, const InstallRun& run = {});
+[[nodiscard]] InstallReport install(Archive& archive, const std::vector<manifest::CacheDir>& dirs, const InstallOptions& options,
+                                    const InstallRun& run = {});
 
 // The locks an install of `dirs` takes (the parent folder of each, created when missing), for a caller that needs
 // them before it has an archive: a streamed restore fetches its archive under them.

@@ -3,11 +3,11 @@
 // no copy of the archive is written anywhere).
 //
 // For a stream the extractor decodes the frames one after the other (a file's frames are decoded several at once),
-// so it reads the payload strictly in order and a stream needs no random access: StreamedPayload is a bounded queue between a producer thread (the download) and
-// the reader. The producer starts on the first read, so a restore that finds every folder already restored
-// transfers no payload byte. Its bytes are not trusted: the extractor checks every frame's SHA-256 and every file's
-// against the manifest, as for a file. A producer failure (network, integrity) is rethrown to the reader with its
-// type; destroying the queue cancels and joins the producer.
+// so it reads the payload strictly in order and a stream needs no random access: StreamedPayload is a bounded queue between a
+// producer thread (the download) and the reader. The producer starts on the first read, so a restore that finds every folder
+// already restored transfers no payload byte. Its bytes are not trusted: the extractor checks every frame's SHA-256 and every
+// file's against the manifest, as for a file. A producer failure (network, integrity) is rethrown to the reader with its type;
+// destroying the queue cancels and joins the producer.
 #pragma once
 
 #include <atomic>
@@ -57,7 +57,7 @@ class StreamedPayload : public PayloadSource {
   std::deque<std::string> chunks_;
   std::size_t front_used_ = 0;  // bytes of chunks_.front() already read
   std::size_t buffered_ = 0;
-  std::uint64_t next_offset_;   // archive offset of the next byte the reader gets
+  std::uint64_t next_offset_;  // archive offset of the next byte the reader gets
   bool done_ = false;
   std::atomic<bool> cancelled_{false};
   std::exception_ptr error_;

@@ -4,6 +4,7 @@
 // unpack/.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -26,25 +27,37 @@ struct Layout {
   std::size_t size = 0;  // Arg::fixed: bytes
 };
 
-inline Layout layout_of(char op) {
-  switch (op) {
-    case '(': case '.': case '0': case '1': case '2': case 'N': case 'Q': case 'R': case 'a': case 'b':
-    case 'd': case '}': case 'e': case 'l': case ']': case 'o': case 's': case 't': case ')': case 'u':
-    case '\x81': case '\x85': case '\x86': case '\x87': case '\x88': case '\x89': case '\x8f': case '\x90':
-    case '\x91': case '\x92': case '\x93': case '\x94': case '\x97': case '\x98':
-      return {Arg::none, 0};
-    case 'K': case 'q': case 'h': case '\x82': case '\x80': return {Arg::fixed, 1};
-    case 'M': case '\x83': return {Arg::fixed, 2};
-    case 'J': case 'r': case 'j': case '\x84': return {Arg::fixed, 4};
-    case 'G': case '\x95': return {Arg::fixed, 8};
-    case 'U': case '\x8c': case 'C': case '\x8a': return {Arg::len1, 0};
-    case 'T': case 'X': case 'B': case '\x8b': return {Arg::len4, 0};
-    case '\x8d': case '\x8e': case '\x96': return {Arg::len8, 0};
-    case 'I': case 'L': case 'F': case 'S': case 'V': case 'P': case 'g': case 'p': return {Arg::line, 0};
-    case 'c': case 'i': return {Arg::two_lines, 0};
-    default: return {Arg::unknown, 0};
-  }
-}
+// The opcodes of each argument layout, one row per layout (a byte in no row is Arg::unknown). Escapes come last in
+// a literal piece, so none runs into a letter that reads as a hex digit.
+struct LayoutRow {
+  std::string_view ops;
+  Layout layout;
+};
+inline constexpr LayoutRow kLayoutRows[] = {
+    {"(.012NQRabd}el]ost)u"
+     "\x81\x85\x86\x87\x88\x89\x8f\x90\x91\x92\x93\x94\x97\x98",
+     {Arg::none, 0}},
+    {"Kqh\x82\x80", {Arg::fixed, 1}},
+    {"M\x83", {Arg::fixed, 2}},
+    {"Jrj\x84", {Arg::fixed, 4}},
+    {"G\x95", {Arg::fixed, 8}},
+    {"CU\x8c\x8a", {Arg::len1, 0}},
+    {"TXB\x8b", {Arg::len4, 0}},
+    {"\x8d\x8e\x96", {Arg::len8, 0}},
+    {"ILFSVPgp", {Arg::line, 0}},
+    {"ci", {Arg::two_lines, 0}},
+};
+
+// The rows as one 256-entry table, built at compile time.
+inline constexpr auto kLayouts = [] {
+  std::array<Layout, 256> table;
+  table.fill(Layout{Arg::unknown, 0});  // stated: g++ 12 value-initialises this array ignoring Layout's initialisers
+  for (const LayoutRow& row : kLayoutRows)
+    for (char op : row.ops) table[static_cast<unsigned char>(op)] = row.layout;
+  return table;
+}();
+
+inline Layout layout_of(char op) { return kLayouts[static_cast<unsigned char>(op)]; }
 
 inline std::uint64_t little_endian(std::string_view d, std::size_t at, std::size_t n) {
   std::uint64_t v = 0;
@@ -83,20 +96,30 @@ inline std::optional<Op> op_at(std::string_view d, std::size_t at) {
     return op;
   };
   switch (l.arg) {
-    case Arg::none: op.end = op.arg; return op;
-    case Arg::fixed: if (left < l.size) return std::nullopt; op.end = op.arg + l.size; return op;
-    case Arg::len1: return sized(1);
-    case Arg::len4: return sized(4);
-    case Arg::len8: return sized(8);
-    case Arg::line: return lines(1);
-    case Arg::two_lines: return lines(2);
-    case Arg::unknown: return std::nullopt;
+    case Arg::none:
+      op.end = op.arg;
+      return op;
+    case Arg::fixed:
+      if (left < l.size) return std::nullopt;
+      op.end = op.arg + l.size;
+      return op;
+    case Arg::len1:
+      return sized(1);
+    case Arg::len4:
+      return sized(4);
+    case Arg::len8:
+      return sized(8);
+    case Arg::line:
+      return lines(1);
+    case Arg::two_lines:
+      return lines(2);
+    case Arg::unknown:
+      return std::nullopt;
   }
   return std::nullopt;
 }
 
 inline bool is_str(char code) { return code == kShortBinUnicode || code == kBinUnicode || code == kBinUnicode8; }
-
 
 inline std::string little_endian_bytes(std::uint64_t v, std::size_t n) {
   std::string out(n, '\0');

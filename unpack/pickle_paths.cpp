@@ -13,10 +13,10 @@ namespace {
 
 using namespace pickle;  // NOLINT(google-build-using-namespace): the opcode table
 
-constexpr std::uint64_t kMaxFrame = 4 << 20;     // a FRAME's content held whole, at most
-constexpr std::uint64_t kWholeOp = 64 << 10;     // an opcode outside a frame held whole, at most
-constexpr std::size_t kMaxLine = 64 << 10;       // a text-protocol argument, at most
-constexpr std::size_t kOutBatch = 1 << 20;       // output handed to write in batches of about this size
+constexpr std::uint64_t kMaxFrame = 4 << 20;       // a FRAME's content held whole, at most
+constexpr std::uint64_t kWholeOp = 64 << 10;       // an opcode outside a frame held whole, at most
+constexpr std::size_t kMaxLine = 64 << 10;         // a text-protocol argument, at most
+constexpr std::size_t kOutBatch = 1 << 20;         // output handed to write in batches of about this size
 constexpr int kMinElements = 2, kMaxElements = 6;  // path elements of a file that names a build folder
 
 // The number of length bytes of an opcode whose argument is sized, else 0.
@@ -60,7 +60,7 @@ bool PickleStream::feed(std::string_view bytes) {
       bytes.remove_prefix(n);
       continue;
     }
-    if (buf_.empty() && bytes.empty()) break;  // between units
+    if (buf_.empty() && bytes.empty()) break;      // between units
     std::int64_t want = stopped_ ? -1 : wanted();  // nothing may follow STOP
     if (want >= 0 && buf_.size() == static_cast<std::size_t>(want)) {
       if (!take_unit()) fail();
@@ -97,9 +97,13 @@ std::int64_t PickleStream::wanted() const {
     return len > kMaxFrame ? -1 : static_cast<std::int64_t>(9 + len);
   }
   switch (l.arg) {
-    case Arg::none: return 1;
-    case Arg::fixed: return static_cast<std::int64_t>(1 + l.size);
-    case Arg::len1: case Arg::len4: case Arg::len8: {
+    case Arg::none:
+      return 1;
+    case Arg::fixed:
+      return static_cast<std::int64_t>(1 + l.size);
+    case Arg::len1:
+    case Arg::len4:
+    case Arg::len8: {
       if (buf_.size() < 1 + k) return static_cast<std::int64_t>(1 + k);
       std::uint64_t len = little_endian(buf_, 1, k);
       if (len <= kWholeOp) return static_cast<std::int64_t>(1 + k + len);
@@ -107,7 +111,8 @@ std::int64_t PickleStream::wanted() const {
       std::uint64_t prefix = std::max<std::uint64_t>(roots_.longest_folder(), to_.size()) + 1;
       return static_cast<std::int64_t>(1 + k + (is_str(code) ? std::min(len, prefix) : 0));
     }
-    case Arg::line: case Arg::two_lines: {  // scanned once: the bytes come one at a time
+    case Arg::line:
+    case Arg::two_lines: {  // scanned once: the bytes come one at a time
       int lines = l.arg == Arg::line ? 1 : 2;
       while (newlines_ < lines && scanned_ < buf_.size()) {
         if (buf_[scanned_] == '\n') ++newlines_;
@@ -116,7 +121,8 @@ std::int64_t PickleStream::wanted() const {
       if (newlines_ == lines) return static_cast<std::int64_t>(scanned_ + 1);
       return buf_.size() >= kMaxLine ? -1 : static_cast<std::int64_t>(buf_.size() + 1);
     }
-    case Arg::unknown: return -1;
+    case Arg::unknown:
+      return -1;
   }
   return -1;
 }
@@ -145,7 +151,7 @@ bool PickleStream::take_frame(std::size_t size) {
   while (at < content.size()) {
     std::optional<Op> op = op_at(content, at);  // nullopt too for an opcode across the frame's end
     if (!op) return false;
-    if (op->code == kFrame) return false;       // a frame inside a frame
+    if (op->code == kFrame) return false;  // a frame inside a frame
     if (op->code == kStop) {
       if (op->end != content.size()) return false;
       stopped_ = true;

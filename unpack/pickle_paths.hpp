@@ -41,8 +41,8 @@ namespace ccpack::unpack {
 // its opcodes parse to its end and hold as many strs as the packed unit.
 class PickleStream {
  public:
-  using Write = std::function<void(std::string_view)>;          // appends bytes to the output
-  using IsFile = std::function<bool(std::string_view)>;         // whether a path relative to the root is a file
+  using Write = std::function<void(std::string_view)>;   // appends bytes to the output
+  using IsFile = std::function<bool(std::string_view)>;  // whether a path relative to the root is a file
   // `roots`: build folders known from the start (the folder the component was packed from); `to`: the folder
   // the component is restored into (no trailing '/').
   PickleStream(const std::vector<std::string>& roots, std::string to, IsFile is_file, Write write);
@@ -79,14 +79,14 @@ class PickleStream {
   };
 
   [[nodiscard]] std::int64_t wanted() const;  // bytes the unit at the front of buf_ needs; -1: not taken
-  bool take_unit();                             // processes the complete unit at the front of buf_
+  bool take_unit();                           // processes the complete unit at the front of buf_
   bool take_frame(std::size_t size);
   bool take_large(std::size_t header, std::uint64_t length);
   bool take_op(std::size_t size);
   // The str's new value, or "" to keep it; a `whole` value may name a build folder (learn).
   [[nodiscard]] std::string moved(std::string_view value, bool whole = true);
-  void learn(std::string_view value);                        // a build folder this str's path names
-  void drop(std::size_t size);  // the unit at the front of buf_ is written: consumed
+  void learn(std::string_view value);  // a build folder this str's path names
+  void drop(std::size_t size);         // the unit at the front of buf_ is written: consumed
   void emit(std::string_view bytes);
   void emit_changed(std::string_view packed, std::string_view out);
   void flush();
@@ -99,7 +99,7 @@ class PickleStream {
   std::string buf_;  // packed bytes taken, not yet written
   std::string out_;  // output not yet handed to write_ (batched)
   std::vector<Edit> edits_;
-  std::uint64_t pass_left_ = 0;  // bytes of a large argument still to pass through
+  std::uint64_t pass_left_ = 0;      // bytes of a large argument still to pass through
   mutable std::size_t scanned_ = 1;  // a text-protocol unit: bytes of buf_ searched for its newlines so far
   mutable int newlines_ = 0;         // and the newlines found there
   std::uint64_t written_ = 0, consumed_ = 0, moved_ = 0;

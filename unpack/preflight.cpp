@@ -33,30 +33,31 @@ std::string fix_for(uid_t owner) {
 bool can_write(const fs::path& p) { return ::faccessat(AT_FDCWD, p.c_str(), W_OK | X_OK, AT_EACCESS) == 0; }
 
 void check_parent(const PreflightTarget& t) {
-  struct stat st{};
-  if (::stat(t.parent.c_str(), &st) != 0) throw_errno("cannot restore into " + quoted_path(t.target) + ": cannot stat " + quoted_path(t.parent));
+  struct stat st {};
+  if (::stat(t.parent.c_str(), &st) != 0)
+    throw_errno("cannot restore into " + quoted_path(t.target) + ": cannot stat " + quoted_path(t.parent));
   // defence: preflight-writable
   if (!can_write(t.parent)) {
     std::string where = "cannot restore " + t.component + " into " + quoted_path(t.target) + ": ";
     if (errno == EROFS) throw Error(where + quoted_path(t.parent) + " is on a read-only file system");
-    throw Error(where + "its folder " + quoted_path(t.parent) + " is owned by " + uid_text(st.st_uid) + " (mode " + mode_text(st.st_mode) +
-                ") and " + uid_text(::geteuid()) + " cannot write to it; " + fix_for(st.st_uid));
+    throw Error(where + "its folder " + quoted_path(t.parent) + " is owned by " + uid_text(st.st_uid) + " (mode " +
+                mode_text(st.st_mode) + ") and " + uid_text(::geteuid()) + " cannot write to it; " + fix_for(st.st_uid));
   }
-  struct stat tt{};
+  struct stat tt {};
   if (::lstat(t.target.c_str(), &tt) != 0) return;  // absent: created by the swap
   uid_t me = ::geteuid();
   bool sticky_other = (st.st_mode & S_ISVTX) != 0 && me != 0 && tt.st_uid != me && st.st_uid != me;
   // defence: preflight-writable
   if (sticky_other || !can_write(t.target)) {
-    throw Error("cannot restore " + t.component + " into " + quoted_path(t.target) + ": it is owned by " + uid_text(tt.st_uid) + " (mode " +
-                mode_text(tt.st_mode) + ") and " + uid_text(me) + " cannot replace it" +
+    throw Error("cannot restore " + t.component + " into " + quoted_path(t.target) + ": it is owned by " + uid_text(tt.st_uid) +
+                " (mode " + mode_text(tt.st_mode) + ") and " + uid_text(me) + " cannot replace it" +
                 (sticky_other ? " in the sticky folder " + quoted_path(t.parent) : std::string()) + "; " + fix_for(tt.st_uid) +
                 ", or restore into another folder");
   }
 }
 
 FreeSpace statvfs_probe(const fs::path& folder) {
-  struct statvfs v{};
+  struct statvfs v {};
   if (::statvfs(folder.c_str(), &v) != 0) throw_errno("cannot read the free space of " + quoted_path(folder));
   FreeSpace f;
   f.bytes = static_cast<std::uint64_t>(v.f_bavail) * v.f_frsize;
@@ -77,7 +78,7 @@ struct Need {
 void check_space(const std::vector<PreflightTarget>& targets, const FreeSpaceProbe& probe) {
   std::map<dev_t, Need> by_device;  // components restored onto one file system add up
   for (const PreflightTarget& t : targets) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(t.parent.c_str(), &st) != 0) throw_errno("cannot stat " + quoted_path(t.parent));
     Need& n = by_device[st.st_dev];
     if (n.folder.empty()) n.folder = t.parent;
@@ -90,9 +91,9 @@ void check_space(const std::vector<PreflightTarget>& targets, const FreeSpacePro
     std::string where = "cannot restore " + n.components + ": ";
     // defence: preflight-space
     if (n.bytes > f.bytes) {
-      throw Error(where + "needs " + std::to_string(mb_up(n.bytes)) + " MB, " + std::to_string(mb_down(f.bytes)) + " MB free on " +
-                  quoted_path(n.folder) + " (" + std::to_string(n.bytes) + " bytes needed, " + std::to_string(f.bytes) +
-                  " free); free space there or restore into a larger volume");
+      throw Error(where + "needs " + std::to_string(mb_up(n.bytes)) + " MB, " + std::to_string(mb_down(f.bytes)) +
+                  " MB free on " + quoted_path(n.folder) + " (" + std::to_string(n.bytes) + " bytes needed, " +
+                  std::to_string(f.bytes) + " free); free space there or restore into a larger volume");
     }
     if (f.inodes && n.files > *f.inodes) {
       throw Error(where + "needs " + std::to_string(n.files) + " files, " + std::to_string(*f.inodes) + " inodes free on " +

@@ -24,10 +24,10 @@
 namespace ccpack::unpack {
 
 struct PreflightTarget {
-  std::string component;          // "inductor", for messages
-  std::filesystem::path target;   // T
-  std::filesystem::path parent;   // P (exists: the install created and locked it)
-  std::uint64_t bytes = 0;        // what the component's files hold (the manifest's total)
+  std::string component;         // "inductor", for messages
+  std::filesystem::path target;  // T
+  std::filesystem::path parent;  // P (exists: the install created and locked it)
+  std::uint64_t bytes = 0;       // what the component's files hold (the manifest's total)
   std::uint64_t files = 0;
 };
 

@@ -76,7 +76,8 @@ bool is_driver_library(std::string_view name) { return name.starts_with("libcuda
 std::optional<std::string> read_small(const fs::path& file) {
   UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > manifest::kMaxKernelJsonBytes) {
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) > manifest::kMaxKernelJsonBytes) {
     return std::nullopt;
   }
   std::string text(static_cast<std::size_t>(st.st_size), '\0');
@@ -230,7 +231,9 @@ class Walker {
   std::uint64_t seen_ = 0;
 };
 
-std::vector<std::string> split_colons(const char* text) { return text ? split_search_path(text, "") : std::vector<std::string>{}; }
+std::vector<std::string> split_colons(const char* text) {
+  return text ? split_search_path(text, "") : std::vector<std::string>{};
+}
 
 // The folders /etc/ld.so.conf.d/*.conf name (one level: "include" lines are not followed).
 std::vector<std::string> ld_so_conf_dirs() {
@@ -294,7 +297,8 @@ PurgeReport purge(const std::vector<manifest::CacheDir>& dirs, const manifest::F
   return purge_locked(dirs, local, options);
 }
 
-PurgeReport purge_locked(const std::vector<manifest::CacheDir>& dirs, const manifest::Fingerprint& local, const PurgeOptions& options) {
+PurgeReport purge_locked(const std::vector<manifest::CacheDir>& dirs, const manifest::Fingerprint& local,
+                         const PurgeOptions& options) {
   PurgeReport report;
   for (const manifest::CacheDir& d : dirs) Walker(d, local, options, report).run();
   return report;

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "manifest/fingerprint.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/fingerprint.hpp"
 #include "unpack/folder_lock.hpp"
 #include "unpack/purge_rules.hpp"
 
@@ -47,11 +47,11 @@ struct UnjudgedEntry {
 };
 
 struct PurgeReport {
-  std::vector<PurgedEntry> removed;  // removed, or that would be with dry_run
-  std::uint64_t kept_files = 0;      // files looked at and kept (judged fine or unjudged)
-  std::uint64_t unjudged = 0;        // entries no rule could judge, kept
+  std::vector<PurgedEntry> removed;              // removed, or that would be with dry_run
+  std::uint64_t kept_files = 0;                  // files looked at and kept (judged fine or unjudged)
+  std::uint64_t unjudged = 0;                    // entries no rule could judge, kept
   std::vector<UnjudgedEntry> unjudged_examples;  // the first few
-  bool truncated = false;            // kMaxPurgeEntries reached: the rest was not looked at
+  bool truncated = false;                        // kMaxPurgeEntries reached: the rest was not looked at
 };
 
 // The folders in which a needed library is looked for, after its own RUNPATH/RPATH: LD_LIBRARY_PATH, then

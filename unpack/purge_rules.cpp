@@ -129,14 +129,16 @@ Judgement judge_library(const ElfDynamic& dyn, const std::string& lib, const Lib
     auto wheel = wheel_cuda_major(*found);
     if (wheel && search.cuda_major && *wheel != *search.cuda_major) {
       return {Judgement::stale, "needs '" + escaped(name, 80) + "', found only in a CUDA " + std::to_string(*wheel) + " wheel (" +
-                                    escaped(*found, 120) + ") where torch is built for CUDA " + std::to_string(*search.cuda_major)};
+                                    escaped(*found, 120) + ") where torch is built for CUDA " +
+                                    std::to_string(*search.cuda_major)};
     }
   }
   return {};
 }
 
 Judgement judge_debris(std::string_view name, bool is_dir, const std::function<bool(long)>& alive) {
-  if (!is_dir && name.ends_with(manifest::kLockSuffix) && name.size() > manifest::kLockSuffix.size()) return {Judgement::stale, "a lock file"};
+  if (!is_dir && name.ends_with(manifest::kLockSuffix) && name.size() > manifest::kLockSuffix.size())
+    return {Judgement::stale, "a lock file"};
   auto pid_at = [&](std::string_view tail) -> std::optional<long> { return leading_number(tail); };
   if (is_dir && name.starts_with(manifest::kTritonTempPrefix)) {
     auto pid = pid_at(name.substr(manifest::kTritonTempPrefix.size()));

@@ -49,8 +49,8 @@ struct Judgement {
 
 // Where needed libraries are looked for, in order, after the library's own RUNPATH (or RPATH).
 struct LibrarySearch {
-  std::vector<std::string> dirs;  // LD_LIBRARY_PATH, then the standard and site folders (see purge.hpp)
-  std::optional<int> cuda_major;  // this machine's torch.cuda major
+  std::vector<std::string> dirs;                   // LD_LIBRARY_PATH, then the standard and site folders (see purge.hpp)
+  std::optional<int> cuda_major;                   // this machine's torch.cuda major
   std::function<bool(const std::string&)> exists;  // whether a file exists (a test seam)
 };
 

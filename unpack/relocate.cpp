@@ -1,8 +1,8 @@
 // See relocate.hpp.
 #include "unpack/relocate.hpp"
 
-#include <nlohmann/json.hpp>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "manifest/cache_dir.hpp"
@@ -79,9 +79,7 @@ PathRelocator::PathRelocator(const manifest::Manifest& manifest, std::size_t com
   }
 }
 
-bool PathRelocator::handles(std::size_t entry) const {
-  return is_group(entry) || (entry < pickled_.size() && pickled_[entry]);
-}
+bool PathRelocator::handles(std::size_t entry) const { return is_group(entry) || (entry < pickled_.size() && pickled_[entry]); }
 
 bool PathRelocator::is_group(std::size_t entry) const {
   const manifest::EntryList& entries = *entries_;
@@ -113,7 +111,8 @@ bool PathRelocator::rewrite_paths(ojson& doc, std::size_t entry, RelocationStats
     const std::string& path = value.get_ref<const std::string&>();
     std::string_view base = std::string_view(path).substr(path.rfind('/') + 1);
     std::string rel = folder + std::string(base);  // where this child lies in the archive
-    bool ours = path.size() > rel.size() && path.ends_with(rel) && path[path.size() - rel.size() - 1] == '/' && path.front() == '/';
+    bool ours =
+        path.size() > rel.size() && path.ends_with(rel) && path[path.size() - rel.size() - 1] == '/' && path.front() == '/';
     if (ours && files_.count(ChildKey{parent, base}) != 0 && path != to_ + rel) {
       value = to_ + rel;
       ++stats.paths_rewritten;
@@ -143,9 +142,9 @@ bool PathRelocator::is_component_file(std::string_view relative) {
 std::unique_ptr<PickleStream> PathRelocator::stream(PickleStream::Write write) {
   std::vector<std::string> roots;
   if (!source_.empty() && source_.front() == '/') roots.push_back(source_);
-  return std::make_unique<PickleStream>(std::move(roots), to_.substr(0, to_.size() - 1),
-                                        [this](std::string_view rel) { return is_component_file(rel); },
-                                        std::move(write));
+  return std::make_unique<PickleStream>(
+      std::move(roots), to_.substr(0, to_.size() - 1), [this](std::string_view rel) { return is_component_file(rel); },
+      std::move(write));
 }
 
 void PathRelocator::streamed(const PickleStream& stream, bool rewritten) {

@@ -12,13 +12,12 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "manifest/manifest.hpp"
 #include "unpack/pickle_paths.hpp"
@@ -26,13 +25,13 @@
 namespace ccpack::unpack {
 
 struct RelocationStats {
-  std::uint64_t group_files = 0;     // __grp__*.json files seen
-  std::uint64_t paths_rewritten = 0;  // child paths moved from the build folder to the target
-  std::uint64_t paths_kept = 0;       // child paths left as they were (already there, or not a packed file)
-  std::uint64_t files_unparsed = 0;   // group files that are not the expected JSON, left as packed
-  std::uint64_t pickle_files = 0;              // Inductor FX-graph and AOTAutograd entries seen
-  std::uint64_t pickle_paths_rewritten = 0;    // str values in them moved from the build folder to the target
-  std::uint64_t pickle_files_unparsed = 0;     // entries that are not a pickle this reader takes, left as packed
+  std::uint64_t group_files = 0;             // __grp__*.json files seen
+  std::uint64_t paths_rewritten = 0;         // child paths moved from the build folder to the target
+  std::uint64_t paths_kept = 0;              // child paths left as they were (already there, or not a packed file)
+  std::uint64_t files_unparsed = 0;          // group files that are not the expected JSON, left as packed
+  std::uint64_t pickle_files = 0;            // Inductor FX-graph and AOTAutograd entries seen
+  std::uint64_t pickle_paths_rewritten = 0;  // str values in them moved from the build folder to the target
+  std::uint64_t pickle_files_unparsed = 0;   // entries that are not a pickle this reader takes, left as packed
 
   RelocationStats& operator+=(const RelocationStats& o);
 };
@@ -91,16 +90,16 @@ class PathRelocator {
   [[nodiscard]] std::optional<std::string> rewrite_group(std::size_t entry, std::string_view packed);
   [[nodiscard]] std::optional<std::string> rewrite_pickle(std::string_view packed);
   [[nodiscard]] bool is_component_file(std::string_view relative);  // a file of this component, by its path in it
-  void count(const RelocationStats& one);  // adds one file's counts to stats(), under the lock
+  void count(const RelocationStats& one);                           // adds one file's counts to stats(), under the lock
 
   manifest::EntryList scratch_;  // a compact copy of an edited list (entries_ may point here)
   const manifest::EntryList* entries_ = nullptr;
   std::string component_;
-  std::string to_;  // the target folder, with a trailing '/'
-  FileSet files_;   // this component's files
-  std::string source_;                   // the folder the component was packed from
-  std::vector<bool> pickled_;            // per entry: a file below the component's fxgraph/ or aotautograd/
-  std::once_flag file_hashes_once_;      // file_hashes_ is built at the first pickle (most restores have none)
+  std::string to_;                   // the target folder, with a trailing '/'
+  FileSet files_;                    // this component's files
+  std::string source_;               // the folder the component was packed from
+  std::vector<bool> pickled_;        // per entry: a file below the component's fxgraph/ or aotautograd/
+  std::once_flag file_hashes_once_;  // file_hashes_ is built at the first pickle (most restores have none)
   // (is_component_file may run from several threads: the lookups after call_once only read.)
   std::unordered_set<std::uint64_t> file_hashes_;  // hashes of this component's file paths, relative to its root
   mutable std::mutex mutex_;

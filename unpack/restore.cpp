@@ -158,7 +158,8 @@ RestoreResult restore(const RestoreRequest& rq) {
   // checked; with at_build_paths the folders come from the manifest, so it waits for them. When the markers name
   // this file, nothing is read that would hide the probe: it runs first, on this thread (no thread started).
   std::future<manifest::Fingerprint> probing;
-  if (!rq.at_build_paths && !hint.marked) probing = std::async(std::launch::async, [&rq, &result] { return rq.machine(result.dirs); });
+  if (!rq.at_build_paths && !hint.marked)
+    probing = std::async(std::launch::async, [&rq, &result] { return rq.machine(result.dirs); });
   std::optional<manifest::Fingerprint> probed;
   if (hint.marked) probed = rq.machine(result.dirs);
   // The signature is checked before the manifest is parsed, and before any target folder is touched.

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "manifest/fingerprint.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/fingerprint.hpp"
 #include "manifest/policy.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/archive_source.hpp"
@@ -55,9 +55,9 @@ struct RestoreRequest {
 struct RestoreResult {
   std::vector<manifest::CacheDir> dirs;  // the folders judged (with at_build_paths: the build folders)
   manifest::Comparison fit;              // the comparison for the components with a folder
-  bool refused = false;  // the fingerprint refuses the archive under the policy: nothing written or purged
-  bool purging = false;  // the policy is purge: report.purged says what was removed
-  InstallReport report;  // empty when refused
+  bool refused = false;                  // the fingerprint refuses the archive under the policy: nothing written or purged
+  bool purging = false;                  // the policy is purge: report.purged says what was removed
+  InstallReport report;                  // empty when refused
   // top_level: the entries were never parsed (a no-op: every folder held this archive already)
   ManifestDepth depth = ManifestDepth::top_level;
   // No manifest byte was read: the top-level fields came from the folders' markers (archive.hpp, MarkedArchive).

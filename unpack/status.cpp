@@ -78,9 +78,8 @@ void classify(FolderStatus& s, const std::vector<std::string>& added) {
     }
   }
   for (const auto& [folder, files] : kernels) s.kernels.push_back({kernel_name(files, folder), folder});
-  std::sort(s.kernels.begin(), s.kernels.end(), [](const AddedKernel& a, const AddedKernel& b) {
-    return a.name != b.name ? a.name < b.name : a.folder < b.folder;
-  });
+  std::sort(s.kernels.begin(), s.kernels.end(),
+            [](const AddedKernel& a, const AddedKernel& b) { return a.name != b.name ? a.name < b.name : a.folder < b.folder; });
 }
 
 // Whether the file at `path` has the list's size and SHA-256.

@@ -12,8 +12,8 @@
 
 namespace ccpack::unpack {
 
-StreamedPickle::StreamedPickle(const std::function<std::unique_ptr<PickleStream>(PickleStream::Write)>& make, int fd,
-                               int root, std::string relative, std::string what)
+StreamedPickle::StreamedPickle(const std::function<std::unique_ptr<PickleStream>(PickleStream::Write)>& make, int fd, int root,
+                               std::string relative, std::string what)
     : fd_(fd), root_(root), relative_(std::move(relative)), what_(std::move(what)) {
   stream_ = make([fd, name = what_](std::string_view b) { write_all(fd, b.data(), b.size(), name); });
 }

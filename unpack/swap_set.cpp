@@ -28,7 +28,8 @@ bool target_exists(const fs::path& target) {
 // Where renameat2's flags are unsupported (some filesystems, gVisor): the old target aside, then the new one in.
 How swap_by_two_renames(const StagedFolder& f) {
   bool had_target = target_exists(f.target);
-  if (had_target && ::rename(f.target.c_str(), f.aside.c_str()) != 0) throw_errno("cannot move " + quoted_path(f.target) + " aside");
+  if (had_target && ::rename(f.target.c_str(), f.aside.c_str()) != 0)
+    throw_errno("cannot move " + quoted_path(f.target) + " aside");
   if (::rename(f.staging.c_str(), f.target.c_str()) != 0) {
     int err = errno;
     if (had_target) (void)::rename(f.aside.c_str(), f.target.c_str());

@@ -74,8 +74,8 @@ TrustReport check_trust_beside(const std::filesystem::path& path, const manifest
     // defence: cosign-manifest-signature
     if (s.state == SignerStatus::State::bad_signature) {
       throw IntegrityError(quoted_path(path) + " is accepted by the cosign signature of key " + accepted_by +
-                           ", but its own signature by trusted key " + s.signature.key_id + " does not verify (" +
-                           r.describe() + ")");
+                           ", but its own signature by trusted key " + s.signature.key_id + " does not verify (" + r.describe() +
+                           ")");
     }
   }
   if (r.verified_by.empty()) r.verified_by = accepted_by;  // the key that vouched, for the marker and reports

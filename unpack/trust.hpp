@@ -47,8 +47,8 @@ struct TrustReport {
 // Throws IntegrityError naming the archive, the key ids found and those trusted, unless a signature verifies
 // with a trusted key or `allow_unsigned` is set (then the caller warns, every time). Fits Archive::HeaderGate.
 [[nodiscard]] TrustReport check_trust(const std::filesystem::path& path, const manifest::ArchiveHeader& header,
-                                      const std::vector<manifest::Signature>& signatures,
-                                      const manifest::TrustStore& trust, bool allow_unsigned);
+                                      const std::vector<manifest::Signature>& signatures, const manifest::TrustStore& trust,
+                                      bool allow_unsigned);
 
 // When the artifact is already accepted on another signature (a cosign signature of the registry artifact by
 // `accepted_by`, a trusted key): the archive needs no signature of its own, but one by a trusted key must still

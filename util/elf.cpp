@@ -50,7 +50,11 @@ struct Reader {
 
 std::optional<std::vector<Segment>> program_headers(const Reader& r, std::string& why) {
   unsigned char eh[64] = {};  // zeroed: what a reader callback leaves unwritten never reads as a header
-  if (!r.get(0, eh, 4) || std::memcmp(eh, "\x7f" "ELF", 4) != 0) return why = "not an ELF file", std::nullopt;
+  if (!r.get(0, eh, 4) || std::memcmp(eh,
+                                      "\x7f"
+                                      "ELF",
+                                      4) != 0)
+    return why = "not an ELF file", std::nullopt;
   if (!r.get(0, eh, sizeof eh)) return why = "shorter than an ELF64 header", std::nullopt;
   if (eh[4] != 2 || eh[5] != 1) return why = "not a little-endian ELF64 file", std::nullopt;
   auto phoff = load<std::uint64_t>(eh + 32);
@@ -63,7 +67,8 @@ std::optional<std::vector<Segment>> program_headers(const Reader& r, std::string
   for (std::uint16_t i = 0; i < phnum; ++i) {
     unsigned char ph[56] = {};
     if (!r.get(phoff + std::uint64_t{i} * phentsize, ph, sizeof ph)) return why = "program header out of the file", std::nullopt;
-    segs.push_back({load<std::uint32_t>(ph), load<std::uint64_t>(ph + 8), load<std::uint64_t>(ph + 16), load<std::uint64_t>(ph + 32)});
+    segs.push_back(
+        {load<std::uint32_t>(ph), load<std::uint64_t>(ph + 8), load<std::uint64_t>(ph + 16), load<std::uint64_t>(ph + 32)});
   }
   return segs;
 }
@@ -71,7 +76,8 @@ std::optional<std::vector<Segment>> program_headers(const Reader& r, std::string
 // The file offset of virtual address `vaddr`, through the PT_LOAD segment that holds it.
 std::optional<std::uint64_t> file_offset(const std::vector<Segment>& segs, std::uint64_t vaddr) {
   for (const Segment& s : segs) {
-    if (s.type == kPtLoad && vaddr >= s.vaddr && s.offset <= s.offset + s.filesz && vaddr - s.vaddr < s.filesz) return s.offset + (vaddr - s.vaddr);
+    if (s.type == kPtLoad && vaddr >= s.vaddr && s.offset <= s.offset + s.filesz && vaddr - s.vaddr < s.filesz)
+      return s.offset + (vaddr - s.vaddr);
   }
   return std::nullopt;
 }

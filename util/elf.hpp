@@ -22,7 +22,7 @@ inline constexpr std::size_t kMaxDynamicEntries = 65536;
 inline constexpr std::size_t kMaxElfString = 4096;
 
 struct ElfDynamic {
-  std::vector<std::string> needed;  // DT_NEEDED, in order
+  std::vector<std::string> needed;     // DT_NEEDED, in order
   std::optional<std::string> runpath;  // DT_RUNPATH
   std::optional<std::string> rpath;    // DT_RPATH (used by the loader only when there is no RUNPATH)
 };

@@ -163,7 +163,8 @@ UniqueFd open_scratch_file(const fs::path& dir, const std::string& what) {
   UniqueFd fd(::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
   if (fd.valid()) return fd;
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string name = (tmpdir != nullptr && *tmpdir != '\0' ? std::string(tmpdir) : std::string("/tmp")) + "/ccpack-scratch.XXXXXX";
+  std::string name =
+      (tmpdir != nullptr && *tmpdir != '\0' ? std::string(tmpdir) : std::string("/tmp")) + "/ccpack-scratch.XXXXXX";
   fd.reset(::mkstemp(name.data()));
   if (!fd.valid()) throw_errno("cannot create " + what);
   ::unlink(name.c_str());

@@ -38,7 +38,8 @@ std::string duration_text(double seconds) {
 std::string progress_line(const std::string& label, std::uint64_t done, std::uint64_t total, double elapsed_seconds) {
   double pct = total == 0 ? 100.0 : 100.0 * static_cast<double>(done) / static_cast<double>(total);
   char head[96];
-  std::snprintf(head, sizeof head, " %5.1f%%  %.1f / %.1f MB  ", pct, static_cast<double>(done) / 1e6, static_cast<double>(total) / 1e6);
+  std::snprintf(head, sizeof head, " %5.1f%%  %.1f / %.1f MB  ", pct, static_cast<double>(done) / 1e6,
+                static_cast<double>(total) / 1e6);
   std::string line = label + head;
   if (elapsed_seconds <= 0 || done == 0) return line + "-- MB/s  --:-- left";
   double rate = static_cast<double>(done) / elapsed_seconds;

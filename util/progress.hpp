@@ -18,7 +18,8 @@ namespace ccpack {
 // The text of one progress line (no "\r", no terminal codes): label, percent, done / total MB, the rate (kB/s,
 // MB/s or GB/s) and the time left (m:ss, h:mm:ss past an hour). With no time elapsed or nothing done yet, the
 // rate and the time left are "--".
-[[nodiscard]] std::string progress_line(const std::string& label, std::uint64_t done, std::uint64_t total, double elapsed_seconds);
+[[nodiscard]] std::string progress_line(const std::string& label, std::uint64_t done, std::uint64_t total,
+                                        double elapsed_seconds);
 
 class Progress {
  public:

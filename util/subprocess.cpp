@@ -107,8 +107,8 @@ RunResult run_program(const std::vector<std::string>& argv, const RunLimits& lim
   const Clock::time_point deadline = Clock::now() + limits.timeout;
   pid_t pid = spawn(argv, write_end.get());
   if (pid < 0) {
-    result.status = (errno == ENOENT || errno == EACCES || errno == ENOTDIR) ? RunResult::Status::not_found
-                                                                             : RunResult::Status::failed;
+    result.status =
+        (errno == ENOENT || errno == EACCES || errno == ENOTDIR) ? RunResult::Status::not_found : RunResult::Status::failed;
     return result;
   }
   write_end.reset();

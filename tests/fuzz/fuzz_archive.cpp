@@ -11,8 +11,8 @@
 #include <string>
 
 #include "fuzz/jail_check.hpp"
-#include "manifest/format.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/format.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/extractor.hpp"
 #include "unpack/installer.hpp"

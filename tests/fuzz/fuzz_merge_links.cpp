@@ -101,7 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     plan.begin_delta(d - 1, std::to_string(d));
     for (const Entry& e : trees[d]) {
       converge::Decision::Action a = plan.offer(e).action;
-      if (a == converge::Decision::Action::make_folder || a == converge::Decision::Action::add || a == converge::Decision::Action::replace) make(e, work);
+      if (a == converge::Decision::Action::make_folder || a == converge::Decision::Action::add ||
+          a == converge::Decision::Action::replace)
+        make(e, work);
     }
   }
   fuzz::check_jail(work / "c");

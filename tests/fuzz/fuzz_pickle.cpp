@@ -2,7 +2,8 @@
 //
 // Input: byte 0 seeds the piece sizes (1 to 64 bytes, or the rest at once); byte 1 picks the form of the rest:
 //   low four bits not all set: the rest is the packed bytes themselves;
-//   low four bits all set (1 input in 16, so most executions stay small): the rest is a template T, and the packed bytes are a protocol-4 pickle of N strs "/r<i>" + T in ~64 KiB
+//   low four bits all set (1 input in 16, so most executions stay small): the rest is a template T, and the packed bytes are a
+//   protocol-4 pickle of N strs "/r<i>" + T in ~64 KiB
 //         FRAMEs (N = 1,000 + 256 x byte 2, up to 66,280; T from byte 3 on): with T = "/xx/c.py" each str teaches a
 //         build folder, the case that was quadratic (40k strs 4.2 s). The seed corpus holds it at N = 40,936,
 //         run first by every smoke run: its -timeout and -rss_limit_mb (below) catch a rewrite that is no

@@ -39,7 +39,8 @@ std::optional<std::vector<Item>> ccpack_read(std::string_view s) {
     for (;;) {
       if (at + kTarBlock > s.size()) return std::nullopt;
       if (ccpack::manifest::is_zero_block(s.data() + at)) {
-        if (pax || at + 2 * kTarBlock != s.size() || !ccpack::manifest::is_zero_block(s.data() + at + kTarBlock)) return std::nullopt;
+        if (pax || at + 2 * kTarBlock != s.size() || !ccpack::manifest::is_zero_block(s.data() + at + kTarBlock))
+          return std::nullopt;
         return items;
       }
       ccpack::manifest::UstarBlock b = ccpack::manifest::decode_ustar_block(s.data() + at, "fuzz");
@@ -82,7 +83,9 @@ bool restore_accepts(const std::vector<Item>& items, std::uint64_t tar_size) {
     names.emplace(m::component_of(it.path));
   }
   for (const std::string& n : names) {
-    m::ComponentKind kind = n == "inductor" ? m::ComponentKind::inductor : n == "triton" ? m::ComponentKind::triton : m::ComponentKind::extra;
+    m::ComponentKind kind = n == "inductor" ? m::ComponentKind::inductor
+                            : n == "triton" ? m::ComponentKind::triton
+                                            : m::ComponentKind::extra;
     man.components.push_back({n, kind, "/", 0, 0});
   }
   man.frames.push_back({0, 1, tar_size, {}, 0, items.size()});

@@ -29,10 +29,14 @@ la_ssize_t read_payload(archive*, void* self, const void** data) {
 
 std::string type_of(archive_entry* e) {
   switch (archive_entry_filetype(e)) {
-    case AE_IFREG: return archive_entry_hardlink(e) ? "hardlink" : "file";
-    case AE_IFDIR: return "dir";
-    case AE_IFLNK: return "symlink";
-    default: return "other";
+    case AE_IFREG:
+      return archive_entry_hardlink(e) ? "hardlink" : "file";
+    case AE_IFDIR:
+      return "dir";
+    case AE_IFLNK:
+      return "symlink";
+    default:
+      return "other";
   }
 }
 

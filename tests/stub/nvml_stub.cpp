@@ -33,7 +33,9 @@ extern "C" {
 
 int nvmlInit_v2() { return std::getenv("STUB_NVML_INIT_FAIL") ? 9 : 0; }  // 9: NVML_ERROR_DRIVER_NOT_LOADED
 int nvmlShutdown() { return 0; }
-int nvmlSystemGetDriverVersion(char* out, unsigned length) { return copy_out(env_or("STUB_NVML_DRIVER", "580.159.04"), out, length); }
+int nvmlSystemGetDriverVersion(char* out, unsigned length) {
+  return copy_out(env_or("STUB_NVML_DRIVER", "580.159.04"), out, length);
+}
 int nvmlDeviceGetCount_v2(unsigned* count) {
   *count = static_cast<unsigned>(std::atoi(env_or("STUB_NVML_COUNT", "1")));
   return 0;
@@ -42,7 +44,9 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned, void** device) {
   *device = &device_tag;
   return 0;
 }
-int nvmlDeviceGetName(void*, char* out, unsigned length) { return copy_out(env_or("STUB_NVML_NAME", "NVIDIA H200"), out, length); }
+int nvmlDeviceGetName(void*, char* out, unsigned length) {
+  return copy_out(env_or("STUB_NVML_NAME", "NVIDIA H200"), out, length);
+}
 int nvmlDeviceGetCudaComputeCapability(void*, int* major, int* minor) {
   return std::sscanf(env_or("STUB_NVML_CC", "9.0"), "%d.%d", major, minor) == 2 ? 0 : 3;
 }

@@ -99,17 +99,18 @@ long peak_rss_growth_kib(const std::function<void()>& work) {
 
 std::string error_as_other_user(const std::function<void()>& work) {
   return run_in_child([&] {
-    std::string message = "(no Error)";
-    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) message = "(other: cannot drop privileges)";
-    try {
-      if (message == "(no Error)") work();
-    } catch (const Error& e) {
-      message = e.what();
-    } catch (const std::exception& e) {
-      message = std::string("(other: ") + e.what() + ")";
-    }
-    return message;
-  }).text;
+           std::string message = "(no Error)";
+           if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) message = "(other: cannot drop privileges)";
+           try {
+             if (message == "(no Error)") work();
+           } catch (const Error& e) {
+             message = e.what();
+           } catch (const std::exception& e) {
+             message = std::string("(other: ") + e.what() + ")";
+           }
+           return message;
+         })
+      .text;
 }
 
 std::string answer_within(unsigned seconds, const std::function<std::string()>& work) {

@@ -36,7 +36,10 @@ inline std::string ustar(const std::vector<TarEntry>& entries, std::size_t cut =
     octal(h, 136, 12, 1700000000);
     h[156] = e.type;
     std::memcpy(h.data() + 157, e.link.data(), std::min<std::size_t>(e.link.size(), 100));
-    std::memcpy(h.data() + 257, "ustar\0" "00", 8);
+    std::memcpy(h.data() + 257,
+                "ustar\0"
+                "00",
+                8);
     std::memset(h.data() + 148, ' ', 8);
     unsigned sum = 0;
     for (unsigned char c : h) sum += c;

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "cli/helpers/archive_builder.hpp"
@@ -21,15 +21,17 @@ using namespace ccpack::manifest;
 namespace {
 
 struct Spec {
-  std::vector<Entry> entries;  // component "inductor" only; the root folder is added first
-  std::map<std::string, std::string> content;                     // file path -> bytes
-  std::function<void(std::string&)> edit_manifest = nullptr;      // on the serialised manifest
+  std::vector<Entry> entries;                                 // component "inductor" only; the root folder is added first
+  std::map<std::string, std::string> content;                 // file path -> bytes
+  std::function<void(std::string&)> edit_manifest = nullptr;  // on the serialised manifest
   std::function<void(Manifest&, std::uint64_t)> edit_frames = nullptr;  // gets the real compressed size
   std::function<void(ArchiveHeader&)> edit_header = nullptr;
 };
 
 Entry dir(std::string path) { return {std::move(path), EntryType::dir, 0755, 0, {}, {}, 0}; }
-Entry link(std::string path, std::string target) { return {std::move(path), EntryType::symlink, 0777, 0, {}, std::move(target), 0}; }
+Entry link(std::string path, std::string target) {
+  return {std::move(path), EntryType::symlink, 0777, 0, {}, std::move(target), 0};
+}
 Entry file(Spec& s, std::string path, std::string bytes, std::uint32_t mode = 0644) {
   Entry e{path, EntryType::file, mode, bytes.size(), Sha256::of(bytes), {}, 0};
   s.content[path] = std::move(bytes);
@@ -80,7 +82,8 @@ const std::map<std::string, std::function<std::string()>> kScenarios = {
     {"link-chain-deep",
      [] {
        Spec s;
-       s.entries = {dir("inductor/a"), dir("inductor/a/b"), link("inductor/a/b/up", "../.."), link("inductor/a/esc", "b/up/../x")};
+       s.entries = {dir("inductor/a"), dir("inductor/a/b"), link("inductor/a/b/up", "../.."),
+                    link("inductor/a/esc", "b/up/../x")};
        return build(s);
      }},
     // Two links that point at each other.

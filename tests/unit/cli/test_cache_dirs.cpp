@@ -1,11 +1,10 @@
 // Cache folders (cli/cache_dirs): the rules torch and triton use, in their order of precedence (flag, variable, default).
+#include <catch2/catch.hpp>
 #include <cstdlib>
 
-#include <catch2/catch.hpp>
-
 #include "cli/cache_dirs.hpp"
-#include "util/error.hpp"
 #include "unit/support.hpp"
+#include "util/error.hpp"
 
 using namespace ccpack;
 namespace fs = std::filesystem;

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "manifest/manifest.hpp"
 #include "cli/card.hpp"
+#include "manifest/manifest.hpp"
 
 using namespace ccpack;
 using manifest::EntryType;
@@ -45,10 +45,13 @@ std::string card_of(const manifest::Manifest& m, const std::string& name = "mode
 TEST_CASE("card: the head, each field's value, absent and unrecorded fields, set entries one a line", "[card]") {
   manifest::Manifest m = card_sample();
   std::string card = card_of(m);
-  CHECK(card.starts_with("# Model card: model.ccpack\n\nBuilt by `ccpack inspect --card` from the archive's manifest and recorded "
-                         "fingerprint only.\n\n- manifest: sha256:" + std::string(64, 'e') + "\n- created by: ccpack 0.1.0\n"
-                         "- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n"
-                         "- settled: not settled (not tried: made without `create --settle`)\n\n## Hardware\n\n"));
+  CHECK(
+      card.starts_with("# Model card: model.ccpack\n\nBuilt by `ccpack inspect --card` from the archive's manifest and recorded "
+                       "fingerprint only.\n\n- manifest: sha256:" +
+                       std::string(64, 'e') +
+                       "\n- created by: ccpack 0.1.0\n"
+                       "- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n"
+                       "- settled: not settled (not tried: made without `create --settle`)\n\n## Hardware\n\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.arch: sm_90\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.name: NVIDIA H200\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.driver: absent\n"));  // never the source: it describes the build machine
@@ -78,10 +81,11 @@ TEST_CASE("card: each signer with its signing time and note, as recorded, hostil
   sigs[1].signed_at = "2026-12-02T10:00:00Z";
   sigs[1].note = "QA\n# approved *";
   std::string card = cli::model_card({"model.ccpack", std::string(64, 'e'), 3'600'000, &m, &sigs});
-  CHECK_THAT(card, Catch::Contains("\n- created by: ccpack 0.1.0\n"
-                                   "- signed: by key 0c3f51e2a9d84b17 (ed25519) at 2026-12-01T09:30:00Z, note: pipeline 42, commit 1a2b3c\n"
-                                   "- signed: by key 7877f96ce95b4fe7 (ed25519) at 2026-12-02T10:00:00Z, note: QA\\n# approved \\*\n"
-                                   "- signatures: as recorded; `ccpack verify` checks them against the trusted keys\n- settled: "));
+  CHECK_THAT(card, Catch::Contains(
+                       "\n- created by: ccpack 0.1.0\n"
+                       "- signed: by key 0c3f51e2a9d84b17 (ed25519) at 2026-12-01T09:30:00Z, note: pipeline 42, commit 1a2b3c\n"
+                       "- signed: by key 7877f96ce95b4fe7 (ed25519) at 2026-12-02T10:00:00Z, note: QA\\n# approved \\*\n"
+                       "- signatures: as recorded; `ccpack verify` checks them against the trusted keys\n- settled: "));
   sigs.resize(1);
   sigs[0].note.clear();
   CHECK_THAT(cli::model_card({"model.ccpack", std::string(64, 'e'), 3'600'000, &m, &sigs}),
@@ -103,14 +107,16 @@ TEST_CASE("card: kernels that disagree with the fingerprint, several targets, no
   manifest::Manifest m = card_sample();
   m.fingerprint.triton_targets = {{"cuda", "90", 32, "3.6.0", 400}, {"cuda", "80", 32, "3.5.0", 37}};
   std::string card = card_of(m);
-  CHECK_THAT(card, Catch::Contains("\n## Consistency\n\n"
-                                   "- **The cache holds kernels for 2 targets: sm_90 (triton 3.6.0), sm_80 (triton 3.5.0). One machine "
-                                   "uses only those for its own GPU; the others are dead weight there.**\n"
-                                   "- **The fingerprint says gpu.arch sm_90 but 37 kernels name sm_80.**\n"
-                                   "- **The fingerprint says triton.version 3.6.0 but 37 kernels were built by triton 3.5.0.**\n\n"));
+  CHECK_THAT(card,
+             Catch::Contains("\n## Consistency\n\n"
+                             "- **The cache holds kernels for 2 targets: sm_90 (triton 3.6.0), sm_80 (triton 3.5.0). One machine "
+                             "uses only those for its own GPU; the others are dead weight there.**\n"
+                             "- **The fingerprint says gpu.arch sm_90 but 37 kernels name sm_80.**\n"
+                             "- **The fingerprint says triton.version 3.6.0 but 37 kernels were built by triton 3.5.0.**\n\n"));
   manifest::Manifest no_arch = card_sample();
   no_arch.fingerprint.fields.erase(std::string(manifest::field::gpu_arch));
-  CHECK_THAT(card_of(no_arch), Catch::Contains("- **The fingerprint records no gpu.arch, so it names no single GPU for these kernels.**\n"));
+  CHECK_THAT(card_of(no_arch),
+             Catch::Contains("- **The fingerprint records no gpu.arch, so it names no single GPU for these kernels.**\n"));
   manifest::Manifest no_kernels = card_sample();
   no_kernels.fingerprint.triton_targets.clear();
   std::string plain = card_of(no_kernels);
@@ -120,8 +126,9 @@ TEST_CASE("card: kernels that disagree with the fingerprint, several targets, no
 
 TEST_CASE("card: recompilation triggers from the policy table, per component, with the recorded value", "[card]") {
   std::string card = card_of(card_sample());
-  CHECK_THAT(card, Catch::Contains("\n- [ ] triton.version = 3.6.0 -> inductor stale, triton stale. Triton's cache key starts with "
-                                   "its version and source hash; Inductor's includes it\n"));
+  CHECK_THAT(card,
+             Catch::Contains("\n- [ ] triton.version = 3.6.0 -> inductor stale, triton stale. Triton's cache key starts with "
+                             "its version and source hash; Inductor's includes it\n"));
   CHECK_THAT(card, Catch::Contains("\n- [ ] gpu.driver = absent -> inductor refused if older, triton refused if older. "));
   CHECK_THAT(card, Catch::Contains("\n- [ ] torch.version = not recorded -> inductor stale. "));  // none for triton
   CHECK_THAT(card, Catch::Contains("\n- [ ] cache.targets = the kernels' targets above -> inductor stale, triton stale. "));
@@ -147,42 +154,49 @@ TEST_CASE("card: an archive made before fingerprints says nothing describes a ma
   manifest::Manifest m = card_sample();
   m.fingerprint = manifest::Fingerprint{};
   std::string card = card_of(m);
-  CHECK_THAT(card, Catch::Contains("\n- created by: ccpack 0.1.0\n- fingerprint: not recorded (made before fingerprints): nothing "
-                                   "below describes a machine\n- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n"
-                                   "- settled: not settled (not tried: made without `create --settle`)\n\n"
-                                   "## Hardware\n"));
+  CHECK_THAT(card, Catch::Contains(
+                       "\n- created by: ccpack 0.1.0\n- fingerprint: not recorded (made before fingerprints): nothing "
+                       "below describes a machine\n- signed: no (unsigned; pods refuse it unless they allow unsigned archives)\n"
+                       "- settled: not settled (not tried: made without `create --settle`)\n\n"
+                       "## Hardware\n"));
   CHECK_THAT(card, Catch::Contains("\n- gpu.arch: not recorded\n"));
 }
 
 TEST_CASE("card: whether the archive was settled, and what its last settle run compiled", "[card]") {
   manifest::Manifest m = card_sample();
   m.settle = manifest::SettleRecord{2, true, "fixed-point", {0, 0, 0, 3}};
-  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: settled after 2 settle runs (fixed point: the last compiled 0 Triton kernels, 0 FX "
-                                         "graphs, 0 autotune results)\n"));
+  CHECK_THAT(card_of(m),
+             Catch::Contains("\n- settled: settled after 2 settle runs (fixed point: the last compiled 0 Triton kernels, 0 FX "
+                             "graphs, 0 autotune results)\n"));
   m.settle = manifest::SettleRecord{1, false, "run-limit", {7, 1, 2, 0}};
-  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: NOT settled: stopped at the run limit after 1 settle run (the last compiled 7 "
-                                         "Triton kernels, 1 FX graphs, 2 autotune results)\n"));
+  CHECK_THAT(card_of(m),
+             Catch::Contains("\n- settled: NOT settled: stopped at the run limit after 1 settle run (the last compiled 7 "
+                             "Triton kernels, 1 FX graphs, 2 autotune results)\n"));
 }
 
 TEST_CASE("card: a merged archive names its base and deltas, a delta says it is one, others have no merged line", "[card]") {
   manifest::Manifest m = card_sample();
   CHECK(card_of(m).find("- merged:") == std::string::npos);
   m.merge = manifest::MergeRecord{std::string(64, 'a'), {{std::string(64, 'b'), 5}, {std::string(64, 'c'), 2}}};
-  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: base not settled (not tried: made without `create --settle`); merged 2 deltas "
-                                         "(their additions not settle-tested)\n"
-                                         "- merged: 2 deltas into base aaaaaaaaaaaa (7 files and symlinks added)\n"));
+  CHECK_THAT(card_of(m),
+             Catch::Contains("\n- settled: base not settled (not tried: made without `create --settle`); merged 2 deltas "
+                             "(their additions not settle-tested)\n"
+                             "- merged: 2 deltas into base aaaaaaaaaaaa (7 files and symlinks added)\n"));
   m.merge.reset();
   m.delta = manifest::DeltaRecord{std::string(64, 'd')};
-  CHECK_THAT(card_of(m), Catch::Contains("\n- merged: a delta of archive dddddddddddd (create --since-restore): not a whole cache\n"));
+  CHECK_THAT(card_of(m),
+             Catch::Contains("\n- merged: a delta of archive dddddddddddd (create --since-restore): not a whole cache\n"));
 }
 
 TEST_CASE("card: a merged archive of a settled base says the base was settled, not the merged archive", "[card]") {
   manifest::Manifest m = card_sample();
   m.settle = manifest::SettleRecord{2, true, "fixed-point", {0, 0, 0, 0}};
   m.merge = manifest::MergeRecord{std::string(64, 'a'), {{std::string(64, 'b'), 1}}};
-  std::string want = "base settled after 2 settle runs (fixed point: the last compiled 0 Triton kernels, 0 FX graphs, 0 autotune "
-                     "results); merged 1 delta (their additions not settle-tested)";
+  std::string want =
+      "base settled after 2 settle runs (fixed point: the last compiled 0 Triton kernels, 0 FX graphs, 0 autotune "
+      "results); merged 1 delta (their additions not settle-tested)";
   CHECK(cli::settle_text(m) == want);  // the one text of inspect, check and the card
-  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: " + want + "\n- merged: 1 delta into base aaaaaaaaaaaa (1 files and symlinks added)\n"));
+  CHECK_THAT(card_of(m), Catch::Contains("\n- settled: " + want +
+                                         "\n- merged: 1 delta into base aaaaaaaaaaaa (1 files and symlinks added)\n"));
   CHECK_THAT(card_of(m), !Catch::Contains("- settled: settled"));
 }

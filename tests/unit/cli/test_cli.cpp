@@ -61,7 +61,8 @@ TEST_CASE("mb: decimal megabytes with one decimal") {
 TEST_CASE("version: the first line is ccpack's version, then each library it was built with") {
   std::string v = cli::version_text();
   CHECK(v.rfind(std::string("ccpack ") + kVersion + "\nbuilt with:\n  zstd ", 0) == 0);
-  for (const char* lib : {"\n  OpenSSL ", "\n  oneTBB ", "\n  libarchive ", "\n  libcurl "}) CHECK(v.find(lib) != std::string::npos);
+  for (const char* lib : {"\n  OpenSSL ", "\n  oneTBB ", "\n  libarchive ", "\n  libcurl "})
+    CHECK(v.find(lib) != std::string::npos);
   CHECK(v.back() != '\n');  // CLI11 adds the last newline
 }
 
@@ -76,7 +77,8 @@ TEST_CASE("count options take exactly the integers 0 to 2^63-1, and anything els
       FAIL("accepted '" << bad << "'");
     } catch (const UsageError& e) {
       CHECK(e.code() == ExitCode::usage);
-      CHECK(std::string(e.what()) == "--max-compiled: " + quoted_name(bad) + " is not a whole number from 0 to 9223372036854775807");
+      CHECK(std::string(e.what()) ==
+            "--max-compiled: " + quoted_name(bad) + " is not a whole number from 0 to 9223372036854775807");
     }
   }
 }
@@ -104,7 +106,8 @@ TEST_CASE("refused and finish_with: the --json report on stdout, one error line 
   json_mode.json = true;
   Captured c = capture([&] { return cli::refused(cli::Reporter(json_mode), {{"archive", "a.ccpack"}}, "gpu.arch differs"); });
   CHECK(c.result == 3);
-  CHECK(c.out == "{\n  \"ok\": false,\n  \"exit_code\": 3,\n  \"error\": \"gpu.arch differs\",\n  \"archive\": \"a.ccpack\"\n}\n");
+  CHECK(c.out ==
+        "{\n  \"ok\": false,\n  \"exit_code\": 3,\n  \"error\": \"gpu.arch differs\",\n  \"archive\": \"a.ccpack\"\n}\n");
   CHECK(c.err == "ccpack: error: gpu.arch differs\n");
   cli::CommonOptions plain;
   Captured p = capture([&] {

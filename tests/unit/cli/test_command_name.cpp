@@ -6,8 +6,8 @@
 using namespace ccpack::cli;
 
 namespace {
-const std::vector<std::string> kNames{"create", "restore", "verify", "inspect", "keygen", "sign", "fingerprint", "check",
-                                      "import", "push", "pull", "purge"};
+const std::vector<std::string> kNames{"create",      "restore", "verify", "inspect", "keygen", "sign",
+                                      "fingerprint", "check",   "import", "push",    "pull",   "purge"};
 }
 
 TEST_CASE("edit_distance counts inserts, deletes, substitutions and swapped neighbours") {

@@ -64,16 +64,17 @@ TEST_CASE("comparison_json: the exact --json shape, set arrays only on set-value
   CHECK(cli::set_diff_json(c.rows[0]).dump() == R"({"added":[],"removed":[],"changed":[]})");
   CHECK(cli::set_diff_json(c.rows[1]).dump() ==
         R"({"added":["nvidia-nccl==3"],"removed":[],"changed":[{"name":"nvidia-cublas","archive":"1","local":"2"}]})");
-  CHECK(cli::comparison_json(c).dump() ==
-        R"J({"verdict":"stale","archive_recorded":true,"summary":"inductor stale (triton.version); triton stale (triton.version)",)J"
-        R"("components":[{"name":"inductor","kind":"inductor","verdict":"stale"},{"name":"triton","kind":"triton","verdict":"stale"}],)"
-        R"("fields":[{"field":"triton.version","archive":"3.5.0","local":"3.6.0","verdicts":{"inductor":"stale","triton":"stale"},)"
-        R"("ignored":false,"why":"Triton's cache key starts with its version"},)"
-        R"({"field":"wheels.cuda","archive":"nvidia-cublas==1","local":"nvidia-cublas==2, nvidia-nccl==3",)"
-        R"("added":["nvidia-nccl==3"],"removed":[],"changed":[{"name":"nvidia-cublas","archive":"1","local":"2"}],)"
-        R"("verdicts":{"inductor":"warn","triton":"warn"},"ignored":false,"why":""},)"
-        R"({"field":"gpu.arch","archive":null,"local":"sm_90","archive_note":"not recorded",)"
-        R"("verdicts":{"inductor":"match","triton":"match"},"ignored":true,"why":""}]})");
+  CHECK(
+      cli::comparison_json(c).dump() ==
+      R"J({"verdict":"stale","archive_recorded":true,"summary":"inductor stale (triton.version); triton stale (triton.version)",)J"
+      R"("components":[{"name":"inductor","kind":"inductor","verdict":"stale"},{"name":"triton","kind":"triton","verdict":"stale"}],)"
+      R"("fields":[{"field":"triton.version","archive":"3.5.0","local":"3.6.0","verdicts":{"inductor":"stale","triton":"stale"},)"
+      R"("ignored":false,"why":"Triton's cache key starts with its version"},)"
+      R"({"field":"wheels.cuda","archive":"nvidia-cublas==1","local":"nvidia-cublas==2, nvidia-nccl==3",)"
+      R"("added":["nvidia-nccl==3"],"removed":[],"changed":[{"name":"nvidia-cublas","archive":"1","local":"2"}],)"
+      R"("verdicts":{"inductor":"warn","triton":"warn"},"ignored":false,"why":""},)"
+      R"({"field":"gpu.arch","archive":null,"local":"sm_90","archive_note":"not recorded",)"
+      R"("verdicts":{"inductor":"match","triton":"match"},"ignored":true,"why":""}]})");
 }
 
 TEST_CASE("comparison_json of a real comparison: an unrecorded archive warns on every field", "[comparison]") {

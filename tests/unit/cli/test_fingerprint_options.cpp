@@ -22,7 +22,8 @@ TEST_CASE("check_ignored: every name must be a field of the table, hostile names
   CHECK(ignore_usage_error({}) == "(no UsageError)");
   CHECK(ignore_usage_error({"gpu.driver", "cache.targets", "triton.version"}) == "(no UsageError)");
   std::string bad = ignore_usage_error({"gpu.driver", "gpu.drivers"});
-  CHECK_THAT(bad, Catch::StartsWith("--ignore: 'gpu.drivers' is not a fingerprint field (fields: cpu.arch, os, glibc, python.version, "));
+  CHECK_THAT(bad, Catch::StartsWith(
+                      "--ignore: 'gpu.drivers' is not a fingerprint field (fields: cpu.arch, os, glibc, python.version, "));
   CHECK_THAT(bad, Catch::EndsWith(", paths.inductor, paths.triton, cache.targets)"));
   CHECK_THAT(ignore_usage_error({"gpu\narch\x1b[2J"}),
              Catch::StartsWith("--ignore: 'gpu\\narch\\x1b[2J' is not a fingerprint field"));
@@ -32,7 +33,8 @@ TEST_CASE("check_ignored: every name must be a field of the table, hostile names
   CHECK_THAT(long_name, Catch::Contains("...' is not a fingerprint field"));
 }
 
-TEST_CASE("the ignore and python options: one field per --ignore, so a positional after it stays positional", "[fingerprint_options]") {
+TEST_CASE("the ignore and python options: one field per --ignore, so a positional after it stays positional",
+          "[fingerprint_options]") {
   CLI::App app;
   std::vector<std::string> ignored;
   std::string python;
@@ -40,7 +42,8 @@ TEST_CASE("the ignore and python options: one field per --ignore, so a positiona
   cli::add_ignore_option(&app, ignored);
   cli::add_python_option(&app, python);
   app.add_option("archive", archive);
-  std::vector<std::string> args = {"ccpack", "--ignore", "gpu.driver", "a.ccpack", "--ignore", "glibc", "--python", "/venv/bin/python"};
+  std::vector<std::string> args = {"ccpack",   "--ignore", "gpu.driver", "a.ccpack",
+                                   "--ignore", "glibc",    "--python",   "/venv/bin/python"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   app.parse(static_cast<int>(argv.size()), argv.data());

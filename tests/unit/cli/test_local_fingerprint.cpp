@@ -33,7 +33,8 @@ TEST_CASE("read_fingerprint_file: the whole file up to 1 MiB, else an error nami
         "cannot open fingerprint file '" + (t / "a\\nb.json").string() + "': No such file or directory");
 }
 
-TEST_CASE("read_fingerprint_file: a pipe is read to its end, as from --fingerprint <(ssh host ccpack fingerprint --json)", "[local_fingerprint]") {
+TEST_CASE("read_fingerprint_file: a pipe is read to its end, as from --fingerprint <(ssh host ccpack fingerprint --json)",
+          "[local_fingerprint]") {
   int p[2];
   REQUIRE(::pipe(p) == 0);
   const std::string fp = "{\"schema\": 1, \"fields\": {}}\n";

@@ -1,8 +1,8 @@
 // cli/pod_settings: what a pod is told it lacks (restore's refusal), and the export lines `ccpack env` prints.
 #include <catch2/catch.hpp>
 
-#include "manifest/policy.hpp"
 #include "cli/pod_settings.hpp"
+#include "manifest/policy.hpp"
 
 using namespace ccpack;
 using namespace ccpack::manifest;
@@ -23,13 +23,14 @@ const std::vector<ComponentRef> kBoth = {{"inductor", ComponentKind::inductor}, 
 }  // namespace
 
 TEST_CASE("pod settings: a pod without the archive's settings is told each, with its value, the ptxas last") {
-  Fingerprint archive = machine("TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0;TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0", "13.0.88",
-                                "ptxas --version (TRITON_PTXAS_PATH)");
+  Fingerprint archive = machine("TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0;TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0",
+                                "13.0.88", "ptxas --version (TRITON_PTXAS_PATH)");
   Fingerprint pod = machine("TORCHINDUCTOR_MAX_AUTOTUNE=1", "12.8.93", "ptxas --version (triton's bundled ptxas)");
   bool only = false;
   std::vector<std::string> missing = cli::missing_settings(compare(archive, pod, kBoth), &only);
-  CHECK(missing == std::vector<std::string>{"TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0", "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0",
-                                            "unset TORCHINDUCTOR_MAX_AUTOTUNE", "TRITON_PTXAS_PATH=<a ptxas 13.0.88>"});
+  CHECK(missing == std::vector<std::string>{"TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0",
+                                            "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0", "unset TORCHINDUCTOR_MAX_AUTOTUNE",
+                                            "TRITON_PTXAS_PATH=<a ptxas 13.0.88>"});
   CHECK(only);
 }
 
@@ -40,7 +41,8 @@ TEST_CASE("pod settings: nothing missing when they match, and `only` is false wh
   CHECK_FALSE(only);
   Fingerprint pod = machine("", "13.0.88", "ptxas --version (TRITON_PTXAS_PATH)");
   pod.set(field::torch_version, "2.12.0", "python");
-  CHECK(cli::missing_settings(compare(archive, pod, kBoth), &only) == std::vector<std::string>{"TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0"});
+  CHECK(cli::missing_settings(compare(archive, pod, kBoth), &only) ==
+        std::vector<std::string>{"TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0"});
   CHECK_FALSE(only);
 }
 
@@ -58,7 +60,8 @@ TEST_CASE("pod settings: a path or plugin setting of an archive is never exporte
   cli::PodEnvironment env = cli::pod_environment(m, {{"triton", ComponentKind::triton, "/pod/tri", "flag"}}, "python3");
   std::vector<std::string> names;
   for (const cli::PodVariable& v : env.variables) names.push_back(v.name + "=" + v.value);
-  CHECK(names == std::vector<std::string>{"TRITON_CACHE_DIR=/pod/tri", "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0", "TRITON_DEFAULT_FP_FUSION=0"});
+  CHECK(names == std::vector<std::string>{"TRITON_CACHE_DIR=/pod/tri", "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0",
+                                          "TRITON_DEFAULT_FP_FUSION=0"});
   REQUIRE(env.notes.size() == 1);
   CHECK(env.notes[0].find("not exported: LLVM_PASS_PLUGIN_PATH") == 0);
 }

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "manifest/keys.hpp"
 #include "cli/trust_options.hpp"
+#include "manifest/keys.hpp"
 #include "unit/support.hpp"
 #include "util/error.hpp"
 

@@ -22,8 +22,8 @@ fs::path pod_archive(const fs::path& root) {
   fs::path tri = root / "tri";
   test::write_file(tri / "KERNEL/k.cubin", "cubin");
   test::write_file(tri / "KERNEL/k.json", "{}");
-  test::write_file(tri / "KERNEL/__grp__k.json",
-                   R"({"child_paths":{"k.cubin":")" + (tri / "KERNEL/k.cubin").string() + R"(","k.json":")" + (tri / "KERNEL/k.json").string() + "\"}}");
+  test::write_file(tri / "KERNEL/__grp__k.json", R"({"child_paths":{"k.cubin":")" + (tri / "KERNEL/k.cubin").string() +
+                                                     R"(","k.json":")" + (tri / "KERNEL/k.json").string() + "\"}}");
   test::write_file(root / "ind/note.txt", "same");
   fs::path out = root.string() + ".ccpack";
   (void)pack::create_archive(test::dirs_of(root / "ind", tri), out, pack::PackOptions{});
@@ -49,7 +49,8 @@ Identities identities(const fs::path& archive_path, const std::vector<manifest::
   Identities out{};
   for (std::size_t i = 0; i < a.manifest.entries.size(); ++i) {
     std::string path = a.manifest.entries.path(i);
-    if (path == "triton/KERNEL/__grp__k.json") out = {folders.identity(i, into), a.manifest.entries.sha256(i), out.note, out.note_packed};
+    if (path == "triton/KERNEL/__grp__k.json")
+      out = {folders.identity(i, into), a.manifest.entries.sha256(i), out.note, out.note_packed};
     if (path == "inductor/note.txt") out = {out.group, out.group_packed, folders.identity(i, into), a.manifest.entries.sha256(i)};
   }
   CHECK(folders.stats().paths_rewritten == 2);

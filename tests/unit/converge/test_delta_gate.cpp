@@ -68,7 +68,8 @@ TEST_CASE("open_delta refuses a delta of another base, exit 3", "[converge][delt
     FAIL("no refusal");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::refused);
-    CHECK(std::string(e.what()) == "refusing delta " + quoted_path(other) + ": delta.base_manifest_sha256 is aaaaaaaaaaaa..., the base's manifest is " +
+    CHECK(std::string(e.what()) == "refusing delta " + quoted_path(other) +
+                                       ": delta.base_manifest_sha256 is aaaaaaaaaaaa..., the base's manifest is " +
                                        digest.substr(0, 12) + "... (a delta of another archive)");
   }
 }
@@ -82,8 +83,9 @@ TEST_CASE("open_delta refuses a delta made for another environment, naming the f
     FAIL("no refusal");
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::refused);
-    CHECK(std::string(e.what()) == "refusing delta " + quoted_path(elsewhere) +
-                                       ": fingerprint.gpu.arch differs from the base's (sm_80 in the delta, sm_90 in the base): it was "
-                                       "compiled for another environment");
+    CHECK(std::string(e.what()) ==
+          "refusing delta " + quoted_path(elsewhere) +
+              ": fingerprint.gpu.arch differs from the base's (sm_80 in the delta, sm_90 in the base): it was "
+              "compiled for another environment");
   }
 }

@@ -31,7 +31,8 @@ std::optional<MergedLinkFailure> merged(const manifest::EntryList& base, const s
 TEST_CASE("merged links: a delta's link that escapes through another delta's link is found, in either order") {
   const manifest::EntryList base{folder("triton"), folder("triton/k"), leaf("triton/k/a")};
   const manifest::EntryList a{folder("triton"), folder("triton/d1"), folder("triton/d1/d2"), slink("triton/d1/d2/y", "../..")};
-  const manifest::EntryList b{folder("triton"), folder("triton/d1"), folder("triton/d1/d2"), slink("triton/d1/d2/x", "y/../../..")};
+  const manifest::EntryList b{folder("triton"), folder("triton/d1"), folder("triton/d1/d2"),
+                              slink("triton/d1/d2/x", "y/../../..")};
   CHECK_FALSE(merged(base, {a}));
   CHECK_FALSE(merged(base, {b}));
   auto ab = merged(base, {a, b});

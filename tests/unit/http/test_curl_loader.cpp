@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "unit/support.hpp"
 #include "http/curl_loader.hpp"
+#include "unit/support.hpp"
 #include "util/error.hpp"
 #include "util/subprocess.hpp"
 
@@ -53,8 +53,9 @@ TEST_CASE("curl loader: the fresh process the test below runs (hidden)", "[.curl
 }
 
 TEST_CASE("curl loader: a library that does not load, or is not libcurl, is one error line naming it", "[curl-loader]") {
-  const std::string install = "; install it (Debian/Ubuntu: apt-get install libcurl4; RHEL/Fedora: dnf install libcurl) or set "
-                              "$CCPACK_LIBCURL to its path";
+  const std::string install =
+      "; install it (Debian/Ubuntu: apt-get install libcurl4; RHEL/Fedora: dnf install libcurl) or set "
+      "$CCPACK_LIBCURL to its path";
   test::ScratchDir t;
   const std::string none = (t / "no-libcurl.so.4").string();
   CHECK(fresh_process_load(none) == "error: push, pull and restore oci:// need libcurl.so.4, which cannot be loaded (" + none +

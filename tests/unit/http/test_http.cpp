@@ -10,9 +10,9 @@
 #include <string>
 #include <thread>
 
+#include "http/http.hpp"
 #include "unit/loopback_http.hpp"
 #include "util/error.hpp"
-#include "http/http.hpp"
 
 using namespace ccpack;
 using test::http_answer;
@@ -28,7 +28,9 @@ http::Options plain(int attempts) {
   return o;
 }
 
-bool has_header(const std::string& request, const std::string& line) { return request.find("\r\n" + line + "\r\n") != std::string::npos; }
+bool has_header(const std::string& request, const std::string& line) {
+  return request.find("\r\n" + line + "\r\n") != std::string::npos;
+}
 
 }  // namespace
 
@@ -43,7 +45,8 @@ TEST_CASE("a redirect to a scheme other than http(s) is refused by the client") 
   } catch (const Error& e) {
     what = e.what();
   }
-  CHECK(what == "GET " + server.base() + "/v2/: refusing a redirect to file:///etc/passwd (not http or https) (after 1 attempts)");
+  CHECK(what ==
+        "GET " + server.base() + "/v2/: refusing a redirect to file:///etc/passwd (not http or https) (after 1 attempts)");
 }
 
 TEST_CASE("Authorization goes to the origin it was given for, not to the origin a redirect leads to") {
@@ -169,8 +172,10 @@ TEST_CASE("a TLS handshake with a plain-HTTP server fails with the caller's hint
   http::Client client(o);
   PlainAnswerer server;
   std::string url = "https://127.0.0.1:" + std::to_string(server.port()) + "/v2/";
-  CHECK_THAT(failure_of(client, url), Catch::StartsWith("GET " + url + ": ") &&
-                                          Catch::EndsWith(" (after 1 attempts); if 127.0.0.1 serves plain HTTP, pass --plain-http"));
+  CHECK_THAT(failure_of(client, url),
+             Catch::StartsWith("GET " + url + ": ") &&
+                 Catch::EndsWith(" (after 1 attempts); if 127.0.0.1 serves plain HTTP, pass --plain-http"));
   // A refused connection is no TLS failure: no hint.
-  CHECK_THAT(failure_of(client, "https://127.0.0.1:1/v2/"), !Catch::Contains("plain HTTP") && Catch::EndsWith("(after 1 attempts)"));
+  CHECK_THAT(failure_of(client, "https://127.0.0.1:1/v2/"),
+             !Catch::Contains("plain HTTP") && Catch::EndsWith("(after 1 attempts)"));
 }

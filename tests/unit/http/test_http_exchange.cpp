@@ -8,11 +8,11 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "http/http.hpp"
 #include "unit/loopback_http.hpp"
 #include "unit/support.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
-#include "http/http.hpp"
 
 using namespace ccpack;
 using test::error_of;
@@ -50,8 +50,7 @@ TEST_CASE("http: a 200 answer to a Range request is skipped into and cut after t
 }
 
 TEST_CASE("http: a 206 from another byte than asked, and announced lengths other than the resource's") {
-  test::LoopbackHttp server({http_answer(206, {"Content-Range: bytes 0-3/10"}, "0123"),
-                             http_answer(200, {}, "01234567890"),
+  test::LoopbackHttp server({http_answer(206, {"Content-Range: bytes 0-3/10"}, "0123"), http_answer(200, {}, "01234567890"),
                              http_answer(206, {"Content-Range: bytes 2-5/99"}, "2345")});
   http::Client c = client();
   const std::string url = server.base() + "/blob";

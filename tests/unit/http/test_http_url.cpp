@@ -15,7 +15,8 @@ TEST_CASE("origins decide where Authorization may go") {
   CHECK(origin_of("http://127.0.0.1:5000/a") != origin_of("http://127.0.0.1:5001/a"));
   CHECK(origin_of("https://h/a") != origin_of("http://h:443/a"));
   CHECK_FALSE(origin_of("not a url"));
-  CHECK(resolve_url("http://h:1/v2/r/blobs/uploads/", "/v2/r/blobs/uploads/u?_state=x") == "http://h:1/v2/r/blobs/uploads/u?_state=x");
+  CHECK(resolve_url("http://h:1/v2/r/blobs/uploads/", "/v2/r/blobs/uploads/u?_state=x") ==
+        "http://h:1/v2/r/blobs/uploads/u?_state=x");
   CHECK(resolve_url("http://h:1/a/b", "http://other:2/c") == "http://other:2/c");
   CHECK(display_url("https://s3/bucket/blob?X-Amz-Signature=secret") == "https://s3/bucket/blob");
   CHECK(escape_for_message("a\nb\x01") == "a\\nb\\x01");

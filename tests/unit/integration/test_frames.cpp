@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "cli/helpers/archive_builder.hpp"
-#include "manifest/format.hpp"
 #include "manifest/cache_dir.hpp"
+#include "manifest/format.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"

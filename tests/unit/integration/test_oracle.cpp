@@ -8,9 +8,9 @@
 
 #include "manifest/cache_dir.hpp"
 #include "manifest/tar.hpp"
+#include "oracle/oracle.hpp"
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
-#include "oracle/oracle.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
@@ -43,7 +43,8 @@ void make_tree(const fs::path& root) {
   std::string big(20 << 20, '\0');
   for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 2654435761u) >> 24);
   test::write_file(root / "triton_cache/HASH/big.cubin", big);
-  test::write_file(root / "triton_cache/HASH/k.json", R"({"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})");
+  test::write_file(root / "triton_cache/HASH/k.json",
+                   R"({"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})");
 }
 
 std::string decompress(const std::string& z) {
@@ -113,8 +114,9 @@ TEST_CASE("libarchive reads create's archives as the manifest says, one frame or
 TEST_CASE("libarchive reads import's archives as the manifest says, and import's tar stream is create's") {
   test::ScratchDir t;
   make_tree(t / "src");
-  REQUIRE(std::system(("tar -C '" + (t / "src").string() + "' -cJf '" + (t / "f.tar.xz").string() +
-                       "' inductor_cache triton_cache").c_str()) == 0);
+  REQUIRE(
+      std::system(("tar -C '" + (t / "src").string() + "' -cJf '" + (t / "f.tar.xz").string() + "' inductor_cache triton_cache")
+                      .c_str()) == 0);
   pack::ImportSource source({t / "f.tar.xz", {}, t.path(), {}});
   (void)pack::create_archive(source, t / "imported.ccpack", {});
   CHECK(oracle::check_archive(t / "imported.ccpack").empty());
@@ -164,8 +166,11 @@ TEST_CASE("a pax path or link target with a NUL byte is refused (libarchive woul
 
 TEST_CASE("malformed numbers ccpack does not use are refused as libarchive refuses them") {
   // Found by fuzz_tar_oracle (corpus/tar/uid-not-octal.tar, devminor-not-octal.tar).
-  for (auto [offset, field] : {std::pair<std::size_t, const char*>{108 + 5, "uid"}, {116 + 5, "gid"}, {136 + 5, "mtime"},
-                               {329 + 5, "devmajor"}, {337 + 5, "devminor"}}) {
+  for (auto [offset, field] : {std::pair<std::size_t, const char*>{108 + 5, "uid"},
+                               {116 + 5, "gid"},
+                               {136 + 5, "mtime"},
+                               {329 + 5, "devmajor"},
+                               {337 + 5, "devminor"}}) {
     std::string block;
     manifest::append_tar_header(block, {"inductor/a", manifest::EntryType::file, 0644, 1, ""});
     block[offset] = 'x';
@@ -173,7 +178,8 @@ TEST_CASE("malformed numbers ccpack does not use are refused as libarchive refus
     std::memset(block.data() + 148, ' ', 8);
     for (char c : block) sum += static_cast<unsigned char>(c);
     std::snprintf(block.data() + 148, 8, "%06o", sum);
-    CHECK_THROWS_WITH(manifest::decode_ustar_block(block.data(), "t"), std::string("t: tar header field '") + field + "' is not octal");
+    CHECK_THROWS_WITH(manifest::decode_ustar_block(block.data(), "t"),
+                      std::string("t: tar header field '") + field + "' is not octal");
   }
 }
 

@@ -71,7 +71,8 @@ TEST_CASE("canonical entries: the numbers' bounds: 64-bit sizes, 32-bit frames, 
   CHECK_FALSE(reads(file_with("\"frame\":0", "\"frame\":4294967296")));
 }
 
-TEST_CASE("canonical entries: modes of four octal digits, digests of 64 lower-case hex digits, known types", "[canonical-entries]") {
+TEST_CASE("canonical entries: modes of four octal digits, digests of 64 lower-case hex digits, known types",
+          "[canonical-entries]") {
   CHECK((*read_canonical_entries(file_with("\"0644\"", "\"7777\""), 10))[0].mode == 07777);
   CHECK_FALSE(reads(file_with("\"0644\"", "\"644\"")));
   CHECK_FALSE(reads(file_with("\"0644\"", "\"00644\"")));
@@ -99,7 +100,8 @@ TEST_CASE("canonical entries: keys in create's order only, and only those of the
   CHECK_FALSE(reads(file_with(",\"mode\"", ", \"mode\"")));
 }
 
-TEST_CASE("canonical entries: every prefix, a byte after the array, a trailing comma, the limit: given up", "[canonical-entries]") {
+TEST_CASE("canonical entries: every prefix, a byte after the array, a trailing comma, the limit: given up",
+          "[canonical-entries]") {
   for (std::size_t n = 0; n < kArray.size(); ++n) {
     INFO("prefix of " << n << " bytes");
     CHECK_FALSE(reads(kArray.substr(0, n)));

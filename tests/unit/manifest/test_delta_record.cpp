@@ -38,8 +38,8 @@ TEST_CASE("delta record: absent from a plain manifest, written before tar_size, 
   m.delta = DeltaRecord{kA};
   m.merge = MergeRecord{kB, {{kA, 3}, {kB, 0}}};
   std::string json = m.to_json();
-  CHECK(json.find("\"bytes\":5}],\"delta\":{\"base_manifest_sha256\":\"" + kA + "\"},\"merge\":{\"base_manifest_sha256\":\"" + kB +
-                  "\",\"deltas\":[{\"manifest_sha256\":\"" + kA + "\",\"added\":3},{\"manifest_sha256\":\"" + kB +
+  CHECK(json.find("\"bytes\":5}],\"delta\":{\"base_manifest_sha256\":\"" + kA + "\"},\"merge\":{\"base_manifest_sha256\":\"" +
+                  kB + "\",\"deltas\":[{\"manifest_sha256\":\"" + kA + "\",\"added\":3},{\"manifest_sha256\":\"" + kB +
                   "\",\"added\":0}]},\"tar_size\":") != std::string::npos);
   Manifest back = Manifest::parse(json);
   REQUIRE(back.delta.has_value());

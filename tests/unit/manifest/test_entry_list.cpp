@@ -1,6 +1,5 @@
 // manifest/entry_list: the compact entry list gives back exactly the entries put in, whichever way they went in.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -35,8 +34,13 @@ std::vector<Entry> sample_entries() {
   };
   for (int i = 0; i < 3000; ++i) {
     v.push_back({"triton/k" + std::to_string(i), EntryType::dir, 0755, 0, {}, {}, 5});
-    v.push_back({"triton/k" + std::to_string(i) + "/" + std::string(250, 'f'), EntryType::file, 0644,
-                 static_cast<std::uint64_t>(i), Sha256::of(std::to_string(i)), {}, 5});
+    v.push_back({"triton/k" + std::to_string(i) + "/" + std::string(250, 'f'),
+                 EntryType::file,
+                 0644,
+                 static_cast<std::uint64_t>(i),
+                 Sha256::of(std::to_string(i)),
+                 {},
+                 5});
   }
   return v;
 }

@@ -13,8 +13,9 @@ namespace {
 const std::string kWheels =
     "cuda-bindings==13.3.1, cuda-core==0.3.2, nvidia-cublas==13.0.0.19, nvidia-cuda-runtime==13.0.48, "
     "nvidia-cudnn-cu13==9.13.0.50, nvidia-cusparselt-cu13==0.8.0";
-const std::string kWithout = "cuda-bindings==13.3.1, cuda-core==0.3.2, nvidia-cublas==13.0.0.19, nvidia-cuda-runtime==13.0.48, "
-                             "nvidia-cudnn-cu13==9.13.0.50";
+const std::string kWithout =
+    "cuda-bindings==13.3.1, cuda-core==0.3.2, nvidia-cublas==13.0.0.19, nvidia-cuda-runtime==13.0.48, "
+    "nvidia-cudnn-cu13==9.13.0.50";
 
 Fingerprint fingerprint_with(std::string_view field, const std::string& value) {
   Fingerprint fp;
@@ -43,7 +44,8 @@ TEST_CASE("split and join are inverse, and a setting's value may hold a semicolo
   CHECK(split_entries(ListSyntax::comma, "a==1, b==2") == std::vector<std::string>{"a==1", "b==2"});
   CHECK(join_entries(ListSyntax::comma, {"a==1", "b==2"}) == "a==1, b==2");
   std::string s = "TORCHINDUCTOR_A=x;y;TORCHINDUCTOR_B=1;DISABLE_MMA_V3=1";
-  CHECK(split_entries(ListSyntax::settings, s) == std::vector<std::string>{"TORCHINDUCTOR_A=x;y", "TORCHINDUCTOR_B=1", "DISABLE_MMA_V3=1"});
+  CHECK(split_entries(ListSyntax::settings, s) ==
+        std::vector<std::string>{"TORCHINDUCTOR_A=x;y", "TORCHINDUCTOR_B=1", "DISABLE_MMA_V3=1"});
   CHECK(join_entries(ListSyntax::settings, split_entries(ListSyntax::settings, s)) == s);
   CHECK(entry_parts(ListSyntax::comma, "nvidia-cudnn-cu13==9.13.0.50").name == "nvidia-cudnn-cu13");
   CHECK(entry_parts(ListSyntax::comma, "/venv/site-packages").name == "/venv/site-packages");
@@ -72,7 +74,8 @@ TEST_CASE("one wheel removed here: the row, the summary and the table name exact
   CHECK(r.diff->removed == std::vector<std::string>{"nvidia-cusparselt-cu13==0.8.0"});
   CHECK(r.diff->added.empty());
   CHECK(r.diff->changed.empty());
-  CHECK(c.summary() == "inductor stale (wheels.cuda: nvidia-cusparselt-cu13==0.8.0 only in the archive); triton warn (wheels.cuda)");
+  CHECK(c.summary() ==
+        "inductor stale (wheels.cuda: nvidia-cusparselt-cu13==0.8.0 only in the archive); triton warn (wheels.cuda)");
   std::string table = c.to_table(false);
   CHECK(table.find("wheels.cuda  nvidia-cusparselt-cu13==0.8.0  (not here)  stale     warn") != std::string::npos);
   CHECK(table.find("cuda-bindings") == std::string::npos);
@@ -101,7 +104,8 @@ TEST_CASE("env.inductor with one setting changed shows that variable with both v
   Comparison added = compare(fingerprint_with(field::env_inductor, ""),
                              fingerprint_with(field::env_inductor, "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON"), kTwoComps);
   CHECK(added.summary() == "inductor stale (env.inductor: TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON only here)");
-  CHECK(added.to_table(false).find("env.inductor  (not in the archive)  TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON") != std::string::npos);
+  CHECK(added.to_table(false).find("env.inductor  (not in the archive)  TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON") !=
+        std::string::npos);
 }
 
 TEST_CASE("many differences: the table shows a few entries a side and a count, a long single value is whole when alone") {

@@ -35,10 +35,11 @@ std::string fingerprint_refusal(const std::string& json) {
 TEST_CASE("fingerprint JSON round-trips exactly and in the agreed shape") {
   Fingerprint fp = sample_fingerprint();
   std::string json = fp.to_json();
-  CHECK(json ==
-        R"J({"schema":1,"fields":{"gpu.arch":{"value":"sm_90","source":"nvml"},"ptxas.version":{"value":null,"source":"ptxas: not found"},)J"
-        R"J("torch.version":{"value":"2.11.0+cu130","source":"python:dist-info (torch)"},"wheels.cuda":{"value":"","source":"python:dist-info"}},)J"
-        R"J("triton_targets":[{"backend":"cuda","arch":"90","warp_size":32,"triton_version":"3.6.0","kernels":437}]})J");
+  CHECK(
+      json ==
+      R"J({"schema":1,"fields":{"gpu.arch":{"value":"sm_90","source":"nvml"},"ptxas.version":{"value":null,"source":"ptxas: not found"},)J"
+      R"J("torch.version":{"value":"2.11.0+cu130","source":"python:dist-info (torch)"},"wheels.cuda":{"value":"","source":"python:dist-info"}},)J"
+      R"J("triton_targets":[{"backend":"cuda","arch":"90","warp_size":32,"triton_version":"3.6.0","kernels":437}]})J");
   Fingerprint back = Fingerprint::from_json(json);
   CHECK(back.fields == fp.fields);
   CHECK(back.triton_targets == fp.triton_targets);

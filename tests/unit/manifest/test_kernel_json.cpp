@@ -8,7 +8,8 @@
 using namespace ccpack::manifest;
 
 TEST_CASE("kernel json: CUDA and HIP targets, the Triton version, one kernel") {
-  auto t = parse_kernel_json(R"({"hash":"h","target":{"backend":"cuda","arch":90,"warp_size":32},"triton_version":"3.6.0","name":"k"})");
+  auto t = parse_kernel_json(
+      R"({"hash":"h","target":{"backend":"cuda","arch":90,"warp_size":32},"triton_version":"3.6.0","name":"k"})");
   REQUIRE(t);
   CHECK(*t == TritonTarget{"cuda", "90", 32, "3.6.0", 1});
   t = parse_kernel_json(R"({"target":{"backend":"hip","arch":"gfx942","warp_size":64},"triton_version":"3.2.0"})");

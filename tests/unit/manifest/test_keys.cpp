@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "unit/support.hpp"
 #include "manifest/keys.hpp"
+#include "unit/support.hpp"
 #include "util/base64.hpp"
 #include "util/error.hpp"
 #include "util/sha256.hpp"
@@ -163,7 +163,9 @@ TEST_CASE("keys: the environment variable unset, empty, garbage or too large", "
     // A public key in the variable: no private key, and the message holds none of the variable's text.
     test::ScopedEnv pub(var, kRfcPublic);
     std::string message = ccpack_error([&] { (void)PrivateKey::from_env(var); });
-    CHECK(message == "the private key in $CCPACK_SIGNING_KEY is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
+    CHECK(
+        message ==
+        "the private key in $CCPACK_SIGNING_KEY is not an unencrypted PEM private key (BEGIN PRIVATE KEY), as `ccpack keygen` writes");
     CHECK(message.find("MCow") == std::string::npos);
   }
 }
@@ -212,8 +214,9 @@ TEST_CASE("trust store: *.pub files in name order, links followed, folders and o
   test::write_file(t / "bad/b.pub", kP384Public);
   TrustStore partial;
   CHECK(ccpack_error([&] { partial.add(t / "bad", true); }) ==
-        "public key " + q(t / "bad/b.pub") + " is not an Ed25519 or ECDSA P-256 key (make one with `ccpack keygen`, or "
-        "`openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`)");
+        "public key " + q(t / "bad/b.pub") +
+            " is not an Ed25519 or ECDSA P-256 key (make one with `ccpack keygen`, or "
+            "`openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`)");
   CHECK(partial.key_ids() == std::vector<std::string>{kRfcKeyId});
   CHECK(ccpack_error([&] { partial.add(t / "missing", true); }) ==
         "cannot read trusted keys at " + q(t / "missing") + ": No such file or directory");
@@ -316,7 +319,8 @@ TEST_CASE("keys: an Ed25519 public PEM in keygen's form and in any other form Op
     CHECK_FALSE(pub.verify("other message", sig));
   }
   // Not a key: a block whose bytes hold an Ed25519 prefix and a short key.
-  std::string short_key = "-----BEGIN PUBLIC KEY-----\nMCkwBQYDK2VwAyAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n-----END PUBLIC KEY-----\n";
+  std::string short_key =
+      "-----BEGIN PUBLIC KEY-----\nMCkwBQYDK2VwAyAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n-----END PUBLIC KEY-----\n";
   CHECK(test::error_of([&] { (void)PublicKey::from_pem(short_key, "short"); }) ==
         "short is not a PEM public key (BEGIN PUBLIC KEY), as `ccpack keygen` writes to NAME.pub");
 }

@@ -1,6 +1,5 @@
 // manifest/links: symlinks judged through the other symlinks of the tree, as the kernel would resolve them.
 #include <catch2/catch.hpp>
-
 #include <deque>
 #include <string>
 

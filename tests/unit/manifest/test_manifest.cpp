@@ -130,8 +130,8 @@ TEST_CASE("deep or repeated JSON is refused by the manifest parser") {
   deep += "{}" + std::string(60000, '}');
   std::string nested = json;
   nested.replace(nested.find("\"fingerprint\":{}"), 16, "\"fingerprint\":" + deep);
-  CHECK_THROWS_WITH(Manifest::parse(nested), Catch::StartsWith("manifest field 'fingerprint.a.a.a.a") &&
-                                                 Catch::EndsWith("' nests deeper than 64 levels"));
+  CHECK_THROWS_WITH(Manifest::parse(nested),
+                    Catch::StartsWith("manifest field 'fingerprint.a.a.a.a") && Catch::EndsWith("' nests deeper than 64 levels"));
   std::string twice = json;
   twice.replace(twice.find("\"entries\":["), 11, "\"entries\":[],\"entries\":[");
   CHECK_THROWS_WITH(Manifest::parse(twice), "manifest field 'entries' is repeated (a JSON key appears twice in one object)");
@@ -287,19 +287,19 @@ TEST_CASE("the canonical entries reader takes create's form only, and reads it a
   CHECK_FALSE(read_canonical_entries(array_of(json), 4));  // more than the limit: the general reader refuses
   // Anything else: given up, so the general reader decides.
   const std::vector<std::pair<std::string, std::string>> others = {
-      {"\"inductor/fx/a.py\"", "\"inductor/fx/\\u0061.py\""},        // an escape
-      {"\"inductor/fx/a.py\"", "\"inductor/fx/\xc3\xa9.py\""},        // a byte outside printable ASCII
+      {"\"inductor/fx/a.py\"", "\"inductor/fx/\\u0061.py\""},   // an escape
+      {"\"inductor/fx/a.py\"", "\"inductor/fx/\xc3\xa9.py\""},  // a byte outside printable ASCII
       {"{\"path\":\"inductor/fx/a.py\",\"type\":\"file\"", "{\"type\":\"file\",\"path\":\"inductor/fx/a.py\""},
-      {",\"mode\":\"0644\"", ", \"mode\":\"0644\""},                   // whitespace
-      {"\"size\":5", "\"size\":05"},                                   // a leading zero: not JSON
-      {"\"size\":5", "\"size\":18446744073709551616"},                 // past 64 bits
+      {",\"mode\":\"0644\"", ", \"mode\":\"0644\""},    // whitespace
+      {"\"size\":5", "\"size\":05"},                    // a leading zero: not JSON
+      {"\"size\":5", "\"size\":18446744073709551616"},  // past 64 bits
       {"\"size\":5", "\"size\":5.0"},
       {"\"size\":5", "\"size\":-5"},
       {"\"mode\":\"0644\"", "\"mode\":\"0648\""},
       {"\"type\":\"file\"", "\"type\":\"fifo\""},
       {"\"frame\":0}", "\"frame\":4294967296}"},
       {"\"frame\":0}", "\"frame\":0,\"extra\":1}"},
-      {"\"a.py\",\"frame\"", "\"a.py\",\"size\":1,\"frame\""},         // a key a symlink does not have
+      {"\"a.py\",\"frame\"", "\"a.py\",\"size\":1,\"frame\""},  // a key a symlink does not have
   };
   for (const auto& [from, to] : others) {
     std::string text = test::replaced(json, from, to);

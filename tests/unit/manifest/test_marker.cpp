@@ -66,7 +66,8 @@ TEST_CASE("marker: exact bytes, keys in their order, fingerprint keys sorted, si
 TEST_CASE("marker: the archive's origin is recorded, read back, and bounded", "[marker]") {
   Marker m = sample_marker();
   m.origin = "oci://registry.example:5000/ml/cache:v42";
-  CHECK_THAT(m.to_json(), Catch::Contains(R"("signed_by":null,"origin":"oci://registry.example:5000/ml/cache:v42","fingerprint")"));
+  CHECK_THAT(m.to_json(),
+             Catch::Contains(R"("signed_by":null,"origin":"oci://registry.example:5000/ml/cache:v42","fingerprint")"));
   auto back = Marker::parse(m.to_json());
   REQUIRE(back);
   CHECK(back->origin == "oci://registry.example:5000/ml/cache:v42");
@@ -129,18 +130,18 @@ TEST_CASE("marker: anything else is no marker", "[marker]") {
   CHECK_FALSE(Marker::parse(""));
   CHECK_FALSE(Marker::parse("[]"));
   CHECK_FALSE(Marker::parse("\"marker\""));
-  CHECK_FALSE(Marker::parse(marker_with(fp).substr(0, 40)));                     // truncated
-  CHECK_FALSE(Marker::parse(marker_with(R"(, "marker": 2)" + fp)));              // a later version
-  CHECK_FALSE(Marker::parse(marker_with(R"(, "marker": "1")" + fp)));            // mistyped version
-  CHECK_FALSE(Marker::parse(marker_with("")));                                   // no fingerprint
-  CHECK_FALSE(Marker::parse(marker_with(R"(, "fingerprint": [])")));             // not an object
-  CHECK_FALSE(Marker::parse(marker_with(R"(, "restored_by": 7)" + fp)));         // mistyped
+  CHECK_FALSE(Marker::parse(marker_with(fp).substr(0, 40)));              // truncated
+  CHECK_FALSE(Marker::parse(marker_with(R"(, "marker": 2)" + fp)));       // a later version
+  CHECK_FALSE(Marker::parse(marker_with(R"(, "marker": "1")" + fp)));     // mistyped version
+  CHECK_FALSE(Marker::parse(marker_with("")));                            // no fingerprint
+  CHECK_FALSE(Marker::parse(marker_with(R"(, "fingerprint": [])")));      // not an object
+  CHECK_FALSE(Marker::parse(marker_with(R"(, "restored_by": 7)" + fp)));  // mistyped
   CHECK_FALSE(Marker::parse(marker_with(R"(, "signed_by": 7)" + fp)));
-  CHECK_FALSE(Marker::parse(marker_with(R"(, "component": "inductor")" + fp)));  // a repeated key
+  CHECK_FALSE(Marker::parse(marker_with(R"(, "component": "inductor")" + fp)));                           // a repeated key
   CHECK_FALSE(Marker::parse(R"({"archive_manifest_sha256": ")" + kDigest + R"(", "fingerprint": {}})"));  // no component
   std::string upper = marker_with(fp);
   upper.replace(upper.find("abcdef"), 6, "ABCDEF");
-  CHECK_FALSE(Marker::parse(upper));                                              // the digest is lower-case hex
+  CHECK_FALSE(Marker::parse(upper));  // the digest is lower-case hex
   std::string short_digest = marker_with(fp);
   short_digest.erase(short_digest.find("0123"), 1);
   CHECK_FALSE(Marker::parse(short_digest));

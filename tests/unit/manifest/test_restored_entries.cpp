@@ -41,12 +41,11 @@ TEST_CASE("restored entries: written byte for byte for one component, read back 
   UniqueFd dir(::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   REQUIRE(dir.valid());
   write_restored_entries(dir.get(), restored_sample(), "inductor", kSha, [](std::size_t i) { return i == 3; });
-  CHECK(test::slurp(t / std::string(kEntriesName)) ==
-        "ccpack-entries 1 " + kSha + " 3\n" +
-            "f 6 " + to_hex(Sha256::of("a = 1\n")) + " a.py\n" +
-            "g 2 " + to_hex(Sha256::of("xy")) + " sub/we\\\\ird\\nname\n" +
-            "l link\n"
-            "end\n");
+  CHECK(test::slurp(t / std::string(kEntriesName)) == "ccpack-entries 1 " + kSha + " 3\n" + "f 6 " +
+                                                          to_hex(Sha256::of("a = 1\n")) + " a.py\n" + "g 2 " +
+                                                          to_hex(Sha256::of("xy")) + " sub/we\\\\ird\\nname\n" +
+                                                          "l link\n"
+                                                          "end\n");
   std::optional<RestoredEntries> list = RestoredEntries::read(t.path(), kSha);
   REQUIRE(list);
   CHECK(list->manifest_sha256 == kSha);
@@ -74,13 +73,13 @@ TEST_CASE("restored entries: malformed, truncated, over the bounds or for anothe
   CHECK_FALSE(RestoredEntries::read(t.path(), std::string(64, 'd')));  // another manifest's list
   CHECK_FALSE(reads(good.substr(0, good.size() - 4)));                 // no "end"
   CHECK_FALSE(reads(good + "extra\n"));
-  CHECK_FALSE(reads("ccpack-entries 2 " + kSha + " 2\n" + good.substr(good.find('\n') + 1)));  // another version
-  CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 3\n" + good.substr(good.find('\n') + 1)));  // count too high
-  CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 1\n" + good.substr(good.find('\n') + 1)));  // count too low
+  CHECK_FALSE(reads("ccpack-entries 2 " + kSha + " 2\n" + good.substr(good.find('\n') + 1)));        // another version
+  CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 3\n" + good.substr(good.find('\n') + 1)));        // count too high
+  CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 1\n" + good.substr(good.find('\n') + 1)));        // count too low
   CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 1\nf 1 " + std::string(63, 'a') + " x\nend\n"));  // short digest
   CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 1\nf -1 " + std::string(64, 'a') + " x\nend\n"));
-  CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 1\nd x\nend\n"));                               // no folders
-  CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 2\nl x\nl x\nend\n"));                          // twice the same
+  CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 1\nd x\nend\n"));       // no folders
+  CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 2\nl x\nl x\nend\n"));  // twice the same
   CHECK_FALSE(reads("ccpack-entries 1 " + kSha + " 1\nl bad\\tescape\nend\n"));
   Limits few;
   few.max_entries = 1;

@@ -86,7 +86,8 @@ TEST_CASE("settle record: the tuning the runs had is written inside settle and r
 }
 
 TEST_CASE("settle record: a malformed tuning is refused by its field name") {
-  const std::string head = R"({"runs": 1, "settled": true, "stopped": "fixed-point", "last_run_compiled": {"triton_kernels": 0, "fx_graphs": 0, "autotune": 0, "other": 0}, "tuning": )";
+  const std::string head =
+      R"({"runs": 1, "settled": true, "stopped": "fixed-point", "last_run_compiled": {"triton_kernels": 0, "fx_graphs": 0, "autotune": 0, "other": 0}, "tuning": )";
   CHECK(settle_refusal(head + R"("x"})").find("settle.tuning") != std::string::npos);
   CHECK(settle_refusal(head + R"({"applied": [], "kept": []}})").find("settle.tuning") != std::string::npos);
   CHECK(settle_refusal(head + R"({"applied": [1], "kept": [], "skipped": []}})").find("settle.tuning.applied") !=

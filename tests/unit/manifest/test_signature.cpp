@@ -12,8 +12,8 @@
 #include "unpack/archive.hpp"
 #include "unpack/trust.hpp"
 #include "util/error.hpp"
-#include "util/sha256.hpp"
 #include "util/escape.hpp"
+#include "util/sha256.hpp"
 
 using namespace ccpack;
 using namespace ccpack::manifest;
@@ -73,8 +73,10 @@ TEST_CASE("signature block: each malformed field is named") {
   rejects(edited("0123456789abcdef", "0123"), "signatures[0].key_id is not 16 lowercase hex digits");
   rejects(edited("\"0123456789abcdef\"", "7"), "signatures[0].key_id is not a string");
   rejects(edited("ed25519", "rsa\\u001b[31m"), "signatures[0].algorithm is 'rsa\\x1b[31m', not ed25519");
-  rejects(edited("2026-11-30T12:00:00Z", "2026-13-30T12:00:00Z"), "signatures[0].signed_at is not a UTC time YYYY-MM-DDTHH:MM:SSZ");
-  rejects(edited("2026-11-30T12:00:00Z", "2026-11-30 12:00:00"), "signatures[0].signed_at is not a UTC time YYYY-MM-DDTHH:MM:SSZ");
+  rejects(edited("2026-11-30T12:00:00Z", "2026-13-30T12:00:00Z"),
+          "signatures[0].signed_at is not a UTC time YYYY-MM-DDTHH:MM:SSZ");
+  rejects(edited("2026-11-30T12:00:00Z", "2026-11-30 12:00:00"),
+          "signatures[0].signed_at is not a UTC time YYYY-MM-DDTHH:MM:SSZ");
   rejects(edited("pipeline 42", "a\\u0007b"), "signatures[0].note holds a control character");
   rejects(edited("pipeline 42", "a\\u0085b"), "signatures[0].note holds a control character");
   rejects(edited("pipeline 42", std::string(257, 'n')), "signatures[0].note is longer than 256 bytes");
@@ -107,8 +109,8 @@ TEST_CASE("signature block: each malformed field is named") {
 TEST_CASE("notes, times and printing") {
   CHECK_FALSE(note_problem("git 1a2b3c, pipeline #7, 名前"));
   CHECK(note_problem("\xc3") == "is not UTF-8");
-  CHECK(note_problem("\xc0\x80") == "is not UTF-8");          // overlong NUL
-  CHECK(note_problem("\xed\xa0\x80") == "is not UTF-8");      // surrogate
+  CHECK(note_problem("\xc0\x80") == "is not UTF-8");      // overlong NUL
+  CHECK(note_problem("\xed\xa0\x80") == "is not UTF-8");  // surrogate
   CHECK(note_problem("tab\there") == "holds a control character");
   CHECK(escaped("ok \x1b[2J\\ \xc3\xbc") == "ok \\x1b[2J\\\\ \xc3\xbc");  // util/escape: valid UTF-8 kept
   ::setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
@@ -162,8 +164,9 @@ TEST_CASE("private key files: mode 0600, never overwritten, exposed keys refused
   CHECK(PrivateKey::load(dir / "k").key_id() == key.key_id());
   ::chmod((dir / "k").c_str(), 0640);
   CHECK_THROWS_WITH(PrivateKey::load(dir / "k"),
-                    "private key '" + (dir / "k").string() + "' is readable or writable by group or others (mode 0640); run: chmod 600 '" +
-                        (dir / "k").string() + "'");
+                    "private key '" + (dir / "k").string() +
+                        "' is readable or writable by group or others (mode 0640); run: chmod 600 '" + (dir / "k").string() +
+                        "'");
   test::write_file(dir / "pubaspriv", key.public_key().pem(), 0600);
   CHECK_THROWS_WITH(PrivateKey::load(dir / "pubaspriv"), Catch::Contains("is not an unencrypted PEM private key"));
   ::setenv(kSigningKeyVar, test::slurp(dir / "k").c_str(), 1);
@@ -189,8 +192,9 @@ TEST_CASE("trust store: files, folders of *.pub, errors named") {
   store.add(dir / "missing", false);
   CHECK_THROWS_WITH(store.add(dir / "missing", true), Catch::Contains("missing'"));
   test::write_file(dir / "e/bad.pub", "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n");
-  CHECK_THROWS_WITH(store.add(dir / "e", true), "public key '" + (dir / "e/bad.pub").string() +
-                                                   "' is not a PEM public key (BEGIN PUBLIC KEY), as `ccpack keygen` writes to NAME.pub");
+  CHECK_THROWS_WITH(store.add(dir / "e", true),
+                    "public key '" + (dir / "e/bad.pub").string() +
+                        "' is not a PEM public key (BEGIN PUBLIC KEY), as `ccpack keygen` writes to NAME.pub");
 }
 
 TEST_CASE("trust check on a signed archive") {
@@ -217,9 +221,9 @@ TEST_CASE("trust check on a signed archive") {
   CHECK_THROWS_WITH(unpack::check_trust(s, wrong, false),
                     Catch::Contains("has no signature that verifies with a trusted key (signed by " + signer.key_id() +
                                     " (untrusted key); trusted keys here: " + other.key_id() + ")"));
-  CHECK_THROWS_WITH(unpack::check_trust(u, trusted, false),
-                    Catch::Contains("is unsigned and unsigned archives are refused (unsigned; trusted keys here: " +
-                                    signer.key_id() + ")"));
+  CHECK_THROWS_WITH(
+      unpack::check_trust(u, trusted, false),
+      Catch::Contains("is unsigned and unsigned archives are refused (unsigned; trusted keys here: " + signer.key_id() + ")"));
   CHECK_THROWS_AS(unpack::check_trust(u, TrustStore{}, false), IntegrityError);
   CHECK_FALSE(unpack::check_trust(u, TrustStore{}, true).trusted());
   // The signature of one manifest does not vouch for another (an identical manifest is the same content).
@@ -251,4 +255,3 @@ TEST_CASE("the header gate runs before the manifest is parsed") {
   CHECK(calls == 1);
   CHECK_THROWS_WITH(unpack::Archive::open(dir / "b.ccpack"), Catch::Contains("manifest is not valid JSON"));
 }
-

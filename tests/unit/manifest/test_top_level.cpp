@@ -190,7 +190,8 @@ TEST_CASE("a streamed stage 1 reads what a kept one reads, and stage 2 reads the
   // The file rewritten in place between the stages: stage 2 must not parse bytes that stage 1 did not check.
   test::write_file(t / "ind/23/c23x.py", "print('other kernel')\n");
   (void)pack::create_archive(test::dirs_of(t / "ind", t / "tri"), t / "b.ccpack", pack::PackOptions{});
-  unpack::Archive first = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream);
+  unpack::Archive first =
+      unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream);
   test::write_file(t / "a.ccpack", test::slurp(t / "b.ccpack"));  // same inode, new bytes
   CHECK_THROWS_WITH(first.load_full(), Catch::Contains("changed while it was read: its manifest is not the one checked"));
 }
@@ -200,8 +201,8 @@ TEST_CASE("stage 2 refuses a manifest whose top-level fields stage 1 read differ
   pack_sample(t);
   unpack::Archive a = unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level);
   a.manifest.tar_size += 1;  // what a stage-1 scan that misread the text would leave; restore planned with it
-  CHECK_THROWS_WITH(a.load_full(), "'" + (t / "a.ccpack").string() +
-                                       "': manifest top-level fields read differently by the two stages");
+  CHECK_THROWS_WITH(a.load_full(),
+                    "'" + (t / "a.ccpack").string() + "': manifest top-level fields read differently by the two stages");
 }
 
 TEST_CASE("a streamed stage 1 runs the gate before any parse and refuses bad structure in the same words") {
@@ -240,7 +241,9 @@ TEST_CASE("a restore from a streamed stage 1 is a no-op without the text, and wr
   test::ScratchDir t;
   pack_sample(t);
   auto out = test::dirs_of(t / "out/ind", t / "out/tri");
-  auto open = [&] { return unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream); };
+  auto open = [&] {
+    return unpack::Archive::open(t / "a.ccpack", {}, unpack::ManifestDepth::top_level, unpack::ManifestText::stream);
+  };
   unpack::Archive first = open();
   CHECK_FALSE(unpack::install(first, out, {}).noop());
   CHECK(first.depth() == unpack::ManifestDepth::full);

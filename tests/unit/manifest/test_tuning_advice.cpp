@@ -25,9 +25,8 @@ std::vector<std::string> settings(const std::vector<TuningAdvice>& advice) {
 
 TEST_CASE("tuning advice: a warm-up with the defaults lacks all three settings, in the documented order") {
   Fingerprint fp = with_torch("", "ptxas --version (triton's bundled ptxas)");
-  CHECK(settings(tuning_advice(fp)) ==
-        std::vector<std::string>{"TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0",
-                                 "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0", "TRITON_PTXAS_PATH"});
+  CHECK(settings(tuning_advice(fp)) == std::vector<std::string>{"TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0",
+                                                                "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0", "TRITON_PTXAS_PATH"});
 }
 
 TEST_CASE("tuning advice: none when the warm-up set all three") {
@@ -42,8 +41,7 @@ TEST_CASE("tuning advice: a setting with another value, or only as a prefix of a
   Fingerprint fp = with_torch("TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=1;TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=00",
                               "ptxas --version (TRITON_PTXAS_PATH)");
   CHECK(settings(tuning_advice(fp)) ==
-        std::vector<std::string>{"TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0",
-                                 "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0"});
+        std::vector<std::string>{"TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0", "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0"});
 }
 
 TEST_CASE("tuning advice: nothing to advise without torch, and no ptxas advice when ptxas was not found") {

@@ -89,6 +89,7 @@ TEST_CASE("ForeignReader: zip entries, a file that is no archive is refused by n
   CHECK(entries["z/k.json"] == "file|0644|2||{}");
   test::write_file(t / "notes.txt", "just text, no archive\n");
   CHECK_THROWS_AS(pack::ForeignReader(t / "notes.txt"), IntegrityError);
-  CHECK_THROWS_WITH(pack::ForeignReader(t / "notes.txt"), Catch::StartsWith("foreign archive '" + (t / "notes.txt").string() + "': "));
+  CHECK_THROWS_WITH(pack::ForeignReader(t / "notes.txt"),
+                    Catch::StartsWith("foreign archive '" + (t / "notes.txt").string() + "': "));
   CHECK_THROWS_WITH(pack::ForeignReader(t.path()), "'" + t.path().string() + "' is not a file");
 }

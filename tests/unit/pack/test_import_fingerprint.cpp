@@ -17,8 +17,8 @@ using test::TarEntry;
 namespace {
 
 std::string kernel(const std::string& backend, const std::string& arch, int warp, const std::string& version) {
-  return R"({"hash": "h", "target": {"backend": ")" + backend + R"(", "arch": )" + arch + R"(, "warp_size": )" + std::to_string(warp) +
-         R"(}, "triton_version": ")" + version + "\"}";
+  return R"({"hash": "h", "target": {"backend": ")" + backend + R"(", "arch": )" + arch + R"(, "warp_size": )" +
+         std::to_string(warp) + R"(}, "triton_version": ")" + version + "\"}";
 }
 
 const std::string kH100 = kernel("cuda", "90", 32, "3.6.0");
@@ -62,13 +62,13 @@ TEST_CASE("derived fingerprint: several targets are listed, sorted, and name no 
                                       {"triton_cache/B/k.json", '0', kernel("cuda", "80", 32, "3.6.0")},
                                       {"triton_cache/C/k.json", '0', kH100},
                                       {"triton_cache/D/k.json", '0', kernel("cuda", "90", 32, "3.5.0")}});
-  CHECK(fp.triton_targets == std::vector<manifest::TritonTarget>{{"cuda", "80", 32, "3.6.0", 1},
-                                                                 {"cuda", "90", 32, "3.5.0", 1},
-                                                                 {"cuda", "90", 32, "3.6.0", 2}});
+  CHECK(fp.triton_targets == std::vector<manifest::TritonTarget>{
+                                 {"cuda", "80", 32, "3.6.0", 1}, {"cuda", "90", 32, "3.5.0", 1}, {"cuda", "90", 32, "3.6.0", 2}});
   CHECK(fp.fields.empty());
 }
 
-TEST_CASE("derived fingerprint: group files, files outside kernel folders, oversized and malformed ones are ignored", "[import-fingerprint]") {
+TEST_CASE("derived fingerprint: group files, files outside kernel folders, oversized and malformed ones are ignored",
+          "[import-fingerprint]") {
   std::string big = kH100;
   big.insert(1, manifest::kMaxKernelJsonBytes, ' ');  // still a kernel's JSON, but too large to read
   manifest::Fingerprint fp = derived({{"triton_cache/K/__grp__k.json", '0', kH100},

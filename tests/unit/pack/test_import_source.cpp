@@ -84,50 +84,62 @@ TEST_CASE("import: folders mapped by name at any depth, missing folders added, a
 
 TEST_CASE("import: --map names a folder, by any name, for any component, transient names are skipped once", "[import]") {
   test::ScratchDir t;
-  Imported got = import(t, ustar({{"data/c/K/k.json", '0', "{}"},
-                                  {"data/c/K/k.json.lock", '0', ""},
-                                  {"data/c/tmp.pid_1_2/", '5', "", "", 0755},
-                                  {"data/c/tmp.pid_1_2/x", '0', "x"},
-                                  {"data/c/locks/", '5', "", "", 0755},
-                                  {"data/c/.ccpack-marker.json", '0', "{}"}}),
+  Imported got = import(t,
+                        ustar({{"data/c/K/k.json", '0', "{}"},
+                               {"data/c/K/k.json.lock", '0', ""},
+                               {"data/c/tmp.pid_1_2/", '5', "", "", 0755},
+                               {"data/c/tmp.pid_1_2/x", '0', "x"},
+                               {"data/c/locks/", '5', "", "", 0755},
+                               {"data/c/.ccpack-marker.json", '0', "{}"}}),
                         {pack::parse_map("data/c=triton")});
   CHECK(got.components == std::vector<std::string>{"triton " + (t / "in.tar").string() + ":data/c"});
   CHECK(got.entries == std::vector<std::string>{"triton 1 0755", "triton/K 1 0755", "triton/K/k.json 0 0644 2 = {}"});
-  CHECK(got.skipped == std::vector<std::string>{"triton/K/k.json.lock (lock file)", "triton/tmp.pid_1_2 (Triton temporary folder)",
-                                                "triton/locks (lock folder)", "triton/.ccpack-marker.json (ccpack marker or restore debris)"});
+  CHECK(got.skipped == std::vector<std::string>{"triton/K/k.json.lock (lock file)",
+                                                "triton/tmp.pid_1_2 (Triton temporary folder)", "triton/locks (lock folder)",
+                                                "triton/.ccpack-marker.json (ccpack marker or restore debris)"});
 }
 
 TEST_CASE("import: unsafe paths, special files, set-id bits and escaping links are refused, escaped", "[import]") {
   CHECK(refused({{"/etc/passwd", '0', "x"}}) == "refusing foreign entry '/etc/passwd': absolute path");
-  CHECK(refused({{"inductor_cache/../../x", '0', "x"}}) == "refusing foreign entry 'inductor_cache/../../x': unsafe path (empty, '.' or '..' part)");
-  CHECK(refused({{"inductor_cache//x", '0', "x"}}) == "refusing foreign entry 'inductor_cache//x': unsafe path (empty, '.' or '..' part)");
-  CHECK(refused({{"inductor_cache/./x", '0', "x"}}) == "refusing foreign entry 'inductor_cache/./x': unsafe path (empty, '.' or '..' part)");
+  CHECK(refused({{"inductor_cache/../../x", '0', "x"}}) ==
+        "refusing foreign entry 'inductor_cache/../../x': unsafe path (empty, '.' or '..' part)");
+  CHECK(refused({{"inductor_cache//x", '0', "x"}}) ==
+        "refusing foreign entry 'inductor_cache//x': unsafe path (empty, '.' or '..' part)");
+  CHECK(refused({{"inductor_cache/./x", '0', "x"}}) ==
+        "refusing foreign entry 'inductor_cache/./x': unsafe path (empty, '.' or '..' part)");
   CHECK(refused({{"/a\nb\x1b", '0', "x"}}) == "refusing foreign entry '/a\\nb\\x1b': absolute path");
-  CHECK(refused({{"inductor_cache/p", '6'}}) == "refusing foreign entry 'inductor_cache/p': a FIFO; only files, folders and symlinks can be imported");
+  CHECK(refused({{"inductor_cache/p", '6'}}) ==
+        "refusing foreign entry 'inductor_cache/p': a FIFO; only files, folders and symlinks can be imported");
   CHECK(refused({{"inductor_cache/tty", '3'}}) ==
         "refusing foreign entry 'inductor_cache/tty': a character device; only files, folders and symlinks can be imported");
-  CHECK(refused({{"inductor_cache/su", '0', "x", "", 04755}}) == "refusing foreign entry 'inductor_cache/su': setuid, setgid or sticky bit");
-  CHECK(refused({{"inductor_cache/", '5', "", "", 01777}}) == "refusing foreign entry 'inductor_cache/': setuid, setgid or sticky bit");
+  CHECK(refused({{"inductor_cache/su", '0', "x", "", 04755}}) ==
+        "refusing foreign entry 'inductor_cache/su': setuid, setgid or sticky bit");
+  CHECK(refused({{"inductor_cache/", '5', "", "", 01777}}) ==
+        "refusing foreign entry 'inductor_cache/': setuid, setgid or sticky bit");
   CHECK(refused({{"inductor_cache/l", '2', "", "../../etc/passwd", 0777}}) ==
         "refusing foreign entry 'inductor_cache/l': symlink to '../../etc/passwd' leads outside its folder");
   CHECK(refused({{"inductor_cache/l", '2', "", "/etc/passwd", 0777}}) ==
         "refusing foreign entry 'inductor_cache/l': symlink to '/etc/passwd' leads outside its folder");
   CHECK(refused({{"inductor_cache/a/l", '2', "", "../..", 0777}}) ==
         "refusing foreign entry 'inductor_cache/a/l': symlink to '../..' leads outside its folder");
-  CHECK(refused({{"inductor_cache/l", '2', "", "", 0777}}) == "refusing foreign entry 'inductor_cache/l': symlink to '' leads outside its folder");
+  CHECK(refused({{"inductor_cache/l", '2', "", "", 0777}}) ==
+        "refusing foreign entry 'inductor_cache/l': symlink to '' leads outside its folder");
 }
 
 TEST_CASE("import: duplicates, bad hard links and entries inside a file are refused", "[import]") {
   CHECK(refused({{"inductor_cache/a", '0', "1"}, {"./inductor_cache/a", '0', "2"}}) ==
         "refusing foreign entry './inductor_cache/a': a second entry for 'inductor/a'");
-  CHECK(refused({{"inductor_cache/h", '1', "", "inductor_cache/later"}, {"inductor_cache/later", '0', "x"}}) ==
-        "refusing foreign entry 'inductor_cache/h': hard link to 'inductor_cache/later', which is not an earlier file of the archive");
-  CHECK(refused({{"inductor_cache/d/", '5', "", "", 0755}, {"inductor_cache/h", '1', "", "inductor_cache/d"}}) ==
-        "refusing foreign entry 'inductor_cache/h': hard link to 'inductor_cache/d', which is not an earlier file of the archive");
+  CHECK(
+      refused({{"inductor_cache/h", '1', "", "inductor_cache/later"}, {"inductor_cache/later", '0', "x"}}) ==
+      "refusing foreign entry 'inductor_cache/h': hard link to 'inductor_cache/later', which is not an earlier file of the archive");
+  CHECK(
+      refused({{"inductor_cache/d/", '5', "", "", 0755}, {"inductor_cache/h", '1', "", "inductor_cache/d"}}) ==
+      "refusing foreign entry 'inductor_cache/h': hard link to 'inductor_cache/d', which is not an earlier file of the archive");
   CHECK(refused({{"inductor_cache/h", '1', "", "/etc/passwd"}}) ==
         "refusing foreign entry 'inductor_cache/h': hard link to '/etc/passwd', which is not an earlier file of the archive");
-  CHECK(refused({{"inductor_cache/a", '0', "1"}, {"inductor_cache/h", '1', "", "inductor_cache/x/../a"}}) ==
-        "refusing foreign entry 'inductor_cache/h': hard link to 'inductor_cache/x/../a', which is not an earlier file of the archive");
+  CHECK(
+      refused({{"inductor_cache/a", '0', "1"}, {"inductor_cache/h", '1', "", "inductor_cache/x/../a"}}) ==
+      "refusing foreign entry 'inductor_cache/h': hard link to 'inductor_cache/x/../a', which is not an earlier file of the archive");
   CHECK(refused({{"inductor_cache/a", '0', "1"}, {"inductor_cache/a/b", '0', "2"}}) ==
         "refusing foreign entry 'inductor/a/b': it is inside 'inductor/a', which is not a folder");
   CHECK(refused({{"inductor_cache/l", '2', "", "x", 0777}, {"inductor_cache/l/b", '0', "2"}}) ==
@@ -154,24 +166,29 @@ TEST_CASE("import: the limits bound entries, path length, file size and total si
   manifest::Limits two;
   two.max_entries = 2;
   test::ScratchDir t;
-  CHECK(test::integrity_error([&] { (void)import(t, ustar({{"inductor_cache/a/b", '0', "1"}}), {}, two); }) ==
-        "foreign archive '" + (t / "in.tar").string() + "' has too many entries");
+  CHECK(test::integrity_error([&] {
+          (void)import(t, ustar({{"inductor_cache/a/b", '0', "1"}}), {}, two);
+        }) == "foreign archive '" + (t / "in.tar").string() + "' has too many entries");
 }
 
 TEST_CASE("import: entries outside the cache folders, clashing or empty --map folders are usage errors", "[import]") {
   const std::string known = " is outside the cache folders (inductor_cache, torchinductor_*, triton_cache); ";
-  CHECK(usage({{"README", '0', "hi"}, {"inductor_cache/a", '0', "1"}}) == "foreign entry 'README'" + known + "map its folder with --map PATH=COMPONENT");
-  CHECK(usage({{"other/", '5', "", "", 0755}, {"inductor_cache/a", '0', "1"}}) == "foreign folder 'other'" + known + "map it with --map PATH=COMPONENT");
+  CHECK(usage({{"README", '0', "hi"}, {"inductor_cache/a", '0', "1"}}) ==
+        "foreign entry 'README'" + known + "map its folder with --map PATH=COMPONENT");
+  CHECK(usage({{"other/", '5', "", "", 0755}, {"inductor_cache/a", '0', "1"}}) ==
+        "foreign folder 'other'" + known + "map it with --map PATH=COMPONENT");
   CHECK(usage({{"inductor_cache/a", '0', "1"}, {"x/torchinductor_root/b", '0', "2"}}) ==
         "folder 'x/torchinductor_root' and 'inductor_cache' are both inductor; choose one with --map PATH=COMPONENT");
   CHECK(usage({{"a/b/c", '0', "1"}}, {{"a", "triton"}, {"a/b", "extra1"}}) == "--map a/b=extra1 overlaps 'a'");
   CHECK(usage({{"a/c", '0', "1"}}, {{"a", "Bad Name"}}) == "--map a=Bad Name: 'Bad Name' is not a valid component name");
   CHECK(usage({{"a/c", '0', "1"}}, {{"./", "triton"}}) == "--map ./=triton: the path is empty");
   test::ScratchDir t;
-  CHECK(test::usage_error([&] { (void)import(t, ustar({{"a/c", '0', "1"}}), {{"a", "triton"}, {"none", "extra1"}}); }) ==
-        "--map: no entry of the foreign archive is in '" + (t / "in.tar").string() + ":none'");
-  CHECK(test::integrity_error([&] { (void)import(t, ustar({{"a/c", '0', "1"}}), {{"/abs", "triton"}}); }) ==
-        "refusing foreign entry '/abs': absolute path");
+  CHECK(test::usage_error([&] {
+          (void)import(t, ustar({{"a/c", '0', "1"}}), {{"a", "triton"}, {"none", "extra1"}});
+        }) == "--map: no entry of the foreign archive is in '" + (t / "in.tar").string() + ":none'");
+  CHECK(test::integrity_error([&] {
+          (void)import(t, ustar({{"a/c", '0', "1"}}), {{"/abs", "triton"}});
+        }) == "refusing foreign entry '/abs': absolute path");
 }
 
 TEST_CASE("import: a truncated archive is refused naming the file, never imported in part", "[import]") {

@@ -43,8 +43,8 @@ TEST_CASE("read_triton_targets: each kernel .json counted once by target, sorted
   test::write_file(t / "ind/triton/0/h5/k.json", kernel_json("90", "3.5.1"));
   test::write_file(t / "ind/fxgraph/h6/k.json", kernel_json("86", "3.6.0"));  // not under triton/<device>/
   std::vector<TritonTarget> targets = pack::read_triton_targets(test::dirs_of(t / "ind", t / "tri"));
-  CHECK(targets == std::vector<TritonTarget>{{"cuda", "80", 32, "3.6.0", 1}, {"cuda", "90", 32, "3.5.1", 1},
-                                             {"cuda", "90", 32, "3.6.0", 2}});
+  CHECK(targets == std::vector<TritonTarget>{
+                       {"cuda", "80", 32, "3.6.0", 1}, {"cuda", "90", 32, "3.5.1", 1}, {"cuda", "90", 32, "3.6.0", 2}});
   CHECK(pack::read_triton_targets(test::dirs_of(t / "none", t / "none2")).empty());
 }
 
@@ -60,10 +60,11 @@ TEST_CASE("reconcile: one target agreeing with the probe changes nothing and say
 TEST_CASE("reconcile: kernels for another GPU and another Triton: the cache's side recorded, both named") {
   Fingerprint fp = probed_h100();
   std::vector<std::string> w = pack::reconcile(fp, {{"cuda", "80", 32, "3.5.1", 3}});
-  CHECK(w == std::vector<std::string>{
-                 "the cache's Triton kernels target sm_80 but this machine's GPU is sm_90 (NVIDIA H100): the archive records "
-                 "the cache's target, not this machine's GPU",
-                 "the cache's Triton kernels were built by triton 3.5.1 but triton 3.6.0 is installed: the archive records 3.5.1"});
+  CHECK(w ==
+        std::vector<std::string>{
+            "the cache's Triton kernels target sm_80 but this machine's GPU is sm_90 (NVIDIA H100): the archive records "
+            "the cache's target, not this machine's GPU",
+            "the cache's Triton kernels were built by triton 3.5.1 but triton 3.6.0 is installed: the archive records 3.5.1"});
   CHECK(fp.get(field::gpu_arch)->value == "sm_80");
   CHECK(fp.get(field::gpu_arch)->source == "derived:triton-json; the probe said sm_90");
   CHECK(fp.get(field::triton_version)->value == "3.5.1");

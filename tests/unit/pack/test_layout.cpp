@@ -31,21 +31,21 @@ manifest::Entry entry(const std::string& path, EntryType type, std::uint64_t siz
 // largest file name and size); D is named by the second bundle only; p2 also names A, which p1 claimed first.
 manifest::EntryList sample_entries() {
   return std::vector<manifest::Entry>{entry("inductor", EntryType::dir),                                  // 0
-          entry("inductor/fxgraph", EntryType::dir),                          // 1
-          entry("triton", EntryType::dir),                                    // 2
-          entry("triton/" + kernel('A'), EntryType::dir),                     // 3
-          entry("triton/" + kernel('B'), EntryType::dir),                     // 4
-          entry("triton/" + kernel('C'), EntryType::dir),                     // 5
-          entry("triton/" + kernel('D'), EntryType::dir),                     // 6
-          entry("inductor/fxgraph/p1", EntryType::file, 2 << 20),             // 7
-          entry("inductor/fxgraph/p2", EntryType::file, 2 << 20),             // 8
-          entry("inductor/x.py", EntryType::file, 100),                       // 9
-          entry("triton/" + kernel('A') + "/k.llir", EntryType::file, 1000),  // 10
-          entry("triton/" + kernel('A') + "/k.json", EntryType::file, 10),    // 11
-          entry("triton/" + kernel('B') + "/k.llir", EntryType::file, 2000),  // 12
-          entry("triton/" + kernel('C') + "/k.llir", EntryType::file, 1000),  // 13
-          entry("triton/" + kernel('D') + "/k.llir", EntryType::file, 3000),  // 14
-          entry("inductor/link", EntryType::symlink)};                        // 15
+                                      entry("inductor/fxgraph", EntryType::dir),                          // 1
+                                      entry("triton", EntryType::dir),                                    // 2
+                                      entry("triton/" + kernel('A'), EntryType::dir),                     // 3
+                                      entry("triton/" + kernel('B'), EntryType::dir),                     // 4
+                                      entry("triton/" + kernel('C'), EntryType::dir),                     // 5
+                                      entry("triton/" + kernel('D'), EntryType::dir),                     // 6
+                                      entry("inductor/fxgraph/p1", EntryType::file, 2 << 20),             // 7
+                                      entry("inductor/fxgraph/p2", EntryType::file, 2 << 20),             // 8
+                                      entry("inductor/x.py", EntryType::file, 100),                       // 9
+                                      entry("triton/" + kernel('A') + "/k.llir", EntryType::file, 1000),  // 10
+                                      entry("triton/" + kernel('A') + "/k.json", EntryType::file, 10),    // 11
+                                      entry("triton/" + kernel('B') + "/k.llir", EntryType::file, 2000),  // 12
+                                      entry("triton/" + kernel('C') + "/k.llir", EntryType::file, 1000),  // 13
+                                      entry("triton/" + kernel('D') + "/k.llir", EntryType::file, 3000),  // 14
+                                      entry("inductor/link", EntryType::symlink)};                        // 15
 }
 
 pack::LayoutLimits small_limits() {
@@ -94,7 +94,7 @@ TEST_CASE("layout: below the threshold, or with no bundle naming a folder, the s
 
 TEST_CASE("layout: the rest is cut into frames of about equal size") {
   std::vector<manifest::Entry> entries = {entry("inductor", EntryType::dir), entry("triton", EntryType::dir),
-                                            entry("triton/" + kernel('A'), EntryType::dir)};
+                                          entry("triton/" + kernel('A'), EntryType::dir)};
   entries.push_back(entry("inductor/fxgraph/p", EntryType::file, 2 << 20));
   for (int i = 0; i < 10; ++i) entries.push_back(entry("inductor/f" + std::to_string(i), EntryType::file, (1 << 20) - 512));
   entries.push_back(entry("triton/" + kernel('A') + "/k", EntryType::file, 100));

@@ -67,8 +67,8 @@ TEST_CASE("create records the fingerprint it is given, the components and the en
       R"({"format":1,"created_by":"ccpack )" + std::string(kVersion) +
       R"(","compression":{"codec":"zstd","level":1,"window_log":27},)"
       R"("fingerprint":{"schema":1,"fields":{"gpu.arch":{"value":"sm_90","source":"test"}},"triton_targets":[]},)"
-      R"("components":[{"name":"inductor","kind":"inductor","source":")" + (t / "ind").string() +
-      R"(","files":1,"bytes":9},{"name":"triton","kind":"triton","source":")" + (t / "tri").string() +
+      R"("components":[{"name":"inductor","kind":"inductor","source":")" +
+      (t / "ind").string() + R"(","files":1,"bytes":9},{"name":"triton","kind":"triton","source":")" + (t / "tri").string() +
       R"(","files":1,"bytes":2}],"tar_size":)" + std::to_string(m.tar_size) + ",\"frames\":["));
   CHECK(h.signatures == "[]");
   CHECK(h.payload_size == m.payload_size());
@@ -87,7 +87,7 @@ TEST_CASE("without a fingerprint and none derived, the manifest records the empt
 TEST_CASE("each frame lies where the manifest says, hashes as recorded and decodes to its raw size") {
   test::ScratchDir t;
   pack::PackOptions o;
-  o.frame_limit = 1;  // a new frame at the first entry boundary past one byte
+  o.frame_limit = 1;                                                  // a new frame at the first entry boundary past one byte
   test::write_file(t / "ind/fx/big.bin", std::string(3 << 20, 'x'));  // read in pieces, batches of its own
   pack::PackResult r = pack_two(t, o);
   manifest::ArchiveHeader h = header_of(t / "a.ccpack");

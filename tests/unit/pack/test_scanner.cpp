@@ -11,7 +11,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-pack::ScanResult scan_one(const fs::path& dir) { return pack::scan({{"inductor", manifest::ComponentKind::inductor, dir, "test"}}); }
+pack::ScanResult scan_one(const fs::path& dir) {
+  return pack::scan({{"inductor", manifest::ComponentKind::inductor, dir, "test"}});
+}
 
 }  // namespace
 
@@ -20,9 +22,8 @@ TEST_CASE("create refuses a symlink that escapes through another symlink") {
   fs::create_directories(t / "c");
   fs::create_symlink(".", t / "c/l2");
   fs::create_symlink("l2/..", t / "c/l1");
-  CHECK_THROWS_WITH(scan_one(t / "c"), "refusing to pack symlink '" + (t / "c/l1").string() +
-                                           "' -> 'l2/..': it leads outside '" + (t / "c").string() +
-                                           "' (replace it with the file it points to)");
+  CHECK_THROWS_WITH(scan_one(t / "c"), "refusing to pack symlink '" + (t / "c/l1").string() + "' -> 'l2/..': it leads outside '" +
+                                           (t / "c").string() + "' (replace it with the file it points to)");
 }
 
 TEST_CASE("create refuses symlink loops and keeps links that stay inside") {
@@ -47,8 +48,8 @@ TEST_CASE("create refuses names and link targets that are not UTF-8, escaped") {
   test::ScratchDir u;
   fs::create_directories(u / "c");
   fs::create_symlink("caf\xe9", u / "c/l");
-  CHECK_THROWS_WITH(scan_one(u / "c"), "cannot pack symlink '" + (u / "c/l").string() +
-                                           "': its target is not valid UTF-8 (the manifest is JSON)");
+  CHECK_THROWS_WITH(scan_one(u / "c"),
+                    "cannot pack symlink '" + (u / "c/l").string() + "': its target is not valid UTF-8 (the manifest is JSON)");
 }
 
 TEST_CASE("skipped names are escaped in the report") {

@@ -2,9 +2,9 @@
 // list), only what they gained since is packed (a base file changed in place is left out), the manifest's delta
 // field names the base; a folder without a marker, one restored from another archive and one without its entry
 // list are refused with exit 5, naming the folder, and nothing is written.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -38,9 +38,12 @@ manifest::Entry base_entry(const std::string& path, manifest::EntryType type, co
 manifest::Manifest base_manifest() {
   using manifest::EntryType;
   manifest::Manifest m;
-  m.entries = std::vector<manifest::Entry>{base_entry("inductor", EntryType::dir), base_entry("inductor/ab", EntryType::dir),
-                                           base_entry("inductor/ab/c.py", EntryType::file, "code"), base_entry("triton", EntryType::dir),
-                                           base_entry("triton/K1", EntryType::dir), base_entry("triton/K1/k.json", EntryType::file, "{}")};
+  m.entries = std::vector<manifest::Entry>{base_entry("inductor", EntryType::dir),
+                                           base_entry("inductor/ab", EntryType::dir),
+                                           base_entry("inductor/ab/c.py", EntryType::file, "code"),
+                                           base_entry("triton", EntryType::dir),
+                                           base_entry("triton/K1", EntryType::dir),
+                                           base_entry("triton/K1/k.json", EntryType::file, "{}")};
   return m;
 }
 
@@ -102,7 +105,8 @@ TEST_CASE("create_since_restore packs only what the folders gained since their r
   std::vector<std::string> paths;
   for (std::size_t i = 0; i < a.manifest.entries.size(); ++i) paths.push_back(a.manifest.entries.path(i));
   // Folders first, then files (the packer's layout): the base's c.py and K1 are not packed.
-  CHECK(paths == std::vector<std::string>{"inductor", "inductor/ab", "triton", "triton/K2", "inductor/ab/new.py", "triton/K2/k.json"});
+  CHECK(paths ==
+        std::vector<std::string>{"inductor", "inductor/ab", "triton", "triton/K2", "inductor/ab/new.py", "triton/K2/k.json"});
 }
 
 TEST_CASE("create_since_restore refuses a folder without a restore marker", "[pack][since_restore]") {
@@ -110,7 +114,8 @@ TEST_CASE("create_since_restore refuses a folder without a restore marker", "[pa
   as_restored(t / "ind", "inductor", kBaseDigest);
   test::write_file(t / "tri/K1/k.json", "{}");
   auto [message, code] = since_error(since_request(t));
-  CHECK(message == not_restored_message("triton", t / "tri", "holds no restore marker ccpack can read (it was not restored by ccpack)"));
+  CHECK(message ==
+        not_restored_message("triton", t / "tri", "holds no restore marker ccpack can read (it was not restored by ccpack)"));
   CHECK(code == ExitCode::not_restored);
   CHECK_FALSE(fs::exists(t / "delta.ccpack"));
 }
@@ -120,8 +125,9 @@ TEST_CASE("create_since_restore refuses folders restored from different archives
   as_restored(t / "ind", "inductor", kBaseDigest);
   as_restored(t / "tri", "triton", std::string(64, 'c'));
   auto [message, code] = since_error(since_request(t));
-  CHECK(message == not_restored_message("triton", t / "tri",
-                                        "was restored from archive cccccccccccc, another folder from bbbbbbbbbbbb (a delta has one base)"));
+  CHECK(message ==
+        not_restored_message("triton", t / "tri",
+                             "was restored from archive cccccccccccc, another folder from bbbbbbbbbbbb (a delta has one base)"));
   CHECK(code == ExitCode::not_restored);
   CHECK_FALSE(fs::exists(t / "delta.ccpack"));
 }
@@ -131,8 +137,9 @@ TEST_CASE("create_since_restore refuses a folder without its entry list", "[pack
   as_restored(t / "ind", "inductor", kBaseDigest, false);
   as_restored(t / "tri", "triton", kBaseDigest);
   auto [message, code] = since_error(since_request(t));
-  CHECK(message == not_restored_message("inductor", t / "ind",
-                                        "has no readable entry list of its restore (restored by an older ccpack? restore it again)"));
+  CHECK(message ==
+        not_restored_message("inductor", t / "ind",
+                             "has no readable entry list of its restore (restored by an older ccpack? restore it again)"));
   CHECK(code == ExitCode::not_restored);
   CHECK_FALSE(fs::exists(t / "delta.ccpack"));
 }

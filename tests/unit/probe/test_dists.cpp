@@ -19,7 +19,8 @@ void dist(const fs::path& folder, const std::string& name) { fs::create_director
 // name=version@folder for each distribution found, in name order.
 std::string found(const probe::Discovery& d, const fs::path& root) {
   std::string out;
-  for (const auto& [name, v] : d.dists) out += name + "=" + v.first + "@" + fs::path(v.second).lexically_relative(root).string() + " ";
+  for (const auto& [name, v] : d.dists)
+    out += name + "=" + v.first + "@" + fs::path(v.second).lexically_relative(root).string() + " ";
   return out;
 }
 
@@ -29,20 +30,21 @@ TEST_CASE("dists: what is kept (torch, triton's names, ck4inductor, CUDA wheels)
   test::ScratchDir t;
   const fs::path a = t / "a";
   dist(a, "Torch-2.7.1+cu126.dist-info");
-  dist(a, "pytorch.triton-3.1.0.dist-info");           // '.' read as '_'
-  dist(a, "pytorch-triton-rocm-3.2.0.dist-info");      // the name ends at the first '-': "pytorch", not kept
-  dist(a, "ck4inductor-0.1-py3.12.egg-info");          // the -pyX.Y suffix dropped
+  dist(a, "pytorch.triton-3.1.0.dist-info");       // '.' read as '_'
+  dist(a, "pytorch-triton-rocm-3.2.0.dist-info");  // the name ends at the first '-': "pytorch", not kept
+  dist(a, "ck4inductor-0.1-py3.12.egg-info");      // the -pyX.Y suffix dropped
   dist(a, "nvidia_cudnn_cu12-9.1.0.70.dist-info");
   dist(a, "cuda_bindings-12.9.0.dist-info");
-  dist(a, "cupy_cu12-13.4.1.dist-info");               // a *_cu1N wheel
-  dist(a, "nvidia_ml_py-12.575.51.dist-info");         // NVML's bindings: not a CUDA wheel
+  dist(a, "cupy_cu12-13.4.1.dist-info");        // a *_cu1N wheel
+  dist(a, "nvidia_ml_py-12.575.51.dist-info");  // NVML's bindings: not a CUDA wheel
   dist(a, "nvidia_ml_py3-7.352.0.dist-info");
-  dist(a, "numpy-2.0.0.dist-info");                    // not recorded
-  dist(a, "triton");                                   // a package folder, not a distribution
+  dist(a, "numpy-2.0.0.dist-info");  // not recorded
+  dist(a, "triton");                 // a package folder, not a distribution
   dist(a, "triton.dist-info.bak");
   probe::Discovery d = probe::discover({a.string()});
-  CHECK(found(d, t.path()) == "ck4inductor=0.1@a cuda_bindings=12.9.0@a cupy_cu12=13.4.1@a nvidia_cudnn_cu12=9.1.0.70@a "
-                              "pytorch_triton=3.1.0@a torch=2.7.1+cu126@a ");
+  CHECK(found(d, t.path()) ==
+        "ck4inductor=0.1@a cuda_bindings=12.9.0@a cupy_cu12=13.4.1@a nvidia_cudnn_cu12=9.1.0.70@a "
+        "pytorch_triton=3.1.0@a torch=2.7.1+cu126@a ");
 }
 
 TEST_CASE("dists: names outside printable ASCII are no distribution, an empty version stays empty", "[probe-dists]") {
@@ -64,9 +66,9 @@ TEST_CASE("dists: the first folder on sys.path wins, site folders by name or by 
   dist(t / "usr/dist-packages", "triton-3.0.0.dist-info");
   dist(t / "extra", "triton-3.6.0.dist-info");
   fs::create_directories(t / "empty/site-packages");
-  probe::Discovery d = probe::discover({(t / "venv/lib/site-packages/").string(), (t / "extra").string(),
-                                        (t / "usr/dist-packages").string(), (t / "empty/site-packages").string(),
-                                        (t / "missing").string(), ""});
+  probe::Discovery d =
+      probe::discover({(t / "venv/lib/site-packages/").string(), (t / "extra").string(), (t / "usr/dist-packages").string(),
+                       (t / "empty/site-packages").string(), (t / "missing").string(), ""});
   CHECK(found(d, t.path()) == "torch=2.7.1@venv/lib/site-packages/ triton=3.6.0@extra ");  // the folder as sys.path spells it
   CHECK(d.site == std::vector<std::string>{(t / "empty/site-packages").string(), (t / "extra").string(),
                                            (t / "usr/dist-packages").string(), (t / "venv/lib/site-packages/").string()});

@@ -36,7 +36,8 @@ TEST_CASE("gpu probe: no NVML, then nvidia-smi's CSV: names, archs and driver, n
   FakeHost host(t);
   test::write_file(t / "bin/nvidia-smi",
                    "#!/bin/sh\necho 'NVIDIA H200, 9.0, 580.159.04'\necho 'NVIDIA H100 80GB HBM3, 9.0, 580.159.04'\n"
-                   "echo 'NVIDIA A100-SXM4-80GB, 8.0, 580.159.04'\n", 0755);
+                   "echo 'NVIDIA A100-SXM4-80GB, 8.0, 580.159.04'\n",
+                   0755);
   Fingerprint fp;
   probe::probe_gpu(fp, test::kNoDeadline);
   CHECK(test::field_text(fp, field::gpu_vendor) == "nvidia [nvidia-smi]");
@@ -74,7 +75,8 @@ TEST_CASE("gpu probe: nothing answers: every gpu field absent, with NVML's, nvid
   FakeHost host(t);
   Fingerprint fp;
   probe::probe_gpu(fp, test::kNoDeadline);
-  const std::string why = "nvml: " + (t / "no-libnvidia-ml.so").string() + " not loadable; nvidia-smi: not found; kfd: no GPU node in '" +
+  const std::string why = "nvml: " + (t / "no-libnvidia-ml.so").string() +
+                          " not loadable; nvidia-smi: not found; kfd: no GPU node in '" +
                           (t / "sys/class/kfd/kfd/topology/nodes").string() + "'";
   for (std::string_view f : {field::gpu_vendor, field::gpu_count, field::gpu_name, field::gpu_arch, field::gpu_sm_count,
                              field::gpu_warp_size, field::gpu_driver}) {

@@ -37,13 +37,13 @@ TEST_CASE("gpu_memo_key with the driver: version, GPUs, device nodes and variabl
   fs::create_directories(t / "proc/driver/nvidia/gpus/0000:c0:00.0");  // no information file: ""
   test::write_file(t / "dev/nvidia1", "");
   test::write_file(t / "dev/nvidia0", "");
-  test::write_file(t / "dev/nvidiactl", "");     // not a GPU's node
-  test::write_file(t / "dev/nvidia-uvm", "");    // nor this
-  test::write_file(t / "dev/nvidia", "");        // no number
+  test::write_file(t / "dev/nvidiactl", "");   // not a GPU's node
+  test::write_file(t / "dev/nvidia-uvm", "");  // nor this
+  test::write_file(t / "dev/nvidia", "");      // no number
   test::write_file(t / "dev/null", "");
   json expected = {{"driver", "NVRM version: 550.54\n"},
-                   {"gpus", json::array({json::array({"0000:1a:00.0", "Model: H100\n"}), json::array({"0000:b0:00.0", "Model: H200\n"}),
-                                         json::array({"0000:c0:00.0", ""})})},
+                   {"gpus", json::array({json::array({"0000:1a:00.0", "Model: H100\n"}),
+                                         json::array({"0000:b0:00.0", "Model: H200\n"}), json::array({"0000:c0:00.0", ""})})},
                    {"nodes", json::array({json::array({"nvidia0", 0, 0}), json::array({"nvidia1", 0, 0})})},
                    {"env", {{"CUDA_VISIBLE_DEVICES", "1,0"}}}};
   std::optional<json> key = probe::gpu_memo_key(t.path().string());

@@ -26,7 +26,11 @@ namespace {
 
 // A stand-in ELF program: the magic, then `tail` (change it to change the file's identity).
 fs::path fake_elf(const fs::path& path, const std::string& tail = "") {
-  test::write_file(path, std::string("\x7f" "ELF") + tail, 0755);
+  test::write_file(path,
+                   std::string("\x7f"
+                               "ELF") +
+                       tail,
+                   0755);
   return path;
 }
 
@@ -71,7 +75,9 @@ TEST_CASE("memo file: $CCPACK_PROBE_CACHE (off, 0 or empty disable it), else XDG
   CHECK_FALSE(ProbeMemo::default_file());
 }
 
-TEST_CASE("memo keys: an ELF program or a small script found on disk is memoised, other files, a missing program or no memo are not", "[memo]") {
+TEST_CASE(
+    "memo keys: an ELF program or a small script found on disk is memoised, other files, a missing program or no memo are not",
+    "[memo]") {
   test::ScratchDir t;
   ProbeMemo off(std::nullopt);
   CHECK(why_not(off, "python3") == "off");
@@ -114,7 +120,7 @@ TEST_CASE("memo keys: the program's real path and identity, pyvenv.cfg beside an
   auto id = probe::file_id((t / "real/python3.12").string());
   REQUIRE(id);
   CHECK((*key)["id"] == nlohmann::json::array({id->dev, id->ino, id->size, id->mtime_ns}));
-  CHECK((*key)["pyvenv"][0].is_null());  // none in venv/bin
+  CHECK((*key)["pyvenv"][0].is_null());    // none in venv/bin
   CHECK((*key)["pyvenv"][1].size() == 4);  // venv/pyvenv.cfg
   CHECK((*key)["env"]["PYTHONPATH"] == "/abs/only");
   CHECK((*key)["env"]["PYTHONNOUSERSITE"] == "1");
@@ -307,7 +313,8 @@ TEST_CASE("memo: a version-manager shim is reused while its choice inputs and th
   CHECK(memo.put_python(rekeyed, InterpreterReport{}, {}) == "the interpreter named no site folders");
 }
 
-TEST_CASE("GPU memo key: the driver's version file, its GPUs, the container's device nodes and the choosing variables", "[memo]") {
+TEST_CASE("GPU memo key: the driver's version file, its GPUs, the container's device nodes and the choosing variables",
+          "[memo]") {
   test::ScratchDir t;
   const std::string root = t.path().string();
   CHECK((*probe::gpu_memo_key(root))["driver"].is_null());  // no NVIDIA driver files: the key of "no GPU"
@@ -369,8 +376,12 @@ TEST_CASE("GPU memo: NVML's fields are kept and come back after save, other sour
                             {"gpu.vendor", {"nvidia", "nvml"}}});
   CHECK_FALSE(again.gpu({{"driver", "NVRM 580"}}));
   // An entry that does not read (a field that is not gpu.*, a value of the wrong shape) is no answer.
-  test::write_file(t / "bad.json", R"({"schema": 1, "gpu": [{"key": {"driver": "NVRM 570", "nodes": []}, "fields": {"gpu.count": [1, "nvml"]}}]})");
+  test::write_file(
+      t / "bad.json",
+      R"({"schema": 1, "gpu": [{"key": {"driver": "NVRM 570", "nodes": []}, "fields": {"gpu.count": [1, "nvml"]}}]})");
   CHECK_FALSE(ProbeMemo(t / "bad.json").gpu(key));
-  test::write_file(t / "bad.json", R"({"schema": 1, "gpu": [{"key": {"driver": "NVRM 570", "nodes": []}, "fields": {"python.version": ["3", "x"]}}]})");
+  test::write_file(
+      t / "bad.json",
+      R"({"schema": 1, "gpu": [{"key": {"driver": "NVRM 570", "nodes": []}, "fields": {"python.version": ["3", "x"]}}]})");
   CHECK_FALSE(ProbeMemo(t / "bad.json").gpu(key));
 }

@@ -21,7 +21,10 @@ namespace {
 
 // A memo at `file` that knows ptxas `program` (a stand-in ELF file) as version 12.8.
 std::string memo_with_ptxas(const fs::path& file, const fs::path& program) {
-  test::write_file(program, std::string("\x7f" "ELF"), 0755);
+  test::write_file(program,
+                   std::string("\x7f"
+                               "ELF"),
+                   0755);
   ProbeMemo memo(file);
   memo.put_ptxas(program.string(), "12.8");
   memo.save();
@@ -63,15 +66,16 @@ TEST_CASE("memo trust: a FIFO or a link at the memo's path is no memo, and openi
   CHECK_FALSE(ProbeMemo(t / "link.json").ptxas(ptxas));
 }
 
-TEST_CASE("memo key: start-up files in every form Python loads (.pyc, extension modules, __pycache__, package folders)", "[memo]") {
+TEST_CASE("memo key: start-up files in every form Python loads (.pyc, extension modules, __pycache__, package folders)",
+          "[memo]") {
   test::ScratchDir t;
   const std::string lib = (t / "lib").string();
   test::write_file(t / "lib/sitecustomize.py", "print('a')\n");
   test::write_file(t / "lib/other.py", "");
   CHECK(startup_paths({lib}) == std::vector<std::string>{lib + "/sitecustomize.py"});
   // Each form added after the memo is warm is a new start-up file: the memo's start-up set no longer matches.
-  for (const char* added : {"__pycache__/sitecustomize.cpython-312.pyc", "sitecustomize.pyc", "sitecustomize.cpython-312-x86_64-linux-gnu.so",
-                            "usercustomize.abi3.so", "usercustomize.so"}) {
+  for (const char* added : {"__pycache__/sitecustomize.cpython-312.pyc", "sitecustomize.pyc",
+                            "sitecustomize.cpython-312-x86_64-linux-gnu.so", "usercustomize.abi3.so", "usercustomize.so"}) {
     std::vector<std::string> before = startup_paths({lib});
     test::write_file(t / "lib" / added, "compiled");
     std::vector<std::string> after = startup_paths({lib});

@@ -1,8 +1,8 @@
 // Probe parsers, the program runner's bounds, and what create records from the cache's own kernel files.
 #include <catch2/catch.hpp>
 
-#include "probe/probe.hpp"
 #include "pack/kernel_targets.hpp"
+#include "probe/probe.hpp"
 #include "unit/support.hpp"
 #include "util/subprocess.hpp"
 
@@ -70,13 +70,15 @@ TEST_CASE("the python probe's report") {
 
 TEST_CASE("the listing of sys.path: first folder wins, names normalised, start-up files collected") {
   ScratchDir t;
-  auto dist = [&](const std::string& dir, const std::string& name) { std::filesystem::create_directories(t.path() / dir / name); };
+  auto dist = [&](const std::string& dir, const std::string& name) {
+    std::filesystem::create_directories(t.path() / dir / name);
+  };
   dist("a", "Torch-2.7.1+cu126.dist-info");
   dist("a", "nvidia_cublas_cu12-12.6.4.1.dist-info");
-  dist("a", "nvidia_ml_py-12.0.dist-info");          // NVML's bindings: not a CUDA wheel
-  dist("a", "numpy-2.0.dist-info");                  // not recorded
-  dist("b", "torch-9.9.dist-info");                  // shadowed by a/
-  dist("b", "pytorch_triton-3.1.0-py3.12.egg-info"); // .egg-info, its -pyX.Y suffix dropped
+  dist("a", "nvidia_ml_py-12.0.dist-info");           // NVML's bindings: not a CUDA wheel
+  dist("a", "numpy-2.0.dist-info");                   // not recorded
+  dist("b", "torch-9.9.dist-info");                   // shadowed by a/
+  dist("b", "pytorch_triton-3.1.0-py3.12.egg-info");  // .egg-info, its -pyX.Y suffix dropped
   std::filesystem::create_directories(t.path() / "a/torch");
   write_file(t.path() / "a/torch/version.py", "__version__ = '2.7.1+cu126'\ncuda = '12.6'\n");
   write_file(t.path() / "b/zz.pth", "/elsewhere\n");
@@ -143,8 +145,10 @@ TEST_CASE("create reads the targets of the cache's kernels") {
 
 TEST_CASE("Inductor's own Triton folder is read too, and non-kernel JSON ignored") {
   test::ScratchDir dir;
-  test::write_file(dir / "ind/triton/0/H1/k.json", R"J({"target":{"backend":"hip","arch":"gfx942","warp_size":64},"triton_version":"3.6.0"})J");
-  test::write_file(dir / "ind/triton/0/H1/__grp__k.json", R"J({"target":{"backend":"cuda","arch":80,"warp_size":32},"triton_version":"1"})J");
+  test::write_file(dir / "ind/triton/0/H1/k.json",
+                   R"J({"target":{"backend":"hip","arch":"gfx942","warp_size":64},"triton_version":"3.6.0"})J");
+  test::write_file(dir / "ind/triton/0/H1/__grp__k.json",
+                   R"J({"target":{"backend":"cuda","arch":80,"warp_size":32},"triton_version":"1"})J");
   test::write_file(dir / "ind/triton/0/H2/other.json", R"J({"child_paths":{}})J");
   test::write_file(dir / "ind/triton/0/H3/broken.json", "{not json");
   std::vector<TritonTarget> targets = pack::read_triton_targets({{"inductor", ComponentKind::inductor, dir / "ind", "test"}});
@@ -163,8 +167,9 @@ TEST_CASE("the recorded fingerprint never contradicts the cache") {
     Fingerprint fp = a100;
     auto warnings = pack::reconcile(fp, {{"cuda", "90", 32, "3.6.0", 437}});
     REQUIRE(warnings.size() == 1);
-    CHECK(warnings[0] == "the cache's Triton kernels target sm_90 but this machine's GPU is sm_80 (NVIDIA A100): the archive records "
-                         "the cache's target, not this machine's GPU");
+    CHECK(warnings[0] ==
+          "the cache's Triton kernels target sm_90 but this machine's GPU is sm_80 (NVIDIA A100): the archive records "
+          "the cache's target, not this machine's GPU");
     CHECK(value(fp, field::gpu_arch) == "sm_90");
     CHECK(fp.get(field::gpu_arch)->source == "derived:triton-json; the probe said sm_80");
     CHECK_FALSE(fp.get(field::gpu_name)->value.has_value());

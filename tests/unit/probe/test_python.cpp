@@ -28,8 +28,11 @@ fs::path make_site(const fs::path& site) {
 // An interpreter that records its arguments in `args` and prints the report for `site`.
 fs::path fake_python(const fs::path& dir, const fs::path& site) {
   const std::string report = R"({"version": "3.12.3", "abi": "cpython-312-x86_64-linux-gnu", "executable": "/usr/bin/python3", )"
-                             R"("path": ["/usr/lib/python312.zip", ")" + site.string() + R"("], "site": [")" + site.string() + R"("]})";
-  test::write_file(dir / "python", "#!/bin/sh\nprintf '%s\\n' \"$1\" \"$2\" \"$3\" > '" + (dir / "args").string() + "'\necho '" + report + "'\n", 0755);
+                             R"("path": ["/usr/lib/python312.zip", ")" +
+                             site.string() + R"("], "site": [")" + site.string() + R"("]})";
+  test::write_file(dir / "python",
+                   "#!/bin/sh\nprintf '%s\\n' \"$1\" \"$2\" \"$3\" > '" + (dir / "args").string() + "'\necho '" + report + "'\n",
+                   0755);
   return dir / "python";
 }
 
@@ -67,9 +70,9 @@ TEST_CASE("python probe: a missing, failing or silent interpreter leaves every p
   auto absent_reason = [&](const std::string& python) {
     Fingerprint fp;
     CHECK(probe::probe_python(fp, python, test::kNoDeadline, memo).empty());
-    for (std::string_view f : {field::python_version, field::python_abi, field::python_site_packages, field::torch_version,
-                               field::torch_cuda, field::torch_hip, field::triton_version, field::ck4inductor_version,
-                               field::wheels_cuda}) {
+    for (std::string_view f :
+         {field::python_version, field::python_abi, field::python_site_packages, field::torch_version, field::torch_cuda,
+          field::torch_hip, field::triton_version, field::ck4inductor_version, field::wheels_cuda}) {
       CHECK(fp.get(f) != nullptr);
       CHECK_FALSE(fp.get(f)->value);
     }
@@ -77,7 +80,8 @@ TEST_CASE("python probe: a missing, failing or silent interpreter leaves every p
   };
   CHECK(absent_reason((t / "none").string()) == "python '" + (t / "none").string() + "': not found");
   CHECK(absent_reason(script(t / "fails", "echo oops; exit 3").string()) == "python '" + (t / "fails").string() + "': exit 3");
-  CHECK(absent_reason(script(t / "garbage", "echo 'Traceback (most recent call last):'").string()) == "python: the probe printed no JSON");
+  CHECK(absent_reason(script(t / "garbage", "echo 'Traceback (most recent call last):'").string()) ==
+        "python: the probe printed no JSON");
   CHECK(absent_reason(script(t / "array", "echo '[1, 2]'").string()) == "python: the probe printed no JSON");
   CHECK(absent_reason(script(t / "a\nb", "exit 1").string()) == "python '" + (t / "a\\nb").string() + "': exit 1");
 }
@@ -95,12 +99,17 @@ TEST_CASE("python probe: a report with wrong types or missing members gives abse
   CHECK(test::field_text(fp, field::torch_cuda) == "<absent: python: no torch distribution on sys.path>");
 }
 
-TEST_CASE("python probe and the memo: a shim is memoised for the interpreter it ran, a memoised program is not run at all", "[probe-python]") {
+TEST_CASE("python probe and the memo: a shim is memoised for the interpreter it ran, a memoised program is not run at all",
+          "[probe-python]") {
   test::ScratchDir t;
   fs::path site = make_site(t / "site-packages");
   probe::ProbeMemo memo(t / "memo.json");
   // An "ELF" file that cannot run: only the memo can answer for it.
-  test::write_file(t / "elf/python3", std::string("\x7f" "ELF") + "not really", 0755);
+  test::write_file(t / "elf/python3",
+                   std::string("\x7f"
+                               "ELF") +
+                       "not really",
+                   0755);
   const std::string elf = (t / "elf/python3").string();
   // A shim (a script) whose interpreter reports the ELF file above as sys.executable.
   const std::string report = R"({"version": "3.12.3", "abi": "cpython-312-x86_64-linux-gnu", "executable": ")" + elf +
@@ -114,7 +123,10 @@ TEST_CASE("python probe and the memo: a shim is memoised for the interpreter it 
   CHECK(memo.python_status == "hit");
   CHECK_FALSE(fs::exists(t / "ran"));  // the shim did not run
   // A script whose sys.executable names no ELF file (a relative path here) is not kept: it runs every time.
-  fs::path odd = script(t / "odd", "echo '" + std::string(R"({"version": "3.12.3", "abi": "x", "executable": "relative/python", "path": [], "site": ["/s"]})") + "'");
+  fs::path odd = script(
+      t / "odd",
+      "echo '" +
+          std::string(R"({"version": "3.12.3", "abi": "x", "executable": "relative/python", "path": [], "site": ["/s"]})") + "'");
   Fingerprint by_odd;
   (void)probe::probe_python(by_odd, odd.string(), test::kNoDeadline, memo);
   CHECK(memo.python_status == "not memoised: the script ran no ELF interpreter (sys.executable)");
@@ -139,7 +151,8 @@ TEST_CASE("python probe and the memo: a shim is memoised for the interpreter it 
 TEST_CASE("ptxas probe: TRITON_PTXAS_PATH, else triton's bundled ptxas, else absent, each failure named", "[probe-python]") {
   test::ScratchDir t;
   probe::ProbeMemo memo(std::nullopt);
-  const std::string banner = "echo 'ptxas: NVIDIA (R) Ptx optimizing assembler'; echo 'Cuda compilation tools, release 12.8, V12.8.93'";
+  const std::string banner =
+      "echo 'ptxas: NVIDIA (R) Ptx optimizing assembler'; echo 'Cuda compilation tools, release 12.8, V12.8.93'";
   fs::path env_ptxas = script(t / "ptxas", banner);
   {
     test::ScopedEnv env("TRITON_PTXAS_PATH", env_ptxas.string());
@@ -157,21 +170,27 @@ TEST_CASE("ptxas probe: TRITON_PTXAS_PATH, else triton's bundled ptxas, else abs
   CHECK(test::field_text(bundled, field::ptxas_version) == "12.8.93 [ptxas --version (triton's bundled ptxas)]");
   Fingerprint missing;
   probe::probe_ptxas(missing, (t / "nosite").string(), test::kNoDeadline, memo);
-  CHECK(test::field_text(missing, field::ptxas_version) == "<absent: ptxas '" + (t / "nosite/triton/backends/nvidia/bin/ptxas").string() + "': not found>");
+  CHECK(test::field_text(missing, field::ptxas_version) ==
+        "<absent: ptxas '" + (t / "nosite/triton/backends/nvidia/bin/ptxas").string() + "': not found>");
   script(t / "quiet/triton/backends/nvidia/bin/ptxas", "echo 'release 12.8, V12.8.93; rm -rf /'");
   Fingerprint odd;
   probe::probe_ptxas(odd, (t / "quiet").string(), test::kNoDeadline, memo);
-  CHECK(test::field_text(odd, field::ptxas_version) == "<absent: ptxas '" + (t / "quiet/triton/backends/nvidia/bin/ptxas").string() +
-                                                "': no version in its output>");
+  CHECK(test::field_text(odd, field::ptxas_version) ==
+        "<absent: ptxas '" + (t / "quiet/triton/backends/nvidia/bin/ptxas").string() + "': no version in its output>");
   script(t / "fail/triton/backends/nvidia/bin/ptxas", "exit 2");
   Fingerprint failed;
   probe::probe_ptxas(failed, (t / "fail").string(), test::kNoDeadline, memo);
-  CHECK(test::field_text(failed, field::ptxas_version) == "<absent: ptxas '" + (t / "fail/triton/backends/nvidia/bin/ptxas").string() + "': exit 2>");
+  CHECK(test::field_text(failed, field::ptxas_version) ==
+        "<absent: ptxas '" + (t / "fail/triton/backends/nvidia/bin/ptxas").string() + "': exit 2>");
 }
 
 TEST_CASE("ptxas probe: a memoised version is used without running the program", "[probe-python]") {
   test::ScratchDir t;
-  test::write_file(t / "ptxas", std::string("\x7f" "ELF") + "cannot run", 0755);
+  test::write_file(t / "ptxas",
+                   std::string("\x7f"
+                               "ELF") +
+                       "cannot run",
+                   0755);
   test::ScopedEnv env("TRITON_PTXAS_PATH", (t / "ptxas").string());
   probe::ProbeMemo memo(t / "memo.json");
   Fingerprint before;

@@ -23,10 +23,10 @@ using test::ScopedEnv;
 
 // A docker-credential-NAME program in `bin` that prints `out` and exits with `code`; it records its stdin.
 void write_helper(const fs::path& bin, const std::string& name, const std::string& out, int code = 0) {
-  test::write_file(bin / ("docker-credential-" + name),
-                   "#!/bin/sh\n[ \"$1\" = get ] || exit 3\ncat >\"$0.stdin\"\nprintf '%s' '" + out + "'\nexit " +
-                       std::to_string(code) + "\n",
-                   0755);
+  test::write_file(
+      bin / ("docker-credential-" + name),
+      "#!/bin/sh\n[ \"$1\" = get ] || exit 3\ncat >\"$0.stdin\"\nprintf '%s' '" + out + "'\nexit " + std::to_string(code) + "\n",
+      0755);
 }
 
 // Only ccpack's own errors: anything else the reader throws fails the test.
@@ -114,7 +114,6 @@ TEST_CASE("WWW-Authenticate challenges") {
   CHECK_FALSE(parse_challenge(R"(Bearer realm="unterminated)"));
   CHECK_FALSE(parse_challenge("Bearer realm=\"" + std::string(5000, 'x') + "\""));
 }
-
 
 TEST_CASE("base64: the URL-safe alphabet decodes too, and bytes above 0x7f round-trip") {
   CHECK(base64_decode("-_-_") == std::string("\xfb\xff\xbf", 3));

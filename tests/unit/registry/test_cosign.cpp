@@ -49,7 +49,8 @@ TEST_CASE("cosign payload: what containers/image refuses is refused, naming the 
   CHECK(payload_refusal(doc(image + "," + type)) == "payload: field 'critical.identity' is missing");
   CHECK(payload_refusal(doc(identity + "," + type)) == "payload: field 'critical.image' is missing");
   CHECK(payload_refusal(doc(identity + "," + image)) == "payload: field 'critical.type' is missing");
-  CHECK(payload_refusal(doc(identity + "," + image + "," + type + R"(,"more":1)")) == "payload: field 'critical.more' is not allowed");
+  CHECK(payload_refusal(doc(identity + "," + image + "," + type + R"(,"more":1)")) ==
+        "payload: field 'critical.more' is not allowed");
   CHECK(payload_refusal(doc(identity + "," + image + R"(,"type":"atomic container signature")")) ==
         "payload: field 'critical.type' is not 'cosign container image signature'");
   CHECK(payload_refusal(doc(identity + R"(,"image":{"docker-manifest-digest":"md5:00"},)" + type)) ==
@@ -74,17 +75,23 @@ TEST_CASE("cosign identity: exact by default (the tag, or a digest reference to 
   using cosign::IdentityRule;
   oci::Reference ref = oci::parse_reference("127.0.0.1:5000/team/cache:v1");
   const std::string other = "sha256:" + std::string(64, 'f');
-  auto exact = [&](const std::string& signed_ref) { return cosign::identity_mismatch(signed_ref, kDigest, ref, IdentityRule::exact); };
-  auto repo = [&](const std::string& signed_ref) { return cosign::identity_mismatch(signed_ref, kDigest, ref, IdentityRule::repository); };
+  auto exact = [&](const std::string& signed_ref) {
+    return cosign::identity_mismatch(signed_ref, kDigest, ref, IdentityRule::exact);
+  };
+  auto repo = [&](const std::string& signed_ref) {
+    return cosign::identity_mismatch(signed_ref, kDigest, ref, IdentityRule::repository);
+  };
   CHECK_FALSE(exact("127.0.0.1:5000/team/cache:v1"));
   CHECK_FALSE(exact("127.0.0.1:5000/team/cache@" + kDigest));
   CHECK_FALSE(exact("127.0.0.1:5000/team/cache:v0@" + kDigest));
-  CHECK(exact("127.0.0.1:5000/team/cache:v0") ==
-        "it names 127.0.0.1:5000/team/cache:v0, not 127.0.0.1:5000/team/cache:v1 (--cosign-identity repository accepts any tag of the "
-        "repository)");
-  CHECK(exact("127.0.0.1:5000/team/cache") ==
-        "it names 127.0.0.1:5000/team/cache (no tag), not 127.0.0.1:5000/team/cache:v1 (--cosign-identity repository accepts any tag "
-        "of the repository)");
+  CHECK(
+      exact("127.0.0.1:5000/team/cache:v0") ==
+      "it names 127.0.0.1:5000/team/cache:v0, not 127.0.0.1:5000/team/cache:v1 (--cosign-identity repository accepts any tag of the "
+      "repository)");
+  CHECK(
+      exact("127.0.0.1:5000/team/cache") ==
+      "it names 127.0.0.1:5000/team/cache (no tag), not 127.0.0.1:5000/team/cache:v1 (--cosign-identity repository accepts any tag "
+      "of the repository)");
   CHECK(exact("127.0.0.1:5000/team/cache@" + other) == "it names 127.0.0.1:5000/team/cache@" + other + ", not this artifact");
   // A name alone is not ":latest" (containers/image adds no tag to a signature).
   CHECK(cosign::identity_mismatch("127.0.0.1:5000/team/cache", kDigest, oci::parse_reference("127.0.0.1:5000/team/cache:latest"),
@@ -93,8 +100,8 @@ TEST_CASE("cosign identity: exact by default (the tag, or a digest reference to 
   CHECK_FALSE(cosign::identity_mismatch("127.0.0.1:5000/team/cache:latest", kDigest,
                                         oci::parse_reference("127.0.0.1:5000/team/cache"), IdentityRule::exact));
   // A digest reference asks for the repository only.
-  CHECK_FALSE(cosign::identity_mismatch("127.0.0.1:5000/team/cache:v0", kDigest, oci::parse_reference("127.0.0.1:5000/team/cache@" + kDigest),
-                                        IdentityRule::exact));
+  CHECK_FALSE(cosign::identity_mismatch("127.0.0.1:5000/team/cache:v0", kDigest,
+                                        oci::parse_reference("127.0.0.1:5000/team/cache@" + kDigest), IdentityRule::exact));
   CHECK_FALSE(repo("127.0.0.1:5000/team/cache:v0"));
   CHECK_FALSE(repo("127.0.0.1:5000/team/cache"));
   for (auto rule : {IdentityRule::exact, IdentityRule::repository}) {
@@ -102,23 +109,27 @@ TEST_CASE("cosign identity: exact by default (the tag, or a digest reference to 
           "it names 127.0.0.1:5000/team/other, not 127.0.0.1:5000/team/cache");
     CHECK(cosign::identity_mismatch("127.0.0.1:5001/team/cache:v1", kDigest, ref, rule) ==
           "it names 127.0.0.1:5001/team/cache, not 127.0.0.1:5000/team/cache");
-    CHECK(cosign::identity_mismatch("Not A Reference", kDigest, ref, rule) == "its docker-reference 'Not A Reference' is not a reference");
+    CHECK(cosign::identity_mismatch("Not A Reference", kDigest, ref, rule) ==
+          "its docker-reference 'Not A Reference' is not a reference");
     CHECK(cosign::identity_mismatch("oci://127.0.0.1:5000/team/cache:v1", kDigest, ref, rule) ==
           "its docker-reference 'oci://127.0.0.1:5000/team/cache:v1' is not a reference");
   }
   // Docker Hub names normalize as docker and skopeo read them.
-  CHECK_FALSE(cosign::identity_mismatch("docker.io/library/cache:v1", kDigest, oci::parse_reference("cache:v1"), IdentityRule::exact));
+  CHECK_FALSE(
+      cosign::identity_mismatch("docker.io/library/cache:v1", kDigest, oci::parse_reference("cache:v1"), IdentityRule::exact));
   CHECK(cosign::parse_identity_rule("exact") == IdentityRule::exact);
   CHECK(cosign::parse_identity_rule("repository") == IdentityRule::repository);
   CHECK_FALSE(cosign::parse_identity_rule("Exact"));
 }
 
 TEST_CASE("cosign payload: optional's creator and timestamp typed as containers/image types them") {
-  const std::string critical = R"({"critical":{"identity":{"docker-reference":"r.example/x:v1"},"image":{"docker-manifest-digest":")" +
-                               kDigest + R"("},"type":"cosign container image signature"},"optional":)";
+  const std::string critical =
+      R"({"critical":{"identity":{"docker-reference":"r.example/x:v1"},"image":{"docker-manifest-digest":")" + kDigest +
+      R"("},"type":"cosign container image signature"},"optional":)";
   auto with = [&](const std::string& optional) { return critical + optional + "}"; };
-  for (const char* ok : {R"({})", R"({"creator":"skopeo"})", R"({"creator":null,"timestamp":null})", R"({"timestamp":1700000000})",
-                         R"({"timestamp":-5})", R"({"timestamp":1.7e9})", R"({"timestamp":1700000000.0})", R"({"other":[1,{"a":2}]})"}) {
+  for (const char* ok :
+       {R"({})", R"({"creator":"skopeo"})", R"({"creator":null,"timestamp":null})", R"({"timestamp":1700000000})",
+        R"({"timestamp":-5})", R"({"timestamp":1.7e9})", R"({"timestamp":1700000000.0})", R"({"other":[1,{"a":2}]})"}) {
     CAPTURE(ok);
     CHECK(cosign::parse_payload(with(ok), "payload").docker_reference == "r.example/x:v1");
   }
@@ -135,7 +146,8 @@ TEST_CASE("cosign signature manifest: layers read as written, at most 1,000, for
   const std::string big(5600, 'x');
   std::string doc = R"({"schemaVersion":2,"config":{"mediaType":"x","digest":")" + kDigest + R"(","size":2},"layers":[)" +
                     R"({"mediaType":"application/vnd.dev.cosign.simplesigning.v1+json","size":10,"digest":")" + kDigest +
-                    R"(","annotations":{"dev.sigstore.cosign/bundle":")" + big + R"(","dev.cosignproject.cosign/signature":"QUJD"}},)" +
+                    R"(","annotations":{"dev.sigstore.cosign/bundle":")" + big +
+                    R"(","dev.cosignproject.cosign/signature":"QUJD"}},)" +
                     R"({"mediaType":"application/vnd.in-toto+json","digest":"md5:1","size":-1},{}]})";
   std::vector<cosign::SignatureLayer> layers = cosign::parse_signature_layers(doc, "sig");
   REQUIRE(layers.size() == 3);

@@ -32,7 +32,8 @@ const oci::Reference kRef = oci::parse_reference("registry.example/team/model:v1
 std::string signature_manifest(const std::string& digest, std::uint64_t size, const std::string& signature) {
   oci::ImageManifest m;
   m.config = {std::string(registry::oci::kImageConfigType), "sha256:" + std::string(64, 'c'), 10, {}, {}};
-  m.layers.push_back({std::string(cosign::kPayloadMediaType), digest, size, {}, {{std::string(cosign::kSignatureAnnotation), signature}}});
+  m.layers.push_back(
+      {std::string(cosign::kPayloadMediaType), digest, size, {}, {{std::string(cosign::kSignatureAnnotation), signature}}});
   return oci::to_json(m);
 }
 
@@ -46,8 +47,9 @@ const std::string kNotFound = http_answer(404, {}, "");
 
 // Runs the check against a server that serves the signature manifest for a payload naming `repository` and
 // `signed_digest`, signed by `signer`, trusted: `trusted`.
-registry::CosignCheck check_one(const manifest::PrivateKey& signer, const manifest::PublicKey& trusted, const std::string& repository,
-                                const std::string& signed_digest, std::vector<std::string>* requests = nullptr) {
+registry::CosignCheck check_one(const manifest::PrivateKey& signer, const manifest::PublicKey& trusted,
+                                const std::string& repository, const std::string& signed_digest,
+                                std::vector<std::string>* requests = nullptr) {
   std::string payload = cosign::payload_json({repository, signed_digest, ""});
   std::string body = signature_manifest(oci::digest_of(payload), payload.size(), base64_encode(signer.sign_detached(payload)));
   test::LoopbackHttp server({manifest_answer(body), http_answer(200, {}, payload), kNotFound, kNotFound});
@@ -99,9 +101,11 @@ TEST_CASE("cosign check: an oversized payload is not fetched, a payload that is 
   manifest::TrustStore trust;
   trust.add(key.public_key());
   {
-    test::LoopbackHttp server({manifest_answer(signature_manifest("sha256:" + std::string(64, 'e'), 1 << 20, "AAAA")), kNotFound, kNotFound});
+    test::LoopbackHttp server(
+        {manifest_answer(signature_manifest("sha256:" + std::string(64, 'e'), 1 << 20, "AAAA")), kNotFound, kNotFound});
     registry::Session session = test::session_for(server);
-    registry::CosignCheck c = registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
+    registry::CosignCheck c =
+        registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
     CHECK(c.problems == std::vector<std::string>{"layer 0: payload of 1048576 bytes is larger than 65536"});
     // The signature manifest, then the referrers (API, fallback tag): no payload blob.
     CHECK(server.requests().size() == 3);
@@ -113,13 +117,15 @@ TEST_CASE("cosign check: an oversized payload is not fetched, a payload that is 
     swapped[2] = 'C';
     test::LoopbackHttp server({manifest_answer(body), http_answer(200, {}, swapped)});
     registry::Session session = test::session_for(server);
-    CHECK(test::integrity_error([&] { (void)registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact); }) ==
-          "payload " + oci::digest_of(payload) + " of the cosign signature of " + kArtifact + " does not match its digest");
+    CHECK(test::integrity_error([&] {
+            (void)registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
+          }) == "payload " + oci::digest_of(payload) + " of the cosign signature of " + kArtifact + " does not match its digest");
   }
   {
     test::LoopbackHttp server({kNotFound, kNotFound, kNotFound});
     registry::Session session = test::session_for(server);
-    registry::CosignCheck c = registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
+    registry::CosignCheck c =
+        registry::check_cosign_signatures(session, {kArtifact, "", kRef}, trust, cosign::IdentityRule::exact);
     CHECK(c.problems == std::vector<std::string>{"no signature (the tag is missing or holds no layer)"});
   }
 }
@@ -146,7 +152,8 @@ registry::CosignCheck check_with(const manifest::PublicKey& trusted, const std::
   registry::Session session = test::session_for(server);
   manifest::TrustStore trust;
   trust.add(trusted);
-  registry::CosignCheck c = registry::check_cosign_signatures(session, {kArtifact, index_digest, kRef}, trust, cosign::IdentityRule::exact);
+  registry::CosignCheck c =
+      registry::check_cosign_signatures(session, {kArtifact, index_digest, kRef}, trust, cosign::IdentityRule::exact);
   if (requests != nullptr) *requests = server.requests().size();
   return c;
 }
@@ -158,12 +165,12 @@ TEST_CASE("cosign check: another signer's layers beside ours are skipped or refu
   manifest::PrivateKey key = manifest::PrivateKey::generate();
   const std::string payload = cosign::payload_json({"registry.example/team/model:v1", kArtifact, ""});
   const std::string bundle(5600, 'b');
-  const std::string keyless = R"({"mediaType":"application/vnd.dev.cosign.simplesigning.v1+json","digest":")" + oci::digest_of(payload) +
-                              R"(","size":)" + std::to_string(payload.size()) +
+  const std::string keyless = R"({"mediaType":"application/vnd.dev.cosign.simplesigning.v1+json","digest":")" +
+                              oci::digest_of(payload) + R"(","size":)" + std::to_string(payload.size()) +
                               R"(,"annotations":{"dev.cosignproject.cosign/signature":")" + std::string(5000, 'A') +
                               R"(","dev.sigstore.cosign/bundle":")" + bundle + R"("}})";
-  const std::string attestation = R"({"mediaType":"application/vnd.dsse.envelope.v1+json","digest":"sha256:)" + std::string(64, 'e') +
-                                  R"(","size":5,"annotations":{"predicateType":")" + bundle + R"("}})";
+  const std::string attestation = R"({"mediaType":"application/vnd.dsse.envelope.v1+json","digest":"sha256:)" +
+                                  std::string(64, 'e') + R"(","size":5,"annotations":{"predicateType":")" + bundle + R"("}})";
   const std::string body = manifest_of({keyless, attestation, our_layer(payload, base64_encode(key.sign_detached(payload)))});
   std::size_t requests = 0;
   registry::CosignCheck c = check_with(key.public_key(), {manifest_answer(body), http_answer(200, {}, payload)}, "", &requests);
@@ -184,11 +191,14 @@ TEST_CASE("cosign check: padded standard base64 only, raw r||s ECDSA as DER") {
   std::string url_safe = padded;
   for (char& ch : url_safe) ch = ch == '+' ? '-' : ch == '/' ? '_' : ch;
   for (const std::string& bad : {unpadded, url_safe + (url_safe == padded ? "AAAA" : "")}) {
-    registry::CosignCheck c = check_with(ed.public_key(), {manifest_answer(manifest_of({our_layer(payload, bad)})), kNotFound, kNotFound});
-    CHECK(c.problems == std::vector<std::string>{"layer 0: annotation dev.cosignproject.cosign/signature is missing or not padded "
-                                                 "standard base64"});
+    registry::CosignCheck c =
+        check_with(ed.public_key(), {manifest_answer(manifest_of({our_layer(payload, bad)})), kNotFound, kNotFound});
+    CHECK(c.problems ==
+          std::vector<std::string>{"layer 0: annotation dev.cosignproject.cosign/signature is missing or not padded "
+                                   "standard base64"});
   }
-  registry::CosignCheck ok = check_with(ed.public_key(), {manifest_answer(manifest_of({our_layer(payload, padded)})), http_answer(200, {}, payload)});
+  registry::CosignCheck ok =
+      check_with(ed.public_key(), {manifest_answer(manifest_of({our_layer(payload, padded)})), http_answer(200, {}, payload)});
   CHECK(ok.verified_by == ed.key_id());
 }
 
@@ -198,8 +208,8 @@ TEST_CASE("cosign check: a signature of the index the tag resolved to counts for
   const std::string index = "sha256:" + std::string(64, '9');
   const std::string payload = cosign::payload_json({"registry.example/team/model:v1", index, ""});
   const std::string body = manifest_of({our_layer(payload, base64_encode(key.sign_detached(payload)))});
-  registry::CosignCheck c =
-      check_with(key.public_key(), {kNotFound, kNotFound, kNotFound, manifest_answer(body), http_answer(200, {}, payload)}, index);
+  registry::CosignCheck c = check_with(
+      key.public_key(), {kNotFound, kNotFound, kNotFound, manifest_answer(body), http_answer(200, {}, payload)}, index);
   CHECK(c.verified_by == key.key_id());
   // Without the index, the entry's own (missing) signature is all there is.
   registry::CosignCheck alone = check_with(key.public_key(), {kNotFound, kNotFound, kNotFound});

@@ -23,7 +23,11 @@ std::string listed_artifact() {
   registry::oci::ImageManifest m;
   m.artifact_type = std::string(registry::oci::kArtifactType);
   m.config = {std::string(registry::oci::kEmptyConfigType), std::string(registry::oci::kEmptyConfigDigest), 2, {}, {}};
-  m.layers = {{std::string(registry::oci::kLayerMediaType), kListedLayerDigest, 12345, {}, {{"org.opencontainers.image.title", "cache.ccpack"}}}};
+  m.layers = {{std::string(registry::oci::kLayerMediaType),
+               kListedLayerDigest,
+               12345,
+               {},
+               {{"org.opencontainers.image.title", "cache.ccpack"}}}};
   m.annotations = {{"org.ccpack.fp.gpu.arch", "sm_90"}};
   return registry::oci::to_json(m);
 }
@@ -64,10 +68,14 @@ TEST_CASE("list_archives: an index's entries, each manifest fetched by digest", 
   other.layers = {{"application/octet-stream", kListedLayerDigest, 1, {}, {}}};
   const std::string other_body = registry::oci::to_json(other);
   registry::oci::Index index;
-  index.manifests = {{std::string(registry::oci::kImageManifestType), registry::oci::digest_of(ccpack_body), ccpack_body.size(), {},
-                      {{"org.ccpack.fp.gpu.arch", "sm_80"}}},
-                     {std::string(registry::oci::kImageManifestType), registry::oci::digest_of(other_body), other_body.size(), {}, {}},
-                     {"application/vnd.example.other", "sha256:" + std::string(64, 'c'), 7, {}, {}}};
+  index.manifests = {
+      {std::string(registry::oci::kImageManifestType),
+       registry::oci::digest_of(ccpack_body),
+       ccpack_body.size(),
+       {},
+       {{"org.ccpack.fp.gpu.arch", "sm_80"}}},
+      {std::string(registry::oci::kImageManifestType), registry::oci::digest_of(other_body), other_body.size(), {}, {}},
+      {"application/vnd.example.other", "sha256:" + std::string(64, 'c'), 7, {}, {}}};
   const std::string index_body = registry::oci::to_json(index);
   test::LoopbackHttp server({http_answer(200, {"Content-Type: " + std::string(registry::oci::kImageIndexType)}, index_body),
                              listed_manifest_answer(ccpack_body), listed_manifest_answer(other_body)});
@@ -98,8 +106,8 @@ TEST_CASE("list_archives: refusals name the reference", "[registry][listing]") {
   index.manifests = {{std::string(registry::oci::kImageManifestType), registry::oci::digest_of(body), body.size() + 1, {}, {}}};
   const std::string index_body = registry::oci::to_json(index);
   const std::string index_answer = http_answer(200, {"Content-Type: " + std::string(registry::oci::kImageIndexType)}, index_body);
-  test::LoopbackHttp server({http_answer(404, {}, ""), http_answer(200, {"Content-Type: text/html"}, "<html></html>"), index_answer,
-                             listed_manifest_answer(body), index_answer, http_answer(404, {}, "")});
+  test::LoopbackHttp server({http_answer(404, {}, ""), http_answer(200, {"Content-Type: text/html"}, "<html></html>"),
+                             index_answer, listed_manifest_answer(body), index_answer, http_answer(404, {}, "")});
   registry::Session s = test::session_for(server);
   const std::string ref = s.reference().str();
   CHECK(test::ccpack_error([&] { (void)registry::list_archives(s); }) == ref + " not found in the registry");

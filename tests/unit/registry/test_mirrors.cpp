@@ -61,8 +61,9 @@ TEST_CASE("registries.conf: mirrors in order then the origin the rest of the nam
 }
 
 TEST_CASE("registries.conf: the longest prefix decides and a blocked one refuses and no match: the origin alone") {
-  CHECK_THROWS_WITH(registry::pull_endpoints(conf(), registry::oci::parse_reference("registry.example.com/ml/private/x:1"), false),
-                    Catch::Contains("is blocked"));
+  CHECK_THROWS_WITH(
+      registry::pull_endpoints(conf(), registry::oci::parse_reference("registry.example.com/ml/private/x:1"), false),
+      Catch::Contains("is blocked"));
   auto other = registry::pull_endpoints(conf(), registry::oci::parse_reference("registry.example.community/x:1"), true);
   REQUIRE(other.size() == 1);
   CHECK(other[0].host == "registry.example.community");
@@ -70,7 +71,8 @@ TEST_CASE("registries.conf: the longest prefix decides and a blocked one refuses
 }
 
 TEST_CASE("registries.conf: errors name the file and line") {
-  CHECK_THROWS_WITH(registry::parse_registries_conf("[[registry]]\nprefix = \"x\n", "a.conf"), Catch::Contains("a.conf:2: unterminated string"));
+  CHECK_THROWS_WITH(registry::parse_registries_conf("[[registry]]\nprefix = \"x\n", "a.conf"),
+                    Catch::Contains("a.conf:2: unterminated string"));
   CHECK_THROWS_WITH(registry::parse_registries_conf("[[registry.mirror]]\nlocation = \"m\"\n", "b.conf"),
                     Catch::Contains("b.conf:1: [[registry.mirror]] before any [[registry]]"));
   CHECK_THROWS_WITH(registry::parse_registries_conf("[[registry]]\nprefix = \"x\"\ninsecure = yes\n", "c.conf"),

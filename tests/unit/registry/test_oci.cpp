@@ -36,7 +36,8 @@ TEST_CASE("the empty config descriptor is the digest of its data") {
 
 TEST_CASE("image manifest round trip, compact, fixed key order") {
   std::string json = oci::to_json(sample_manifest());
-  CHECK(json.starts_with(R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.ccpack.archive.v1","config":)"));
+  CHECK(json.starts_with(
+      R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","artifactType":"application/vnd.ccpack.archive.v1","config":)"));
   oci::ImageManifest back = oci::parse_image_manifest(json, "m");
   CHECK(back.artifact_type == oci::kArtifactType);
   REQUIRE(back.layers.size() == 1);
@@ -70,7 +71,8 @@ TEST_CASE("hostile documents are refused naming the field") {
   refuses(R"({"schemaVersion":1})", "schemaVersion");
   refuses(R"({"schemaVersion":2,"layers":[]})", "'config'");
   refuses(R"({"schemaVersion":2,"config":{"mediaType":"x","digest":"md5:00","size":2},"layers":[]})", "'config.digest'");
-  refuses(R"({"schemaVersion":2,"config":{"mediaType":"x","digest":")" + kDigestA + R"(","size":-2},"layers":[]})", "'config.size'");
+  refuses(R"({"schemaVersion":2,"config":{"mediaType":"x","digest":")" + kDigestA + R"(","size":-2},"layers":[]})",
+          "'config.size'");
   refuses(R"({"schemaVersion":2,"config":{"mediaType":"x","digest":")" + kDigestA + R"(","size":2},"layers":{}})", "'layers'");
   refuses(R"({"schemaVersion":2,"config":{"mediaType":"x","digest":")" + kDigestA +
               R"(","size":2},"layers":[],"annotations":{"k":5}})",

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "registry/oci.hpp"
-#include "registry/session.hpp"
 #include "registry/payload_fetch.hpp"
+#include "registry/session.hpp"
 #include "unit/loopback_http.hpp"
 #include "unit/support.hpp"
 #include "util/error.hpp"
@@ -75,7 +75,10 @@ void fetch(test::LoopbackHttp& server, const registry::PayloadPlan& plan, Fetche
   layer.update(kHeader);
   try {
     registry::fetch_payload(
-        s, plan, layer, [&](const char* p, std::size_t n, std::uint64_t at) { out.delivered.push_back(std::to_string(at) + ":" + std::string(p, n)); },
+        s, plan, layer,
+        [&](const char* p, std::size_t n, std::uint64_t at) {
+          out.delivered.push_back(std::to_string(at) + ":" + std::string(p, n));
+        },
         out.log, [&](const registry::Resume& r) { out.noted.push_back(registry::describe(r)); });
   } catch (const std::exception& e) {
     out.error = e.what();
@@ -103,8 +106,9 @@ TEST_CASE("payload fetch: a cut in frame 1 resumes from the end of frame 0, whic
   CHECK(resumes[0].dropped == 3);
   CHECK_FALSE(resumes[0].range_ignored);
   CHECK_FALSE(resumes[0].why.empty());
-  CHECK(f.noted == std::vector<std::string>{"cut at byte 15 in frame 1 (" + resumes[0].why +
-                                            "); resumed at byte 12, the end of the last verified frame (3 staged bytes dropped)"});
+  CHECK(f.noted ==
+        std::vector<std::string>{"cut at byte 15 in frame 1 (" + resumes[0].why +
+                                 "); resumed at byte 12, the end of the last verified frame (3 staged bytes dropped)"});
   CHECK(registry::resumes_json(f.log).dump() ==
         R"([{"cut_at":15,"resumed_from":12,"frame":1,"dropped":3,"range_ignored":false,"why":)" +
             nlohmann::json(resumes[0].why).dump() + "}]");
@@ -121,7 +125,9 @@ TEST_CASE("payload fetch: a registry that ignores Range is skipped into, and the
   CHECK(r.range_ignored);
   CHECK(r.cut_at == 15);
   CHECK(r.resumed_from == 12);
-  CHECK_THAT(f.noted.at(0), Catch::EndsWith("(3 staged bytes dropped); the registry ignores Range: its answers start at byte 0 and are skipped into"));
+  CHECK_THAT(
+      f.noted.at(0),
+      Catch::EndsWith("(3 staged bytes dropped); the registry ignores Range: its answers start at byte 0 and are skipped into"));
 }
 
 TEST_CASE("payload fetch: cut five times in a row in one frame is an error naming the frame and the byte", "[payload-fetch]") {
@@ -157,12 +163,14 @@ TEST_CASE("payload fetch: frames that check but a layer that does not: the last 
 
 TEST_CASE("describe: the resume in words, with or without the Range note", "[payload-fetch]") {
   registry::Resume r{1000, 900, 3, 100, false, "Connection reset"};
-  CHECK(registry::describe(r) ==
-        "cut at byte 1000 in frame 3 (Connection reset); resumed at byte 900, the end of the last verified frame (100 staged bytes dropped)");
+  CHECK(
+      registry::describe(r) ==
+      "cut at byte 1000 in frame 3 (Connection reset); resumed at byte 900, the end of the last verified frame (100 staged bytes dropped)");
   r.range_ignored = true;
-  CHECK(registry::describe(r) ==
-        "cut at byte 1000 in frame 3 (Connection reset); resumed at byte 900, the end of the last verified frame (100 staged bytes dropped)"
-        "; the registry ignores Range: its answers start at byte 0 and are skipped into");
+  CHECK(
+      registry::describe(r) ==
+      "cut at byte 1000 in frame 3 (Connection reset); resumed at byte 900, the end of the last verified frame (100 staged bytes dropped)"
+      "; the registry ignores Range: its answers start at byte 0 and are skipped into");
   registry::FetchLog empty;
   CHECK(registry::resumes_json(empty).dump() == "[]");
 }

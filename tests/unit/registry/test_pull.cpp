@@ -21,11 +21,11 @@ namespace {
 
 struct Pulled {
   registry::PullResult result;
-  std::string error;               // "" or "exit N: MESSAGE"
-  std::string ref;                 // "127.0.0.1:PORT/team/model:v1"
-  std::vector<std::string> lines;  // the request line of each request made
+  std::string error;                // "" or "exit N: MESSAGE"
+  std::string ref;                  // "127.0.0.1:PORT/team/model:v1"
+  std::vector<std::string> lines;   // the request line of each request made
   std::vector<std::string> ranges;  // the Range header of each, "" for none
-  std::vector<std::string> calls;  // the request's callbacks, in order
+  std::vector<std::string> calls;   // the request's callbacks, in order
 };
 
 // Pulls 127.0.0.1:PORT/team/model:v1 into `out` with the server's answers.

@@ -1,10 +1,10 @@
 // registry/push.cpp against a scripted loopback registry: the documents go by digest, the signature manifest next,
 // and the tag last; a signature that cannot be written leaves the tag unput. (A key that signed the payload already
 // adds nothing: the cosign suite, whose registry port is known before the payload is made.)
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 
 #include "manifest/keys.hpp"
@@ -47,8 +47,8 @@ registry::PushRequest request_for(const ArchiveFile& f, const manifest::PrivateK
 }
 
 // Pushes to 127.0.0.1:PORT/team/model:v1 with the server's answers; returns the request lines.
-std::vector<std::string> push_with(const registry::PushRequest& q, const std::vector<std::string>& answers, registry::PushResult& r,
-                                   std::string* error = nullptr) {
+std::vector<std::string> push_with(const registry::PushRequest& q, const std::vector<std::string>& answers,
+                                   registry::PushResult& r, std::string* error = nullptr) {
   test::LoopbackHttp server(answers);
   registry::SessionOptions o;
   o.http.plain_http = true;
@@ -83,8 +83,8 @@ TEST_CASE("push: documents by digest, then the signature, then the tag") {
   CHECK(lines == std::vector<std::string>{"HEAD /v2/team/model/blobs/" + std::string(oci::kEmptyConfigDigest) + " HTTP/1.1",
                                           "HEAD /v2/team/model/blobs/" + r.layer_digest + " HTTP/1.1",
                                           "PUT /v2/team/model/manifests/" + r.manifest_digest + " HTTP/1.1",
-                                          "GET /v2/team/model/manifests/" + sig + " HTTP/1.1",
-                                          lines.at(4), lines.at(5),  // the payload and config blobs (HEAD: present)
+                                          "GET /v2/team/model/manifests/" + sig + " HTTP/1.1", lines.at(4),
+                                          lines.at(5),  // the payload and config blobs (HEAD: present)
                                           "PUT /v2/team/model/manifests/" + sig + " HTTP/1.1",
                                           "PUT /v2/team/model/manifests/v1 HTTP/1.1"});
   REQUIRE(r.signed_documents.size() == 1);
@@ -117,8 +117,8 @@ TEST_CASE("push: the bundle referrer, then the fallback tag's index, then the ta
   q.format = registry::CosignFormat::bundle;
   registry::PushResult r;
   // No referrers API (404) and no fallback tag yet: the referrer by digest, the tag's index created, then v1.
-  std::vector<std::string> lines = push_with(q, {kHere, kHere, kStored, kAbsentAnswer, kAbsentAnswer, kHere, kHere, kStored,
-                                                 kAbsentAnswer, kStored, kStored}, r);
+  std::vector<std::string> lines = push_with(
+      q, {kHere, kHere, kStored, kAbsentAnswer, kAbsentAnswer, kHere, kHere, kStored, kAbsentAnswer, kStored, kStored}, r);
   REQUIRE(r.signed_documents.size() == 1);
   REQUIRE(r.signed_documents[0].bundle);
   CHECK_FALSE(r.signed_documents[0].attach);
@@ -142,8 +142,9 @@ TEST_CASE("push: a registry that indexes the subject itself (OCI-Subject) gets n
   registry::PushRequest q = request_for(f, key);
   q.format = registry::CosignFormat::bundle;
   registry::PushResult r;
-  const std::string empty_index = http_answer(200, {"Content-Type: application/vnd.oci.image.index.v1+json"},
-                                              R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]})");
+  const std::string empty_index =
+      http_answer(200, {"Content-Type: application/vnd.oci.image.index.v1+json"},
+                  R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]})");
   const std::string indexed = http_answer(201, {"OCI-Subject: sha256:" + std::string(64, 'a')}, "");
   std::vector<std::string> lines = push_with(q, {kHere, kHere, kStored, empty_index, kHere, kHere, indexed, kStored}, r);
   REQUIRE(r.signed_documents.size() == 1);
@@ -163,9 +164,11 @@ TEST_CASE("push: a fallback tag that holds something other than an index fails t
   q.format = registry::CosignFormat::bundle;
   registry::PushResult r;
   std::string error;
-  const std::string image = http_answer(200, {"Content-Type: application/vnd.oci.image.manifest.v1+json"}, R"({"schemaVersion":2,"layers":[]})");
+  const std::string image =
+      http_answer(200, {"Content-Type: application/vnd.oci.image.manifest.v1+json"}, R"({"schemaVersion":2,"layers":[]})");
   std::vector<std::string> lines = push_with(q, {kHere, kHere, kStored, kAbsentAnswer, image}, r, &error);
   CHECK(error.starts_with("cannot add a bundle referrer: referrers tag 127.0.0.1:"));
-  CHECK(error.ends_with(":sha256-" + r.manifest_digest.substr(7) + " holds application/vnd.oci.image.manifest.v1+json, not an image index"));
+  CHECK(error.ends_with(":sha256-" + r.manifest_digest.substr(7) +
+                        " holds application/vnd.oci.image.manifest.v1+json, not an image index"));
   CHECK(lines.size() == 5);
 }

@@ -28,7 +28,8 @@ TEST_CASE("referrers::fallback_tag names the subject's tag, a non-digest refused
 
 TEST_CASE("referrers::parse_index keeps each entry as written and reads its fields", "[registry][referrers]") {
   std::string text = R"({"schemaVersion":2,"manifests":[)"
-                     R"({"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":")" + kReferrerDigest +
+                     R"({"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":")" +
+                     kReferrerDigest +
                      R"(","size":321,"artifactType":"application/vnd.dev.sigstore.bundle.v0.3+json"},)"
                      R"({"digest":"md5:x","size":-1,"artifactType":7,"extra":{"b":1,"a":2}}]})";
   std::vector<referrers::Entry> e = referrers::parse_index(text, "index");
@@ -42,8 +43,8 @@ TEST_CASE("referrers::parse_index keeps each entry as written and reads its fiel
   CHECK(e[1].size == 0);
   CHECK(e[1].artifact_type.empty());
   CHECK(e[1].json == R"({"digest":"md5:x","size":-1,"artifactType":7,"extra":{"b":1,"a":2}})");  // key order kept
-  CHECK(referrers::index_json(e) == R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[)" + e[0].json +
-                                        "," + e[1].json + "]}");
+  CHECK(referrers::index_json(e) == R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[)" +
+                                        e[0].json + "," + e[1].json + "]}");
 }
 
 TEST_CASE("referrers::parse_index refusals name the field", "[registry][referrers]") {

@@ -22,7 +22,9 @@ namespace {
 
 using test::NoCredentials;
 
-bool has_header(const std::string& request, const std::string& line) { return request.find("\r\n" + line + "\r\n") != std::string::npos; }
+bool has_header(const std::string& request, const std::string& line) {
+  return request.find("\r\n" + line + "\r\n") != std::string::npos;
+}
 
 const std::string kManifest = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json"})";
 
@@ -120,8 +122,9 @@ TEST_CASE("Session: denied and failed requests are one line naming the repositor
             "[DENIED: no\\nway]");
   // A HEAD answer has no body, so no registry error to show.
   const std::string blob = "sha256:" + std::string(64, 'a');
-  CHECK(error_of([&] { (void)s.blob_exists(blob); }) == "checking blob " + blob + " of team/model on " + where + ": HEAD http://" +
-                                                          where + "/v2/team/model/blobs/" + blob + " answered HTTP 500");
+  CHECK(error_of([&] { (void)s.blob_exists(blob); }) == "checking blob " + blob + " of team/model on " + where +
+                                                            ": HEAD http://" + where + "/v2/team/model/blobs/" + blob +
+                                                            " answered HTTP 500");
 }
 
 namespace {

@@ -30,7 +30,8 @@ TEST_CASE("tag lists: a page with more tags than asked for is refused before it 
   test::NoCredentials none;
   test::LoopbackHttp server({page(0, registry::Session::kTagPage + 1)});
   registry::Session s = test::session_for(server);
-  CHECK(error_of([&] { (void)s.list_tags(); }) == "the tag list of " + s.reference().str() + " sent 1001 tags in one page, more than the 1000 asked for");
+  CHECK(error_of([&] { (void)s.list_tags(); }) ==
+        "the tag list of " + s.reference().str() + " sent 1001 tags in one page, more than the 1000 asked for");
 }
 
 TEST_CASE("tag lists: a page's body is read only to its byte bound") {
@@ -61,9 +62,12 @@ TEST_CASE("tag lists: past the total bound the list is refused, never cut off") 
 
 TEST_CASE("tag lists: a tag that is no valid tag is refused, named escaped") {
   test::NoCredentials none;
-  test::LoopbackHttp server({http_answer(200, {}, R"({"tags":["v1","a\u202eb"]})"), http_answer(200, {}, R"({"tags":["v1",")" + std::string(129, 'x') + "\"]}")});
+  test::LoopbackHttp server({http_answer(200, {}, R"({"tags":["v1","a\u202eb"]})"),
+                             http_answer(200, {}, R"({"tags":["v1",")" + std::string(129, 'x') + "\"]}")});
   registry::Session s = test::session_for(server);
-  CHECK(error_of([&] { (void)s.list_tags(); }) == "the tag list of " + s.reference().str() + " holds 'a\\u{202e}b', not a valid tag");
+  CHECK(error_of([&] { (void)s.list_tags(); }) ==
+        "the tag list of " + s.reference().str() + " holds 'a\\u{202e}b', not a valid tag");
   registry::Session t = test::session_for(server);
-  CHECK(error_of([&] { (void)t.list_tags(); }) == "the tag list of " + s.reference().str() + " holds '" + std::string(129, 'x') + "', not a valid tag");
+  CHECK(error_of([&] { (void)t.list_tags(); }) ==
+        "the tag list of " + s.reference().str() + " holds '" + std::string(129, 'x') + "', not a valid tag");
 }

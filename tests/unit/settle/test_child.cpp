@@ -3,9 +3,9 @@
 // a SIGINT caught by ccpack passed on to the command, a daemon the command leaves behind ended before run_child
 // returns, and the refusal of a command that cannot be started. Each test holds a SignalCatcher, which forgets a
 // signal caught before it.
-#include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -95,8 +95,10 @@ TEST_CASE("run_child: a daemon the command leaves behind is ended before it retu
   settle::SignalCatcher catcher;
   test::ScratchDir t;
   std::string pid_file = (t / "daemon").string();
-  ChildResult r = shell("setsid sh -c 'echo $$ > \"" + pid_file + "\"; exec sleep 600' </dev/null >/dev/null 2>&1 & "
-                        "while [ ! -s '" + pid_file + "' ]; do sleep 0.01; done; exit 0");
+  ChildResult r = shell("setsid sh -c 'echo $$ > \"" + pid_file +
+                        "\"; exec sleep 600' </dev/null >/dev/null 2>&1 & "
+                        "while [ ! -s '" +
+                        pid_file + "' ]; do sleep 0.01; done; exit 0");
   CHECK(r.ok());
   pid_t daemon = std::stoi(child_file(t / "daemon"));
   CHECK(::kill(daemon, 0) == -1);

@@ -1,8 +1,7 @@
 // settle/report.cpp: each run's line (exit, signal, time limit, interruption, what it compiled), the stop line, and
 // create's --json "settle" object.
-#include <csignal>
-
 #include <catch2/catch.hpp>
+#include <csignal>
 
 #include "settle/report.hpp"
 
@@ -49,9 +48,10 @@ TEST_CASE("settle report: the stop line and the --json object", "[settle_report]
         "settled after 2 settle runs (fixed point: settle run 2 compiled no Triton kernel, FX graph or autotune result)");
   o.runs.back().compiled = manifest::CompiledCounts{1, 0, 0, 0};
   o.stopped = settle::Stopped::run_limit;
-  CHECK(settle::stop_line(o, 2) == "not settled after 2 settle runs (run limit --settle=2 reached: the last run still "
-                                   "compiled 1 Triton kernel, 0 FX graphs, 0 autotune results, 0 other files); the archive "
-                                   "is marked not settled");
+  CHECK(settle::stop_line(o, 2) ==
+        "not settled after 2 settle runs (run limit --settle=2 reached: the last run still "
+        "compiled 1 Triton kernel, 0 FX graphs, 0 autotune results, 0 other files); the archive "
+        "is marked not settled");
   CHECK(settle::outcome_json(nullptr).is_null());
   nlohmann::ordered_json j = settle::outcome_json(&o);
   CHECK(j["run_reports"].size() == 2);

@@ -65,7 +65,8 @@ TEST_CASE("Archive: a file changed between the two stages is refused, payload by
     std::ofstream out(p, std::ios::binary | std::ios::in);
     out.write(other.data(), static_cast<std::streamsize>(other.size()));
   }
-  CHECK(error_of([&] { a.load_full(); }) == "'" + p.string() + "' changed while it was read: its manifest is not the one checked");
+  CHECK(error_of([&] { a.load_full(); }) ==
+        "'" + p.string() + "' changed while it was read: its manifest is not the one checked");
   Archive b = Archive::open(q);
   std::string bytes(16, '\0');
   const std::string file = test::slurp(q);

@@ -1,7 +1,7 @@
 // unpack/extractor.hpp's extract(), through its interface alone: what it writes into each staging folder (bytes,
-// modes, symlinks, empty files and folders, a read-only folder filled before its mode is set), the counts it returns, a component given no
-// folder (-1) or not named at all (checked, never written), the same result for any number of jobs, and an entry
-// whose bytes do not hash as the manifest says, named by its index and path.
+// modes, symlinks, empty files and folders, a read-only folder filled before its mode is set), the counts it returns, a component
+// given no folder (-1) or not named at all (checked, never written), the same result for any number of jobs, and an entry whose
+// bytes do not hash as the manifest says, named by its index and path.
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -25,14 +25,14 @@ namespace {
 // Inductor: two files (one executable), an empty file, a nested folder, a symlink, a folder of mode 0750;
 // Triton: one kernel file and an empty folder. Six files, 5,031 bytes.
 void make_cache(const fs::path& root) {
-  test::write_file(root / "ind/a.py", "print('a')\n");           // 11 bytes
-  test::write_file(root / "ind/run.sh", "#!/bin/sh\n", 0755);   // 10 bytes
-  test::write_file(root / "ind/empty", "");                       // 0 bytes
+  test::write_file(root / "ind/a.py", "print('a')\n");                      // 11 bytes
+  test::write_file(root / "ind/run.sh", "#!/bin/sh\n", 0755);               // 10 bytes
+  test::write_file(root / "ind/empty", "");                                 // 0 bytes
   test::write_file(root / "ind/deep/er/x.bin", std::string(5000, '\x07'));  // 5000 bytes
   fs::create_symlink("deep/er/x.bin", root / "ind/link");
-  test::write_file(root / "ind/ro/frozen", "cold\n");             // 5 bytes
+  test::write_file(root / "ind/ro/frozen", "cold\n");  // 5 bytes
   fs::permissions(root / "ind/ro", fs::perms(0750));
-  test::write_file(root / "tri/k/kernel.cubin", "CUBIN");         // 5 bytes
+  test::write_file(root / "tri/k/kernel.cubin", "CUBIN");  // 5 bytes
   fs::create_directories(root / "tri/none");
 }
 constexpr std::uint64_t kFiles = 6;
@@ -114,12 +114,12 @@ TEST_CASE("extract names the entry whose bytes do not hash as the manifest says,
     if (type == EntryType::file) e.sha256 = Sha256::of(bytes);
     return e;
   };
-  std::vector<Entry> entries = {entry("inductor", EntryType::dir, 0755, ""),
-                                entry("inductor/good", EntryType::file, 0644, "good\n"),
-                                entry("inductor/bad", EntryType::file, 0644, "bad!\n"),
-                                entry("inductor/ro", EntryType::dir, 0555, ""),
-                                entry("inductor/ro/in", EntryType::file, 0600, "in\n")};
-  std::map<std::string, std::string> content = {{"inductor/good", "good\n"}, {"inductor/bad", "bad?\n"}, {"inductor/ro/in", "in\n"}};
+  std::vector<Entry> entries = {
+      entry("inductor", EntryType::dir, 0755, ""), entry("inductor/good", EntryType::file, 0644, "good\n"),
+      entry("inductor/bad", EntryType::file, 0644, "bad!\n"), entry("inductor/ro", EntryType::dir, 0555, ""),
+      entry("inductor/ro/in", EntryType::file, 0600, "in\n")};
+  std::map<std::string, std::string> content = {
+      {"inductor/good", "good\n"}, {"inductor/bad", "bad?\n"}, {"inductor/ro/in", "in\n"}};
   test::BuiltArchive b = test::build_archive({{"inductor", manifest::ComponentKind::inductor, "/src", 0, 0}}, entries, content);
   test::write_file(t / "bad.ccpack", test::archive_file(b.manifest.to_json(), b.payload, b.payload.size()));
   unpack::Archive a = unpack::Archive::open(t / "bad.ccpack");

@@ -30,7 +30,9 @@ bool lockable(const fs::path& folder) {
   return ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0;
 }
 
-std::vector<manifest::CacheDir> triton_in(const fs::path& dir) { return {{"triton", manifest::ComponentKind::triton, dir, "test"}}; }
+std::vector<manifest::CacheDir> triton_in(const fs::path& dir) {
+  return {{"triton", manifest::ComponentKind::triton, dir, "test"}};
+}
 
 unpack::PurgeOptions fail_fast() {
   unpack::PurgeOptions o;
@@ -47,7 +49,10 @@ TEST_CASE("a held folder: a bounded wait gives up naming it, and leaves nothing 
   std::vector<UniqueFd> held = unpack::lock_folders({t / "b"}, {});
   CHECK_FALSE(lockable(t / "b"));
   int waits = 0;
-  unpack::LockWait wait{0ms, [&](const fs::path& f) { CHECK(f == t / "b"); ++waits; }};
+  unpack::LockWait wait{0ms, [&](const fs::path& f) {
+                          CHECK(f == t / "b");
+                          ++waits;
+                        }};
   CHECK_THROWS_WITH(unpack::lock_folders({t / "b", t / "a", t / "a"}, wait),
                     "cannot lock folder '" + (t / "b").string() +
                         "': another ccpack restore or purge of its cache folders still holds it after 0 s");

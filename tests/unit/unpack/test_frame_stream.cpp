@@ -50,7 +50,8 @@ std::vector<Entry> entries() {
 
 fs::path write_archive(const test::ScratchDir& t, const std::string& name,
                        const std::function<void(manifest::Manifest&)>& edit = {}) {
-  test::BuiltArchive b = test::build_archive({{"inductor", manifest::ComponentKind::inductor, "/src", 0, 0}}, entries(), contents());
+  test::BuiltArchive b =
+      test::build_archive({{"inductor", manifest::ComponentKind::inductor, "/src", 0, 0}}, entries(), contents());
   if (edit) edit(b.manifest);
   test::write_file(t / name, test::archive_file(b.manifest.to_json(), b.payload, b.payload.size()));
   return t / name;
@@ -111,15 +112,13 @@ TEST_CASE("FrameStream: each file's bytes, in pieces at their offsets, whole or 
 
 TEST_CASE("FrameStream: a tar header the manifest does not match, a frame of other bytes") {
   test::ScratchDir t;
-  unpack::Archive mode = unpack::Archive::open(write_archive(t, "mode.ccpack", [](manifest::Manifest& m) {
-    m.entries[1].mode = 0640;
-  }));
+  unpack::Archive mode =
+      unpack::Archive::open(write_archive(t, "mode.ccpack", [](manifest::Manifest& m) { m.entries[1].mode = 0640; }));
   CHECK(integrity_error([&] { (void)decode(mode, false); }) ==
         "'" + (t / "mode.ccpack").string() +
             "': tar offset 512: tar header 'inductor/hello' does not match manifest entry 1 'inductor/hello'");
-  unpack::Archive hash = unpack::Archive::open(write_archive(t, "hash.ccpack", [](manifest::Manifest& m) {
-    m.frames[0].sha256[0] ^= 1;
-  }));
+  unpack::Archive hash =
+      unpack::Archive::open(write_archive(t, "hash.ccpack", [](manifest::Manifest& m) { m.frames[0].sha256[0] ^= 1; }));
   CHECK(integrity_error([&] { (void)decode(hash, true); }) ==
         "'" + (t / "hash.ccpack").string() + "': frame 0: SHA-256 of the compressed bytes mismatch");
 }

@@ -1,12 +1,12 @@
 // Restore's install step under faults: a failed swap rolls the whole set back, a kill between swaps never
 // survives the next run, debris of a killed run is removed by any run that takes the lock (the no-op too), and
 // the two-renames fallback gives the same result as renameat2.
+#include <oneapi/tbb/global_control.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <new>
-#include <oneapi/tbb/global_control.h>
 
 #include "manifest/marker.hpp"
 #include "manifest/reserved_names.hpp"
@@ -146,11 +146,13 @@ TEST_CASE("the marker round-trips through its struct, and reads markers of the p
   m.fingerprint.set(manifest::field::gpu_arch, "sm_90", "nvml");
   m.fingerprint.triton_targets.push_back({"cuda", "90", 32, "3.6.0", 2});
   // The fingerprint's keys sorted, as markers have always been written.
-  CHECK(m.to_json() == "{\"marker\":1,\"archive_manifest_sha256\":\"" + std::string(64, 'c') +
-                           "\",\"component\":\"triton\",\"restored_by\":\"ccpack 0.1.0\",\"restored_at\":\"\",\"signed_by\":null,\"origin\":null,"
-                           "\"fingerprint\":{\"fields\":{\"gpu.arch\":{\"source\":\"nvml\",\"value\":\"sm_90\"}},\"schema\":1,"
-                           "\"triton_targets\":[{\"arch\":\"90\",\"backend\":\"cuda\",\"kernels\":2,\"triton_version\":\"3.6.0\","
-                           "\"warp_size\":32}]}}\n");
+  CHECK(
+      m.to_json() ==
+      "{\"marker\":1,\"archive_manifest_sha256\":\"" + std::string(64, 'c') +
+          "\",\"component\":\"triton\",\"restored_by\":\"ccpack 0.1.0\",\"restored_at\":\"\",\"signed_by\":null,\"origin\":null,"
+          "\"fingerprint\":{\"fields\":{\"gpu.arch\":{\"source\":\"nvml\",\"value\":\"sm_90\"}},\"schema\":1,"
+          "\"triton_targets\":[{\"arch\":\"90\",\"backend\":\"cuda\",\"kernels\":2,\"triton_version\":\"3.6.0\","
+          "\"warp_size\":32}]}}\n");
   auto back = manifest::Marker::parse(m.to_json());
   REQUIRE(back);
   CHECK(back->archive_manifest_sha256 == m.archive_manifest_sha256);
@@ -171,7 +173,7 @@ TEST_CASE("the marker round-trips through its struct, and reads markers of the p
   CHECK_FALSE(manifest::Marker::parse(R"({"marker":2,"archive_manifest_sha256":"x","component":"a","fingerprint":{}})"));
   CHECK_FALSE(manifest::Marker::parse(R"({"archive_manifest_sha256":"XYZ","component":"a","fingerprint":{}})"));
   CHECK_FALSE(manifest::Marker::parse("not json"));
-  std::string deep = "{\"archive_manifest_sha256\":\"" + std::string(64, 'd') + "\",\"component\":\"a\",\"fingerprint\":" +
-                     std::string(100000, '[') + std::string(100000, ']') + "}";
+  std::string deep = "{\"archive_manifest_sha256\":\"" + std::string(64, 'd') +
+                     "\",\"component\":\"a\",\"fingerprint\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
   CHECK_FALSE(manifest::Marker::parse(deep));
 }

@@ -107,7 +107,8 @@ TEST_CASE("Archive: the markers' record stands for the manifest only of the file
   }
   // A copy of the file is another file.
   fs::copy_file(p, t / "copy.ccpack");
-  CHECK_FALSE(Archive::open(t / "copy.ccpack", {}, ManifestDepth::top_level, ManifestText::stream, &marked).top_level_from_markers());
+  CHECK_FALSE(
+      Archive::open(t / "copy.ccpack", {}, ManifestDepth::top_level, ManifestText::stream, &marked).top_level_from_markers());
   // The full depth never takes the shortcut.
   CHECK_FALSE(Archive::open(p, {}, ManifestDepth::full, ManifestText::keep, &marked).top_level_from_markers());
 }

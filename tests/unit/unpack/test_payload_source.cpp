@@ -16,9 +16,12 @@ using ccpack::unpack::StreamedPayload;
 TEST_CASE("streamed payload: in order, across chunks, short at the end") {
   std::string data;
   for (int i = 0; i < 10000; ++i) data += static_cast<char>('a' + i % 26);
-  StreamedPayload s(100, [&](const StreamedPayload::Push& push, const std::atomic<bool>&) {
-    for (std::size_t i = 0; i < data.size(); i += 777) push(data.data() + i, std::min<std::size_t>(777, data.size() - i));
-  }, 1000);
+  StreamedPayload s(
+      100,
+      [&](const StreamedPayload::Push& push, const std::atomic<bool>&) {
+        for (std::size_t i = 0; i < data.size(); i += 777) push(data.data() + i, std::min<std::size_t>(777, data.size() - i));
+      },
+      1000);
   std::string got;
   char buf[1500];
   std::uint64_t offset = 100;
@@ -51,15 +54,18 @@ TEST_CASE("streamed payload: starts on the first read only, and cancels a blocke
   CHECK(runs == 0);
   std::atomic<bool> stopped{false};
   {
-    StreamedPayload s(0, [&](const StreamedPayload::Push& push, const std::atomic<bool>&) {
-      std::string chunk(100, 'x');
-      try {
-        for (;;) push(chunk.data(), chunk.size());  // fills the 1000-byte queue, then blocks
-      } catch (const Error&) {
-        stopped = true;
-        throw;
-      }
-    }, 1000);
+    StreamedPayload s(
+        0,
+        [&](const StreamedPayload::Push& push, const std::atomic<bool>&) {
+          std::string chunk(100, 'x');
+          try {
+            for (;;) push(chunk.data(), chunk.size());  // fills the 1000-byte queue, then blocks
+          } catch (const Error&) {
+            stopped = true;
+            throw;
+          }
+        },
+        1000);
     char buf[10];
     CHECK(s.read(buf, sizeof buf, 0) == sizeof buf);
     CHECK(s.started());

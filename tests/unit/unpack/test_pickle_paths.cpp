@@ -3,7 +3,6 @@
 // pieces the bytes arrive in; a stream this reader does not take is refused, and what was written before the
 // refusal turns back into the packed bytes; build folders are learnt, in order, from paths of the component's files.
 #include <catch2/catch.hpp>
-
 #include <set>
 #include <string>
 
@@ -46,7 +45,10 @@ Run pickle_run(const std::string& packed, std::vector<std::string> roots, const 
   Run r;
   unpack::PickleStream s(
       std::move(roots), to, [&](std::string_view rel) { return files.count(std::string(rel)) != 0; },
-      [&](std::string_view b) { r.out.append(b); ++r.writes; });
+      [&](std::string_view b) {
+        r.out.append(b);
+        ++r.writes;
+      });
   bool ok = true;
   std::size_t step = piece == 0 ? packed.size() : piece;
   for (std::size_t at = 0; ok && at < packed.size(); at += step) ok = s.feed(std::string_view(packed).substr(at, step));
@@ -80,7 +82,10 @@ TEST_CASE("str values that begin with the build folder move, their FRAME gets it
 }
 
 TEST_CASE("frames without a moved str are kept as packed, and the output is written in batches") {
-  std::string keep = "("s + short_str("/elsewhere/x") + "C\x03" "abc" + "t\x94";
+  std::string keep = "("s + short_str("/elsewhere/x") +
+                     "C\x03"
+                     "abc" +
+                     "t\x94";
   std::string move = "("s + short_str("/build/ind/ab/c.py") + "K\x07" + "t\x94";
   std::string moved = "("s + short_str("/pod/ab/c.py") + "K\x07" + "t\x94";
   std::string packed = "\x80\x04"s, expected = "\x80\x04"s;
@@ -105,8 +110,8 @@ TEST_CASE("a path longer than 255 bytes after the move is written with a 4-byte 
 }
 
 TEST_CASE("the longest build folder wins, a folder is matched only at a path boundary, the target is kept") {
-  std::string packed = "\x80\x04("s + short_str("/b/inner/x") + short_str("/b/y") + short_str("/bz/y") +
-                       short_str("/b/t/z") + "t.";
+  std::string packed =
+      "\x80\x04("s + short_str("/b/inner/x") + short_str("/b/y") + short_str("/bz/y") + short_str("/b/t/z") + "t.";
   Run r = pickle_run(packed, {"/b", "/b/inner"}, "/b/t");
   REQUIRE(r.ok);
   CHECK(r.moved == 2);
@@ -160,13 +165,13 @@ TEST_CASE("a stream this reader does not take is refused") {
 TEST_CASE("what was written before a refusal turns back into the packed bytes") {
   std::string body = sample_body("/b/ab/c.py");
   // A moved str in a first frame, a large bytes value, then an unknown opcode.
-  std::string packed = "\x80\x04"s + frame(body.size() - 1) + body.substr(0, body.size() - 1) +
-                       bin_bytes(std::string(80 << 10, 'z')) + "\xff.";
+  std::string packed =
+      "\x80\x04"s + frame(body.size() - 1) + body.substr(0, body.size() - 1) + bin_bytes(std::string(80 << 10, 'z')) + "\xff.";
   for (std::size_t piece : {0, 1, 3, 4096}) {
     INFO("pieces of " << piece);
     std::string out;
-    unpack::PickleStream s({"/b"}, "/a/longer/target", [](std::string_view) { return false; },
-                           [&](std::string_view b) { out.append(b); });
+    unpack::PickleStream s(
+        {"/b"}, "/a/longer/target", [](std::string_view) { return false; }, [&](std::string_view b) { out.append(b); });
     std::size_t step = piece == 0 ? packed.size() : piece, at = 0;
     bool ok = true;
     for (; ok && at < packed.size(); at += step) ok = s.feed(std::string_view(packed).substr(at, step));
@@ -183,10 +188,10 @@ TEST_CASE("what was written before a refusal turns back into the packed bytes") 
 TEST_CASE("text-protocol opcodes are kept as packed, one or two lines long, up to 64 KiB") {
   // GLOBAL (two lines), PUT and a text-protocol STRING (one line each) among binary strs.
   std::string line(60 << 10, '7');
-  std::string packed = "\x80\x02"s + "ctorch._inductor.codecache\nCompiledFxGraph\n" + "p" + line + "\n" +
-                       short_str("/b/x") + "S'/b/y'\n" + "t.";
-  std::string expected = "\x80\x02"s + "ctorch._inductor.codecache\nCompiledFxGraph\n" + "p" + line + "\n" +
-                         short_str("/t/x") + "S'/b/y'\n" + "t.";
+  std::string packed =
+      "\x80\x02"s + "ctorch._inductor.codecache\nCompiledFxGraph\n" + "p" + line + "\n" + short_str("/b/x") + "S'/b/y'\n" + "t.";
+  std::string expected =
+      "\x80\x02"s + "ctorch._inductor.codecache\nCompiledFxGraph\n" + "p" + line + "\n" + short_str("/t/x") + "S'/b/y'\n" + "t.";
   check_pieces(packed, {"/b"}, "/t", expected);
   std::string too_long = "\x80\x02p"s + std::string(64 << 10, '7') + "\n.";
   CHECK_FALSE(pickle_run(too_long, {"/b"}, "/t", 1).ok);

@@ -68,6 +68,4 @@ TEST_CASE("plan: a purged component is not restored, the others are, and already
   CHECK(plan.components[1].action == Action::restore);
 }
 
-TEST_CASE("plan: one fact per component is required") {
-  CHECK_THROWS(unpack::plan_restore(two_components(), kDigest, {}));
-}
+TEST_CASE("plan: one fact per component is required") { CHECK_THROWS(unpack::plan_restore(two_components(), kDigest, {})); }

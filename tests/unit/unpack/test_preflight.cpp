@@ -58,16 +58,20 @@ TEST_CASE("preflight: a folder this process cannot write is named with its owner
   uid_t owner = ::geteuid();
   std::string why = test::error_as_other_user([&] { preflight({target_in(parent, "inductor", 1)}, free_of(1u << 30)); });
   if (owner == 0) {
-    CHECK(why == "cannot restore inductor into " + quoted_path(parent / "inductor") + ": its folder " + quoted_path(parent) +
-                     " is owned by uid 0 (mode 0755) and uid 65534 cannot write to it; run as uid 0 (securityContext runAsUser), or set fsGroup so that the volume is group-writable");
+    CHECK(
+        why ==
+        "cannot restore inductor into " + quoted_path(parent / "inductor") + ": its folder " + quoted_path(parent) +
+            " is owned by uid 0 (mode 0755) and uid 65534 cannot write to it; run as uid 0 (securityContext runAsUser), or set fsGroup so that the volume is group-writable");
     // A folder another user owns in a sticky, world-writable parent (/tmp) cannot be swapped out.
     fs::path tmp = d / "tmp";
     fs::create_directories(tmp / "inductor");
     ::chmod(tmp.c_str(), 01777);
     ::chmod((tmp / "inductor").c_str(), 0777);
-    CHECK(test::error_as_other_user([&] { preflight({target_in(tmp, "inductor", 1)}, free_of(1u << 30)); }) ==
-          "cannot restore inductor into " + quoted_path(tmp / "inductor") + ": it is owned by uid 0 (mode 0777) and uid 65534 cannot replace it in the sticky folder " +
-              quoted_path(tmp) + "; run as uid 0 (securityContext runAsUser), or set fsGroup so that the volume is group-writable, or restore into another folder");
+    CHECK(
+        test::error_as_other_user([&] { preflight({target_in(tmp, "inductor", 1)}, free_of(1u << 30)); }) ==
+        "cannot restore inductor into " + quoted_path(tmp / "inductor") +
+            ": it is owned by uid 0 (mode 0777) and uid 65534 cannot replace it in the sticky folder " + quoted_path(tmp) +
+            "; run as uid 0 (securityContext runAsUser), or set fsGroup so that the volume is group-writable, or restore into another folder");
     // Writable by all: passes.
     ::chmod(parent.c_str(), 0777);
     CHECK(test::error_as_other_user([&] { preflight({target_in(parent, "inductor", 1)}, free_of(1u << 30)); }) == "(no Error)");

@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -70,7 +70,10 @@ void put(std::string& b, std::size_t at, T v) {
 // whole file, PT_DYNAMIC at 0x100, the string table at 0x200.
 std::string elf_needing(const std::vector<std::string>& needed) {
   std::string b(0x400, '\0');
-  std::memcpy(b.data(), "\x7f" "ELF\x02\x01\x01", 7);
+  std::memcpy(b.data(),
+              "\x7f"
+              "ELF\x02\x01\x01",
+              7);
   put<std::uint64_t>(b, 32, 64);  // e_phoff
   put<std::uint16_t>(b, 54, 56);  // e_phentsize
   put<std::uint16_t>(b, 56, 2);   // e_phnum
@@ -147,15 +150,15 @@ TEST_CASE("purge: lock files, dead writers' temporary folders and staging folder
   CHECK_FALSE(r.truncated);
   // No debris of the removal itself: a folder is renamed aside, then deleted.
   const std::string live = std::to_string(::getpid());
-  CHECK(test::snapshot(t / "pod") == std::map<std::string, std::string>{
-                                         {".other.ccpack-staging.1", "dir 0755"},
-                                         {".other.ccpack-staging.1/x", "file 0644 not this folder's"},
-                                         {".tri.ccpack-staging." + live, "dir 0755"},
-                                         {".tri.ccpack-staging." + live + "/new.json", "file 0644 new"},
-                                         {"tri", "dir 0755"},
-                                         {"tri/K1", "dir 0755"},
-                                         {"tri/tmp.pid_" + live + "_1", "dir 0755"},
-                                         {"tri/tmp.pid_" + live + "_1/b.json", "file 0644 live"}});
+  CHECK(test::snapshot(t / "pod") ==
+        std::map<std::string, std::string>{{".other.ccpack-staging.1", "dir 0755"},
+                                           {".other.ccpack-staging.1/x", "file 0644 not this folder's"},
+                                           {".tri.ccpack-staging." + live, "dir 0755"},
+                                           {".tri.ccpack-staging." + live + "/new.json", "file 0644 new"},
+                                           {"tri", "dir 0755"},
+                                           {"tri/K1", "dir 0755"},
+                                           {"tri/tmp.pid_" + live + "_1", "dir 0755"},
+                                           {"tri/tmp.pid_" + live + "_1/b.json", "file 0644 live"}});
 }
 
 TEST_CASE("purge: a marker for another machine empties the folder, keeping the folder and its mode", "[purge]") {
@@ -198,9 +201,8 @@ TEST_CASE("purge: a marker that fits, records nothing, or cannot be read leaves 
     CHECK(r.unjudged == 0);
   }
   SECTION("a fingerprint that does not parse: unjudged, named") {
-    test::write_file(ind / manifest::kMarkerName,
-                     R"({"marker": 1, "archive_manifest_sha256": ")" + std::string(64, 'b') +
-                         R"(", "component": "inductor", "fingerprint": {"schema": 99}})");
+    test::write_file(ind / manifest::kMarkerName, R"({"marker": 1, "archive_manifest_sha256": ")" + std::string(64, 'b') +
+                                                      R"(", "component": "inductor", "fingerprint": {"schema": 99}})");
     unpack::PurgeReport r = purge_run(one("inductor", manifest::ComponentKind::inductor, ind));
     CHECK(r.removed.size() == 1);
     REQUIRE(r.unjudged == 1);
@@ -240,7 +242,8 @@ TEST_CASE("purge: Triton kernel folders judged by their .json, in triton/ and in
   std::vector<std::string> unjudged;
   for (const auto& u : r.unjudged_examples) unjudged.push_back(u.path.lexically_relative(t.path()).string() + ": " + u.reason);
   std::sort(unjudged.begin(), unjudged.end());
-  CHECK(unjudged == std::vector<std::string>{"tri/BADJSON: no kernel .json with a target", "tri/NOJSON: no kernel .json with a target"});
+  CHECK(unjudged ==
+        std::vector<std::string>{"tri/BADJSON: no kernel .json with a target", "tri/NOJSON: no kernel .json with a target"});
   CHECK(r.kept_files == 5);  // GOOD's two, NOJSON's, BADJSON's, inductor's fx/OLD/k.json
 }
 
@@ -254,7 +257,8 @@ TEST_CASE("purge: a .so is judged by what it needs, through the search folders, 
   test::write_file(t / "ind/a/notelf.so", "#!/bin/sh\n");
   test::write_file(t / "ind/a/readme.txt", "so what");
   unpack::PurgeReport r = purge_run(one("inductor", manifest::ComponentKind::inductor, t / "ind"));
-  CHECK(removed(r, t.path()) == std::vector<std::string>{"library ind/a/gone.so.2 file 1 1024: needs 'libnosuch.so.7', which resolves nowhere here"});
+  CHECK(removed(r, t.path()) ==
+        std::vector<std::string>{"library ind/a/gone.so.2 file 1 1024: needs 'libnosuch.so.7', which resolves nowhere here"});
   CHECK_FALSE(fs::exists(t / "ind/a/gone.so.2"));
   REQUIRE(r.unjudged_examples.size() == 1);
   CHECK(r.unjudged_examples[0].path == t / "ind/a/notelf.so");
@@ -273,8 +277,9 @@ TEST_CASE("purge: links are never followed, reserved names are skipped, a linked
   fs::create_symlink(t / "outside", t / ("tri/tmp.pid_" + std::string(kDeadPid)));
   test::write_file(t / "tri" / manifest::kEntriesName, "entries");
   unpack::PurgeReport r = purge_run(one("triton", manifest::ComponentKind::triton, t / "tri"));
-  CHECK(removed(r, t.path()) == std::vector<std::string>{
-                                    "debris tri/link.lock file 1 " + std::to_string((t / "outside/victim.lock").string().size()) + ": a lock file"});
+  CHECK(removed(r, t.path()) ==
+        std::vector<std::string>{"debris tri/link.lock file 1 " + std::to_string((t / "outside/victim.lock").string().size()) +
+                                 ": a lock file"});
   CHECK(test::slurp(t / "outside/victim.lock") == "keep me");
   CHECK(fs::exists(t / "outside/K/k.json"));
   CHECK(fs::is_symlink(t / "tri/K"));
@@ -302,7 +307,8 @@ TEST_CASE("purge: a missing folder is nothing to do, folders nested past the dep
   CHECK(r.unjudged_examples[0].reason == "nested deeper than 48 levels");
 }
 
-TEST_CASE("library_search_dirs: LD_LIBRARY_PATH, then the override, then torch/lib and the nvidia wheels' lib folders", "[purge]") {
+TEST_CASE("library_search_dirs: LD_LIBRARY_PATH, then the override, then torch/lib and the nvidia wheels' lib folders",
+          "[purge]") {
   test::ScratchDir t;
   fs::create_directories(t / "sp1/nvidia/cublas/lib");
   fs::create_directories(t / "sp1/nvidia/cudnn/lib");
@@ -311,15 +317,17 @@ TEST_CASE("library_search_dirs: LD_LIBRARY_PATH, then the override, then torch/l
   test::ScopedEnv search("CCPACK_LIB_SEARCH_DIRS", "/over");
   manifest::Fingerprint fp;
   fp.set(manifest::field::python_site_packages, (t / "sp1").string() + ", " + (t / "sp2").string(), "python sys.path");
-  CHECK(unpack::library_search_dirs(fp) ==
-        std::vector<std::string>{"/ld/a", "/ld/b", "/over", (t / "sp1/torch/lib").string(), (t / "sp1/nvidia/cublas/lib").string(),
-                                 (t / "sp1/nvidia/cudnn/lib").string(), (t / "sp2/torch/lib").string()});
+  CHECK(unpack::library_search_dirs(fp) == std::vector<std::string>{"/ld/a", "/ld/b", "/over", (t / "sp1/torch/lib").string(),
+                                                                    (t / "sp1/nvidia/cublas/lib").string(),
+                                                                    (t / "sp1/nvidia/cudnn/lib").string(),
+                                                                    (t / "sp2/torch/lib").string()});
   test::ScopedEnv no_over("CCPACK_LIB_SEARCH_DIRS", std::nullopt);
   std::vector<std::string> standard = unpack::library_search_dirs(manifest::Fingerprint{});
   REQUIRE(standard.size() >= 11);
   CHECK(std::vector<std::string>(standard.begin(), standard.begin() + 11) ==
         std::vector<std::string>{"/ld/a", "/ld/b", "/lib", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                                 "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/usr/local/lib"});
+                                 "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64",
+                                 "/usr/local/lib"});
 }
 
 TEST_CASE("purge: a folder it cannot read is named, never skipped in silence", "[purge]") {

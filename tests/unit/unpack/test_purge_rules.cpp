@@ -1,7 +1,6 @@
 // The purge rules (unpack/purge_rules.cpp), without a disk: kernel targets against the local fingerprint, CUDA
 // wheel paths, RUNPATH/$ORIGIN resolution and debris names.
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "unpack/purge_rules.hpp"
@@ -21,7 +20,9 @@ Fingerprint rules_a100() {
   return fp;
 }
 
-manifest::TritonTarget target(std::string arch, std::string version = "3.6.0") { return {"cuda", std::move(arch), 32, std::move(version), 1}; }
+manifest::TritonTarget target(std::string arch, std::string version = "3.6.0") {
+  return {"cuda", std::move(arch), 32, std::move(version), 1};
+}
 
 }  // namespace
 
@@ -38,12 +39,16 @@ TEST_CASE("a kernel built for another arch or triton is stale, one for this mach
 }
 
 TEST_CASE("kernel json: the target and version, or nothing for anything else") {
-  auto t = manifest::parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})");
+  auto t =
+      manifest::parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})");
   REQUIRE(t);
   CHECK(manifest::arch_name(*t) == "sm_90");
-  CHECK(manifest::parse_kernel_json(R"({"target": {"backend": "hip", "arch": "gfx942", "warp_size": 64}, "triton_version": "3.6.0"})")->arch == "gfx942");
+  CHECK(manifest::parse_kernel_json(
+            R"({"target": {"backend": "hip", "arch": "gfx942", "warp_size": 64}, "triton_version": "3.6.0"})")
+            ->arch == "gfx942");
   CHECK_FALSE(manifest::parse_kernel_json(R"({"child_paths": {}})"));
-  CHECK_FALSE(manifest::parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": -1}, "triton_version": "3.6.0"})"));
+  CHECK_FALSE(
+      manifest::parse_kernel_json(R"({"target": {"backend": "cuda", "arch": 90, "warp_size": -1}, "triton_version": "3.6.0"})"));
   CHECK_FALSE(manifest::parse_kernel_json(R"({"target": 1, "target": 2})"));
   CHECK_FALSE(manifest::parse_kernel_json(std::string(100, '[')));
   // The other members are dropped unbuilt, but still parsed: a "target" inside one of them is not the root's, and
@@ -56,8 +61,10 @@ TEST_CASE("kernel json: the target and version, or nothing for anything else") {
   CHECK(kept->backend == "cuda");
   CHECK(kept->arch == "90");
   CHECK(kept->triton_version == "3.6.0");
-  CHECK_FALSE(manifest::parse_kernel_json(R"({"hash": tru, "target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})"));
-  CHECK_FALSE(manifest::parse_kernel_json(R"({"hash": 1, "hash": 2, "target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})"));
+  CHECK_FALSE(manifest::parse_kernel_json(
+      R"({"hash": tru, "target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})"));
+  CHECK_FALSE(manifest::parse_kernel_json(
+      R"({"hash": 1, "hash": 2, "target": {"backend": "cuda", "arch": 90, "warp_size": 32}, "triton_version": "3.6.0"})"));
 }
 
 TEST_CASE("CUDA major of a wheel path") {

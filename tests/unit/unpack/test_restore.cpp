@@ -176,10 +176,12 @@ struct FileStream {
     UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
     manifest::ArchiveHeader h = manifest::read_header(fd.get(), file);
     std::uint64_t start = h.header_size;
-    return {"archive of a test", std::move(h), start, [this, start](const unpack::StreamedPayload::Push& push, const std::atomic<bool>&) {
+    return {"archive of a test", std::move(h), start,
+            [this, start](const unpack::StreamedPayload::Push& push, const std::atomic<bool>&) {
               ++payloads;
               std::string bytes = test::slurp(file).substr(start);
-              for (std::size_t at = 0; at < bytes.size(); at += 1000) push(bytes.data() + at, std::min<std::size_t>(1000, bytes.size() - at));
+              for (std::size_t at = 0; at < bytes.size(); at += 1000)
+                push(bytes.data() + at, std::min<std::size_t>(1000, bytes.size() - at));
             }};
   }
 };

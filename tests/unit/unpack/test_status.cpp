@@ -39,7 +39,9 @@ void restored(const fs::path& root, const Manifest& m, const std::string& compon
   fs::create_directories(root);
   for (const Entry& e : m.entries) {
     if (component_of(e.path) != component || e.type != EntryType::file) continue;
-    test::write_file(root / std::string(relative_of(e.path)), e.path.ends_with(".py") ? "code" : e.path.ends_with(".json") ? "{}" : "x");
+    test::write_file(root / std::string(relative_of(e.path)), e.path.ends_with(".py")     ? "code"
+                                                              : e.path.ends_with(".json") ? "{}"
+                                                                                          : "x");
   }
   UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   write_restored_entries(fd.get(), m, component, kRestoredDigest);
@@ -66,7 +68,8 @@ TEST_CASE("the restored entry list round-trips, with escaped names, and reads as
   CHECK(list->entries.count("odd\nname\\x") == 1);
   CHECK(list->entries.at("ab/c.py").size == 4);
   CHECK_FALSE(RestoredEntries::read(t / "ind", std::string(64, 'b')));  // another archive's list
-  for (const std::string& broken : {text.substr(0, text.size() - 4), text + "f 1 00 x\n", std::string("ccpack-entries 2") + text.substr(16)}) {
+  for (const std::string& broken :
+       {text.substr(0, text.size() - 4), text + "f 1 00 x\n", std::string("ccpack-entries 2") + text.substr(16)}) {
     test::write_file(t / "ind" / std::string(kEntriesName), broken);
     CHECK_FALSE(RestoredEntries::read(t / "ind", kRestoredDigest));
   }
@@ -87,8 +90,8 @@ TEST_CASE("status right after a restore: nothing compiled, then what was added b
   CHECK(s.marker->signed_by == "0123456789abcdef");
   CHECK(unpack::folder_status(tri).added() == 0);
 
-  for (const char* k : {"K2/triton_poi_b_0.json", "K2/triton_poi_b_0.cubin", "K2/__grp__triton_poi_b_0.json", "K3/triton_red_c_1.json",
-                        "K4/__grp__triton_per_d_2.json", "K4/triton_per_d_2.cubin"})
+  for (const char* k : {"K2/triton_poi_b_0.json", "K2/triton_poi_b_0.cubin", "K2/__grp__triton_poi_b_0.json",
+                        "K3/triton_red_c_1.json", "K4/__grp__triton_per_d_2.json", "K4/triton_per_d_2.cubin"})
     test::write_file(t / "tri" / k, "k");
   test::write_file(t / "tri/K1/triton_poi_a_0.json.lock", "");  // transient
   test::write_file(t / "ind/fxgraph/ab/fabc/entry", "g");
@@ -99,7 +102,8 @@ TEST_CASE("status right after a restore: nothing compiled, then what was added b
   fs::remove(t / "ind/ab/c.py");
 
   unpack::FolderStatus st = unpack::folder_status(tri);
-  CHECK(st.kernels == std::vector<unpack::AddedKernel>{{"triton_per_d_2", "K4"}, {"triton_poi_b_0", "K2"}, {"triton_red_c_1", "K3"}});
+  CHECK(st.kernels ==
+        std::vector<unpack::AddedKernel>{{"triton_per_d_2", "K4"}, {"triton_poi_b_0", "K2"}, {"triton_red_c_1", "K3"}});
   CHECK(st.added() == 3);
   unpack::FolderStatus si = unpack::folder_status(ind);
   CHECK(si.fx_graphs == std::vector<std::string>{"fxgraph/ab/fabc/entry"});
@@ -178,5 +182,6 @@ TEST_CASE("status names a subfolder it cannot read instead of ending its walk th
   CacheDir ind{"inductor", ComponentKind::inductor, t / "ind", "test"};
   std::string message = test::error_as_other_user([&] { (void)unpack::folder_status(ind); });
   fs::permissions(t / "ind/zz", fs::perms(0755));
-  CHECK(message == "cannot read cache folder " + quoted_path(t / "ind") + " (at " + quoted_path(t / "ind/zz") + "): Permission denied");
+  CHECK(message ==
+        "cannot read cache folder " + quoted_path(t / "ind") + " (at " + quoted_path(t / "ind/zz") + "): Permission denied");
 }

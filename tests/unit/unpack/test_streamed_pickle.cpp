@@ -40,8 +40,9 @@ Result stream(const std::string& packed, const std::vector<std::size_t>& cuts) {
   UniqueFd fd(::openat(root.get(), "entry", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   REQUIRE(fd.valid());
   auto make = [](unpack::PickleStream::Write write) {
-    return std::make_unique<unpack::PickleStream>(std::vector<std::string>{"/build/cache"}, "/a/much/longer/pod/folder",
-                                                  [](std::string_view) { return false; }, std::move(write));
+    return std::make_unique<unpack::PickleStream>(
+        std::vector<std::string>{"/build/cache"}, "/a/much/longer/pod/folder", [](std::string_view) { return false; },
+        std::move(write));
   };
   unpack::StreamedPickle s(make, fd.get(), root.get(), "entry", "'entry'");
   std::size_t at = 0;
@@ -76,7 +77,8 @@ TEST_CASE("streamed pickle: bytes that are no pickle are written as packed", "[s
   }
 }
 
-TEST_CASE("streamed pickle: stopped after a rewritten part was written, the file is turned back into the packed bytes", "[streamed-pickle]") {
+TEST_CASE("streamed pickle: stopped after a rewritten part was written, the file is turned back into the packed bytes",
+          "[streamed-pickle]") {
   // Bytes after STOP: the whole pickle was taken (and its longer rewrite written) before the stream fails.
   const std::string trailing = kPacked + "junk";
   for (const std::vector<std::size_t>& cuts : std::vector<std::vector<std::size_t>>{{}, {49}, {30, 50}}) {
@@ -91,7 +93,8 @@ TEST_CASE("streamed pickle: stopped after a rewritten part was written, the file
   CHECK(r.file == cut);
 }
 
-TEST_CASE("streamed pickle: turning a large written file back into its packed bytes holds a fixed buffer, not the file", "[streamed-pickle]") {
+TEST_CASE("streamed pickle: turning a large written file back into its packed bytes holds a fixed buffer, not the file",
+          "[streamed-pickle]") {
   // A moved str in a first frame (a changed unit: the file must be rebuilt), 64 MiB of a bytes value, then an
   // unknown opcode. Read back whole, the file and its packed copy took 128 MiB and more; streamed, about 4 MiB.
   // Bound: 10x that.
@@ -105,8 +108,9 @@ TEST_CASE("streamed pickle: turning a large written file back into its packed by
     UniqueFd root(::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     UniqueFd fd(::openat(root.get(), "entry", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     auto make = [](unpack::PickleStream::Write write) {
-      return std::make_unique<unpack::PickleStream>(std::vector<std::string>{"/build/cache"}, "/a/much/longer/pod/folder",
-                                                    [](std::string_view) { return false; }, std::move(write));
+      return std::make_unique<unpack::PickleStream>(
+          std::vector<std::string>{"/build/cache"}, "/a/much/longer/pod/folder", [](std::string_view) { return false; },
+          std::move(write));
     };
     unpack::StreamedPickle s(make, fd.get(), root.get(), "entry", "'entry'");
     std::uint64_t at = 0;

@@ -83,6 +83,7 @@ TEST_CASE("check_trust: an unsigned archive and one without a trusted signature 
   trust.add(signer.public_key());
   const manifest::ArchiveHeader other = header_of(kManifest + " ");
   CHECK(integrity_error([&] { (void)unpack::check_trust("b", other, sigs, trust, false); }) ==
-        "'b' has no signature that verifies with a trusted key (signed by " + signer.key_id() + " (bad signature); trusted keys here: " +
-            signer.key_id() + "); trust the signer's public key with --trust FILE or CCPACK_TRUSTED_KEYS");
+        "'b' has no signature that verifies with a trusted key (signed by " + signer.key_id() +
+            " (bad signature); trusted keys here: " + signer.key_id() +
+            "); trust the signer's public key with --trust FILE or CCPACK_TRUSTED_KEYS");
 }

@@ -16,8 +16,12 @@ std::optional<std::string> some(const std::string& s) { return s; }
 }  // namespace
 
 TEST_CASE("base64: RFC 4648 section 10 vectors, encoded and decoded", "[base64]") {
-  const std::pair<const char*, const char*> vectors[] = {{"", ""},          {"f", "Zg=="},         {"fo", "Zm8="},
-                                                         {"foo", "Zm9v"},   {"foob", "Zm9vYg=="},  {"fooba", "Zm9vYmE="},
+  const std::pair<const char*, const char*> vectors[] = {{"", ""},
+                                                         {"f", "Zg=="},
+                                                         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"},
+                                                         {"foob", "Zm9vYg=="},
+                                                         {"fooba", "Zm9vYmE="},
                                                          {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, coded] : vectors) {
     CHECK(base64_encode(plain) == coded);
@@ -51,7 +55,7 @@ TEST_CASE("base64: characters outside the alphabets, inner padding and a lone la
   CHECK_FALSE(base64_decode("Zg==Zg=="));  // padding only at the end
   CHECK_FALSE(base64_decode(std::string("Zm\0v", 4)));
   CHECK_FALSE(base64_decode("\xc3\xa9"));  // not ASCII
-  CHECK_FALSE(base64_decode("Z"));        // 6 bits make no byte
+  CHECK_FALSE(base64_decode("Z"));         // 6 bits make no byte
   CHECK_FALSE(base64_decode("Zm9vY"));
   CHECK_FALSE(base64_decode("Zm9vY==="));
   CHECK(base64_decode("") == some(""));

@@ -25,7 +25,10 @@ void put(std::string& b, std::size_t at, T v) {
 // A minimal ELF64: header, PT_LOAD (whole file, vaddr 0), PT_DYNAMIC at 0x100, strings at 0x200.
 std::string tiny_elf(std::uint64_t strtab_vaddr = 0x200) {
   std::string b(0x300, '\0');
-  std::memcpy(b.data(), "\x7f" "ELF\x02\x01\x01", 7);
+  std::memcpy(b.data(),
+              "\x7f"
+              "ELF\x02\x01\x01",
+              7);
   put<std::uint64_t>(b, 32, 64);  // e_phoff
   put<std::uint16_t>(b, 54, 56);  // e_phentsize
   put<std::uint16_t>(b, 56, 2);   // e_phnum
@@ -58,10 +61,13 @@ TEST_CASE("ELF reader: hostile files give a reason, never a crash") {
   std::string why;
   CHECK_FALSE(parse_elf_dynamic(std::string("not an elf"), why));
   CHECK(why == "not an ELF file");
-  CHECK_FALSE(parse_elf_dynamic(std::string("\x7f" "ELF\x02\x01"), why));
+  CHECK_FALSE(parse_elf_dynamic(std::string("\x7f"
+                                            "ELF\x02\x01"),
+                                why));
   CHECK(why == "shorter than an ELF64 header");
   std::string good = tiny_elf();
-  for (std::size_t n : {std::size_t{4}, std::size_t{63}, std::size_t{64}, std::size_t{130}, std::size_t{0x120}, std::size_t{0x205}}) {
+  for (std::size_t n :
+       {std::size_t{4}, std::size_t{63}, std::size_t{64}, std::size_t{130}, std::size_t{0x120}, std::size_t{0x205}}) {
     CHECK_FALSE(parse_elf_dynamic(std::string_view(good).substr(0, n), why));
   }
   CHECK_FALSE(parse_elf_dynamic(tiny_elf(0xffffffffffff0000ull), why));

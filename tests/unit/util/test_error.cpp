@@ -1,8 +1,7 @@
 // util/error.cpp and error.hpp: each exception's exit code, the exit-code table in order with one row per code,
 // and errno formatted as "what: strerror".
-#include <cerrno>
-
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstring>
 #include <string>
 

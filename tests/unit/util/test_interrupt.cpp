@@ -1,11 +1,11 @@
 // util/interrupt.cpp: each signal's message and exit code, check() and caught() in a process that never installed
 // the handlers, and, in a forked child that installs them, a signal ending the process with its line and exit
 // code (the registered folders removed, a forgotten one kept), or only recorded for check() after begin_writing.
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -62,7 +62,8 @@ TEST_CASE("interrupt::check and caught without install: nothing caught, nothing 
 
 TEST_CASE("interrupt: a signal before begin_writing ends the process with its line and code", "[util][interrupt]") {
   test::ScratchDir t;
-  for (auto [sig, code, name] : {std::tuple{SIGINT, 130, "SIGINT"}, std::tuple{SIGTERM, 143, "SIGTERM"}, std::tuple{SIGHUP, 129, "SIGHUP"}}) {
+  for (auto [sig, code, name] :
+       {std::tuple{SIGINT, 130, "SIGINT"}, std::tuple{SIGTERM, 143, "SIGTERM"}, std::tuple{SIGHUP, 129, "SIGHUP"}}) {
     ChildEnd end = in_child(t / "err", [sig = sig] {
       interrupt::install();
       ::raise(sig);

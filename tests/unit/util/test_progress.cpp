@@ -10,8 +10,10 @@ TEST_CASE("progress_line shows the rate and the time left") {
   // A slow registry: kB/s, and minutes.
   CHECK(progress_line("download", 1'000'000, 100'000'000, 4.0) == "download   1.0%  1.0 / 100.0 MB  250.0 kB/s  6:36 left");
   // A fast restore: GB/s; the time left is rounded up, so it reads 0:00 only when done.
-  CHECK(progress_line("restore", 4'000'000'000, 4'100'000'000, 1.0) == "restore  97.6%  4000.0 / 4100.0 MB  4.00 GB/s  0:01 left");
-  CHECK(progress_line("restore", 4'100'000'000, 4'100'000'000, 1.0) == "restore 100.0%  4100.0 / 4100.0 MB  4.10 GB/s  0:00 left");
+  CHECK(progress_line("restore", 4'000'000'000, 4'100'000'000, 1.0) ==
+        "restore  97.6%  4000.0 / 4100.0 MB  4.00 GB/s  0:01 left");
+  CHECK(progress_line("restore", 4'100'000'000, 4'100'000'000, 1.0) ==
+        "restore 100.0%  4100.0 / 4100.0 MB  4.10 GB/s  0:00 left");
   // Past an hour: h:mm:ss.
   CHECK(progress_line("create", 1'000'000, 10'000'000'000, 1.0) == "create   0.0%  1.0 / 10000.0 MB  1.0 MB/s  2:46:39 left");
 }

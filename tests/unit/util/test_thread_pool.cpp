@@ -1,7 +1,8 @@
 // util/thread_pool: the limit main records reaches oneTBB only when parallel work starts, and a later limit
 // replaces it; before use_thread_pool nothing is applied.
-#include <catch2/catch.hpp>
 #include <oneapi/tbb/global_control.h>
+
+#include <catch2/catch.hpp>
 
 #include "util/thread_pool.hpp"
 
