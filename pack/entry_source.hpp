@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,13 @@ class FileSlot {
   ~FileSlot() = default;
 };
 
+// One small file of a batch read by read_listed: entry `entry`, its listed size of bytes to go at `data`.
+struct ListedFile {
+  std::size_t entry = 0;
+  char* data = nullptr;
+  std::optional<Digest> digest;  // set by the source when it proved the bytes at `data`
+};
+
 class EntrySource {
  public:
   virtual ~EntrySource() = default;
@@ -80,6 +88,12 @@ class EntrySource {
   // carries none. Called after the files are read.
   [[nodiscard]] virtual std::optional<manifest::Fingerprint> derived_fingerprint() const { return std::nullopt; }
 
+  // Whether read_listed reads anything: the packer then lays out a batch at the listed sizes before reading it.
+  [[nodiscard]] virtual bool reads_listed() const { return false; }
+  // Reads small files together, each at its listed size into its `data`, and sets `digest` for each it proves
+  // whole and unchanged; the packer reads a file left without one through read_file (which also names what went
+  // wrong). Called from several threads at once, for different entries.
+  virtual void read_listed(std::span<ListedFile> files) { (void)files; }
   // Reads the whole of file entry `i` into slot.data(size); returns the SHA-256 of the bytes it put there.
   [[nodiscard]] virtual Digest read_file(std::size_t i, FileSlot& slot) = 0;
   // Reads bytes [offset, offset + length) of file entry `i` (a large file, read in pieces) into `out`.

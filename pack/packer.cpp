@@ -230,14 +230,16 @@ class PackPipeline {
     return b;
   }
 
-  // Stage 2 (parallel): the batch's tar bytes, read by the source.
+  // Stage 2 (parallel): the batch's tar bytes, read by the source: its small files together where it can
+  // (read_listed), the rest one by one.
   Batch* read_batch(Batch* b) {
     if (b->piece) {
       read_piece(*b);
       return b;
     }
+    std::size_t from = source_.reads_listed() ? read_listed(*b) : b->first;
     std::string header;
-    for (std::size_t i = b->first; i < b->first + b->count; ++i) {
+    for (std::size_t i = from; i < b->first + b->count; ++i) {
       if (src_.type(i) == EntryType::file) {
         BatchSlot slot(*b, source_, src_, i);
         // The source sets the entry's size in the list when it found the file changed since it listed it.
@@ -249,6 +251,36 @@ class PackPipeline {
       }
     }
     return b;
+  }
+
+  // Lays the batch out at the listed sizes (each entry's tar header, then a file's data and padding) and has the
+  // source read its files into place. Returns the first entry the source did not prove, with the batch cut back
+  // to where that entry starts (the rest is read one by one: its size may differ from the listing); the end of
+  // the batch when it proved them all.
+  std::size_t read_listed(Batch& b) {
+    std::vector<std::size_t> starts(b.count);
+    std::vector<ListedFile> files;
+    std::string header;
+    for (std::size_t i = b.first; i < b.first + b.count; ++i) {
+      starts[i - b.first] = b.used;
+      std::uint64_t size = src_.type(i) == EntryType::file ? src_.file_size(i) : 0;
+      header.clear();
+      manifest::append_tar_header(header, header_of(src_, i, size));
+      b.append(header, source_, i);
+      if (src_.type(i) != EntryType::file) continue;
+      char* data = b.grow(size + manifest::tar_padding(size), source_, i);
+      std::memset(data + size, 0, manifest::tar_padding(size));
+      files.push_back(ListedFile{i, data, std::nullopt});
+    }
+    source_.read_listed(files);
+    for (const ListedFile& f : files) {
+      if (!f.digest) {
+        b.used = starts[f.entry - b.first];
+        return f.entry;
+      }
+      src_.set_sha256(f.entry, *f.digest);
+    }
+    return b.first + b.count;
   }
 
   // A piece of a large file: its tar header before the first piece, its padding after the last.

@@ -29,6 +29,8 @@ class RecordedSource final : public EntrySource {
   [[nodiscard]] std::vector<std::string> skipped() const override { return files_.skipped(); }
   [[nodiscard]] std::vector<manifest::Component> components() const override;
   [[nodiscard]] std::optional<manifest::Fingerprint> derived_fingerprint() const override { return files_.derived_fingerprint(); }
+  [[nodiscard]] bool reads_listed() const override { return files_.reads_listed(); }
+  void read_listed(std::span<ListedFile> files) override { files_.read_listed(files); }
   [[nodiscard]] Digest read_file(std::size_t i, FileSlot& slot) override { return files_.read_file(i, slot); }
   void read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) override {
     files_.read_piece(i, offset, length, out);

@@ -179,3 +179,39 @@ TEST_CASE("filesystem source: a reorder moves the entries with their sources and
   CHECK(src.read_file(b, slot) == Sha256::of("BB"));  // its stamp came along: no re-read
   CHECK(slot.discarded == 0);
 }
+
+TEST_CASE("filesystem source: a batch read proves unchanged files and leaves changed or replaced ones to read_file",
+          "[fs-source]") {
+  test::ScratchDir t;
+  test::write_file(t / "ind/a.py", "alpha\n");  // written just now: racy, so proven by a second read too
+  test::write_file(t / "ind/b.py", "b");
+  test::write_file(t / "ind/c.py", "c");
+  test::write_file(t / "ind/d.py", "d");
+  test::write_file(t / "secret", "s");
+  pack::FilesystemSource src(both(t));
+  src.open();
+  REQUIRE(src.reads_listed());
+  append(t / "ind/b.py", "more");  // grew since the scan
+  fs::remove(t / "ind/c.py");
+  fs::remove(t / "ind/d.py");
+  fs::create_symlink(t / "secret", t / "ind/d.py");
+  std::vector<std::string> buffers;
+  std::vector<pack::ListedFile> files;
+  for (const char* name : {"inductor/a.py", "inductor/b.py", "inductor/c.py", "inductor/d.py"}) {
+    std::size_t i = index_of(src.entries(), name);
+    buffers.emplace_back(src.entries().file_size(i), '\0');
+    files.push_back(pack::ListedFile{i, nullptr, std::nullopt});
+  }
+  for (std::size_t k = 0; k < files.size(); ++k) files[k].data = buffers[k].data();
+  src.read_listed(files);
+  REQUIRE(files[0].digest.has_value());
+  CHECK(*files[0].digest == Sha256::of("alpha\n"));
+  CHECK(buffers[0] == "alpha\n");
+  CHECK_FALSE(files[1].digest.has_value());
+  CHECK_FALSE(files[2].digest.has_value());
+  CHECK_FALSE(files[3].digest.has_value());
+  CHECK(buffers[3] == std::string(1, '\0'));  // the link's target was never read
+  // read_file then reads the grown one at its new size.
+  StringSlot slot;
+  CHECK(src.read_file(files[1].entry, slot) == Sha256::of("bmore"));
+}

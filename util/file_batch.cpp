@@ -1,0 +1,153 @@
+#include "util/file_batch.hpp"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "util/error.hpp"
+
+namespace ccpack {
+namespace {
+
+// Set once any thread finds io_uring unusable: the others do not try again.
+std::atomic<bool> g_unavailable{false};
+
+// What the completions of one chunk stand for: the operation in the low two bits, the file above them.
+enum Op : std::uint64_t { kOpen = 0, kRead = 1, kStatx = 2, kClose = 3 };
+std::uint64_t tag(std::size_t file, Op op) { return (static_cast<std::uint64_t>(file) << 2) | op; }
+
+class Ring {
+ public:
+  Ring() {
+    if (g_unavailable.load(std::memory_order_relaxed)) return;
+    int rc = io_uring_queue_init(4 * FileBatch::kChunk, &ring_, 0);
+    if (rc < 0) {
+      g_unavailable.store(true, std::memory_order_relaxed);
+      return;
+    }
+    ok_ = true;
+  }
+  ~Ring() {
+    if (ok_) io_uring_queue_exit(&ring_);
+  }
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  [[nodiscard]] bool ok() const { return ok_; }
+
+  // The next submission entry; the ring holds a whole chunk's, so it is never full.
+  io_uring_sqe* entry() {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) throw Error("internal: the io_uring submission queue is full");
+    return sqe;
+  }
+
+  // Submits what was prepared and hands each of the `count` completions to `done(tag, result)`.
+  template <typename Done>
+  void run(unsigned count, Done&& done) {
+    int rc = 0;
+    do rc = io_uring_submit_and_wait(&ring_, count);
+    while (rc == -EINTR);
+    if (rc < 0) throw Error(std::string("cannot submit reads to io_uring: ") + std::strerror(-rc));
+    for (unsigned seen = 0; seen < count; ++seen) {
+      io_uring_cqe* cqe = nullptr;
+      do rc = io_uring_wait_cqe(&ring_, &cqe);
+      while (rc == -EINTR);
+      if (rc < 0) throw Error(std::string("cannot wait for io_uring: ") + std::strerror(-rc));
+      done(cqe->user_data, cqe->res);
+      io_uring_cqe_seen(&ring_, cqe);
+    }
+  }
+
+ private:
+  io_uring ring_{};
+  bool ok_ = false;
+};
+
+void fill_stat(const struct statx& sx, struct stat& st) {
+  st = {};
+  st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+  st.st_ino = sx.stx_ino;
+  st.st_mode = sx.stx_mode;
+  st.st_size = static_cast<off_t>(sx.stx_size);
+  st.st_mtim = {static_cast<time_t>(sx.stx_mtime.tv_sec), static_cast<long>(sx.stx_mtime.tv_nsec)};
+  st.st_ctim = {static_cast<time_t>(sx.stx_ctime.tv_sec), static_cast<long>(sx.stx_ctime.tv_nsec)};
+}
+
+// One chunk of at most kChunk files: their opens, then each open file's read, statx and close.
+void read_chunk(Ring& ring, std::span<FileRead> files) {
+  std::array<int, FileBatch::kChunk> fds{};
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    files[k].error = 0;
+    files[k].got = 0;
+    io_uring_sqe* sqe = ring.entry();
+    io_uring_prep_openat(sqe, AT_FDCWD, files[k].path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    io_uring_sqe_set_data64(sqe, tag(k, kOpen));
+  }
+  ring.run(static_cast<unsigned>(files.size()), [&](std::uint64_t t, int res) {
+    fds[t >> 2] = res;
+    if (res < 0) files[t >> 2].error = -res;
+  });
+
+  std::array<char, FileBatch::kChunk> extra{};
+  std::array<std::array<iovec, 2>, FileBatch::kChunk> iov{};
+  std::array<struct statx, FileBatch::kChunk> sx{};
+  unsigned ops = 0;
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    if (fds[k] < 0) continue;
+    iov[k] = {iovec{files[k].data, files[k].size}, iovec{&extra[k], 1}};
+    io_uring_sqe* sqe = ring.entry();
+    io_uring_prep_readv(sqe, fds[k], iov[k].data(), 2, 0);
+    io_uring_sqe_set_data64(sqe, tag(k, kRead));
+    sqe->flags |= IOSQE_IO_HARDLINK;  // the statx after the read even when it is short
+    sqe = ring.entry();
+    io_uring_prep_statx(sqe, fds[k], "", AT_EMPTY_PATH, STATX_BASIC_STATS, &sx[k]);
+    io_uring_sqe_set_data64(sqe, tag(k, kStatx));
+    sqe->flags |= IOSQE_IO_HARDLINK;
+    sqe = ring.entry();
+    io_uring_prep_close(sqe, fds[k]);
+    io_uring_sqe_set_data64(sqe, tag(k, kClose));
+    ops += 3;
+  }
+  if (ops == 0) return;
+  ring.run(ops, [&](std::uint64_t t, int res) {
+    FileRead& f = files[t >> 2];
+    switch (static_cast<Op>(t & 3)) {
+      case kRead:
+        if (res < 0)
+          f.error = -res;
+        else
+          f.got = static_cast<std::uint64_t>(res);
+        break;
+      case kStatx:
+        if (res < 0 && f.error == 0) f.error = -res;
+        break;
+      case kOpen:
+      case kClose:  // a read-only descriptor's close reports nothing worth acting on
+        break;
+    }
+  });
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    if (fds[k] >= 0 && files[k].error == 0) fill_stat(sx[k], files[k].after);
+  }
+}
+
+}  // namespace
+
+bool FileBatch::read_files(std::span<FileRead> files) {
+  thread_local Ring ring;
+  if (!ring.ok()) return false;
+  for (std::size_t at = 0; at < files.size(); at += kChunk) {
+    read_chunk(ring, files.subspan(at, std::min<std::size_t>(kChunk, files.size() - at)));
+  }
+  return true;
+}
+
+}  // namespace ccpack
