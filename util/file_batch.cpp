@@ -88,7 +88,7 @@ void read_chunk(Ring& ring, std::span<FileRead> files) {
     files[k].error = 0;
     files[k].got = 0;
     io_uring_sqe* sqe = ring.entry();
-    io_uring_prep_openat(sqe, AT_FDCWD, files[k].path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+    io_uring_prep_openat(sqe, AT_FDCWD, files[k].path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
     io_uring_sqe_set_data64(sqe, tag(k, kOpen));
   }
   ring.run(static_cast<unsigned>(files.size()), [&](std::uint64_t t, int res) {

@@ -3,6 +3,8 @@
 // every read). Checked: a file read whole with its digest, one changed since the scan read again to its new size,
 // one that never holds still refused by name, one replaced by a link or removed, pieces checked against the scan,
 // a recent ("racy") file proven by content, and the order and sources after a reorder.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -137,6 +139,22 @@ TEST_CASE("filesystem source: a file replaced by a link, a folder, or removed si
   CHECK(ccpack_error([&] { (void)src.read_file(index_of(src.entries(), "inductor/c.py"), slot); }) ==
         "cannot read " + q(t / "ind/c.py") + ": Is a directory");
   CHECK(slot.bytes.find('s') == std::string::npos);  // the link's target was never read
+}
+
+TEST_CASE("filesystem source: a FIFO put where a file was scanned is refused at once, never waited on", "[fs-source]") {
+  test::ScratchDir t;
+  test::write_file(t / "ind/a.py", "a");
+  pack::FilesystemSource src(both(t));
+  src.open();
+  fs::remove(t / "ind/a.py");
+  REQUIRE(::mkfifo((t / "ind/a.py").c_str(), 0644) == 0);
+  std::size_t i = index_of(src.entries(), "inductor/a.py");
+  std::string buffer(1, '\0');
+  std::vector<pack::ListedFile> files{pack::ListedFile{i, buffer.data(), std::nullopt}};
+  src.read_listed(files);
+  CHECK_FALSE(files[0].digest.has_value());
+  StringSlot slot;
+  CHECK(ccpack_error([&] { (void)src.read_file(i, slot); }) == "cannot read " + q(t / "ind/a.py") + ": Illegal seek");
 }
 
 TEST_CASE("filesystem source: pieces are checked against the scan, and a recent file by its content", "[fs-source]") {
