@@ -12,16 +12,11 @@
 # Usage: converge_folders_test.sh CCPACK DATA
 set -u
 SUITE=converge_folders
-CCPACK=$1
-DATA=$(realpath "$2")
-. "$(dirname "$0")/../helpers/harness.sh"
-isolate_home
-forget_torch_settings
-SAMPLE="$DATA/sample-cache"
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
+isolate
 export SOURCE_DATE_EPOCH=1700000000  # signatures' signed_at: merged archives compared byte for byte
-"$CCPACK" keygen -q --out "$T/ci.key" >/dev/null
-export CCPACK_TRUSTED_KEYS="$T/ci.key.pub"
-SIGN=(--sign-key "$T/ci.key")
+trust_ci_key
 
 # compile IND TRI: what a pod compiles for a new shape, naming its own folders as torch and Triton do.
 compile() {
@@ -77,7 +72,7 @@ grep -q "\"$T/third/t/NEWKERNEL/triton_new.cubin\"" "$T/third/t/NEWKERNEL/__grp_
 
 # --- what inspect, the card and check say of it -------------------------------------------------------------------
 SETTLED="base settled after 1 settle run (fixed point: the last compiled 0 Triton kernels, 0 FX graphs, 0 autotune results); merged 2 deltas (their additions not settle-tested)"
-BASE_SHA=$("$PY" -c "import json,sys; print(json.load(sys.stdin)['manifest_sha256'][:12])" < <("$CCPACK" inspect --json "$T/base.ccpack"))
+BASE_SHA=$(manifest_sha "$T/base.ccpack" | cut -c1-12)
 expect 0 "" -- "$CCPACK" inspect "$T/m.ccpack"
 [ "$(grep -E '^(settle|merged) ' "$T/out")" = "settle       $SETTLED
 merged       2 deltas into base $BASE_SHA (5 files and symlinks added)" ] && ok || bad "inspect: $(grep -E '^(settle|merged)' "$T/out")"

@@ -15,7 +15,7 @@ if [ ! -f "$FIXTURE" ]; then
   [ "${CCPACK_REQUIRE_FIXTURES:-0}" = 1 ] && exit 1
   exit 77
 fi
-. "$(dirname "$0")/../helpers/harness.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
 export CCPACK_ALLOW_UNSIGNED=1
 BUILD=/workspace/inductor_cache  # the folder the fixture was built in, as its pickles name it
 
@@ -35,5 +35,4 @@ rc=$?
 [ "$rc" -eq 1 ] && ok || bad "oracle on a restore with --no-relocate: exit $rc, expected 1"
 grep -q "^FAIL fxgraph/.*'$BUILD/.*' not moved to $T/raw/ind$" "$T/oracle" && ok || bad "oracle line: $(cat "$T/oracle")"
 
-echo "relocate: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
