@@ -108,6 +108,8 @@ snap() { (cd "$1" && find . -printf '%p %y %m %s\n' | sort && find . -type f -ex
 field() { "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "${2:-$T/out}" "$1"; }
 # manifest_sha ARCHIVE: prints the SHA-256 of ARCHIVE's manifest, as inspect --json reports it.
 manifest_sha() { "$CCPACK" inspect --json "$1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["manifest_sha256"])'; }
+# header_size ARCHIVE: the size of ARCHIVE's header frame (a zstd skippable frame: 8 bytes and its 32-bit LE length).
+header_size() { "$PY" -c 'import struct,sys; print(8 + struct.unpack_from("<I", open(sys.argv[1], "rb").read(8), 4)[0])' "$1"; }
 # check CONDITION MESSAGE: the shell CONDITION (evaluated) holds, else a failure saying MESSAGE.
 check() { if eval "$1"; then ok; else bad "$2"; fi; }
 # holds MESSAGE COMMAND...: COMMAND succeeds, else a failure saying MESSAGE.
@@ -173,6 +175,26 @@ failing_nvidia_smi() {
 gpu() { CCPACK_NVML_LIBRARY="$STUB" STUB_NVML_SMS=132 "$@"; }
 # nogpu COMMAND...: COMMAND where no NVML library loads (a container that requests no GPU).
 nogpu() { CCPACK_NVML_LIBRARY="$T/none/libnvidia-ml.so.1" "$@"; }
+
+# skip_without TOOL...: the whole suite is skipped (skip, then finish) when one of the TOOLs is not installed.
+skip_without() {
+  local t
+  for t in "$@"; do command -v "$t" >/dev/null || { skip "$SUITE suite" "$t is not installed"; finish; }; done
+}
+# require_tools TOOL...: the suite fails at once when one of the TOOLs is not installed (scripts/setup installs them).
+require_tools() {
+  local t
+  for t in "$@"; do command -v "$t" >/dev/null || { bad "$t is missing (scripts/setup installs it)"; exit 1; }; done
+}
+# unprivileged WHAT: true with RUNNER, the prefix that runs a command as a user other than root (nobody, by setpriv,
+# when this is root); false after skip WHAT where root has no setpriv.
+unprivileged() {
+  RUNNER=()
+  if [ "$(id -u)" -ne 0 ]; then return 0; fi
+  if command -v setpriv >/dev/null; then RUNNER=(setpriv --reuid=65534 --regid=65534 --clear-groups); return 0; fi
+  skip "$1" "running as root without setpriv (util-linux) to drop to nobody"
+  return 1
+}
 
 # spawn COMMAND...: COMMAND in the background, stopped by its PID at exit (PIDS).
 spawn() { "$@" & PIDS="$PIDS $!"; }

@@ -82,17 +82,11 @@ cmp -s "$T/j1.ccpack" "$T/j3.ccpack" && cmp -s "$A" "$T/j1.ccpack" && ok || bad 
 # Unreadable file: named. Root reads everything, so drop to nobody where we are root.
 mkdir -p "$T/unread/sub" && echo secret >"$T/unread/sub/k.bin" && chmod 000 "$T/unread/sub/k.bin" && chmod -R a+rX "$T/unread/sub" 2>/dev/null
 chmod 000 "$T/unread/sub/k.bin"; chmod 755 "$T" "$T/unread" "$T/unread/sub"
-if [ "$(id -u)" -eq 0 ]; then
-  if command -v setpriv >/dev/null; then
-    mkdir -p "$T/nobody" && chmod 777 "$T/nobody"
-    expect 1 "cannot read '$T/unread/sub/k.bin': Permission denied" -- setpriv --reuid=65534 --regid=65534 --clear-groups \
-      "$CCPACK" create -o "$T/nobody/u.ccpack" --inductor-dir "$T/unread"
-    [ -z "$(ls -A "$T/nobody")" ] && ok || bad "failed create left files in $T/nobody"
-  else
-    skip "an unreadable file is named" "running as root without setpriv (util-linux) to drop to nobody"
-  fi
-else
-  expect 1 "cannot read '$T/unread/sub/k.bin': Permission denied" -- "$CCPACK" create -o "$T/u.ccpack" --inductor-dir "$T/unread"
+if unprivileged "an unreadable file is named"; then
+  mkdir -p "$T/nobody" && chmod 777 "$T/nobody"
+  expect 1 "cannot read '$T/unread/sub/k.bin': Permission denied" -- \
+    "${RUNNER[@]}" "$CCPACK" create -o "$T/nobody/u.ccpack" --inductor-dir "$T/unread"
+  [ -z "$(ls -A "$T/nobody")" ] && ok || bad "failed create left files in $T/nobody"
 fi
 
 # Special files are refused by name.
@@ -147,16 +141,13 @@ expect 0 "" -- "$CCPACK" restore -q "$T/bp.ccpack" --at-build-paths --print-env
 grp_ok "$T/bp/src/triton_cache"
 expect 2 "does not take --inductor-dir" -- "$CCPACK" restore "$T/bp.ccpack" --at-build-paths --inductor-dir "$T/x"
 # A build path this user cannot write: refused by name before anything is written.
-if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
+if unprivileged "a build path this user cannot write"; then
   copy_sample "$T/ro/c/ind" "$T/ro/c/tri"
   expect 0 "" -- "$CCPACK" create -q -o "$T/ro.ccpack" --inductor-dir "$T/ro/c/ind" --triton-dir "$T/ro/c/tri"
   rm -rf "$T/ro/c" && chmod 555 "$T/ro" && chmod 644 "$T/ro.ccpack" && chmod 755 "$T"
-  runner=(); [ "$(id -u)" -eq 0 ] && runner=(setpriv --reuid=65534 --regid=65534 --clear-groups)
   expect 1 "cannot restore inductor at its build path '$T/ro/c/ind': '$T/ro' is not writable here" -- \
-    "${runner[@]}" "$CCPACK" restore "$T/ro.ccpack" --at-build-paths
+    "${RUNNER[@]}" "$CCPACK" restore "$T/ro.ccpack" --at-build-paths
   [ -z "$(ls -A "$T/ro")" ] && ok || bad "refused --at-build-paths wrote into $T/ro"
-else
-  skip "a build path this user cannot write" "running as root without setpriv (util-linux) to drop to nobody"
 fi
 # Extra folders: packed with --add NAME=DIR, restored only where --add names them again.
 mkdir -p "$T/ext/build/x" && printf 'so' >"$T/ext/build/x/mod.so" && mkdir -p "$T/ext/empty"

@@ -106,20 +106,18 @@ cmp -s "$T/m3.ccpack" "$T/m4.ccpack" && ok || bad "merge with conflicts differs 
 
 # --- status --max-compiled: the remedy that fits the archive ---------------------------------------------------------
 GATE="ccpack: error: 1 Triton kernel compiled since the restore, more than --max-compiled 0"
-expect 7 "" -- "$CCPACK" status --max-compiled 0 --inductor-dir "$T/want/i" --triton-dir "$T/want/t"
-[ "$(cat "$T/err")" = "$GATE (the archive was settled, and this pod met work its warm-up did not: bring it into the next archive with \`ccpack create --since-restore\` on this pod and \`ccpack merge\` of its delta in the pipeline)" ] &&
-  ok || bad "settled gate: $(cat "$T/err")"
+expect_exact 7 "$GATE (the archive was settled, and this pod met work its warm-up did not: bring it into the next archive with \`ccpack create --since-restore\` on this pod and \`ccpack merge\` of its delta in the pipeline)" -- \
+  "$CCPACK" status --max-compiled 0 --inductor-dir "$T/want/i" --triton-dir "$T/want/t"
 expect 0 "" -- "$CCPACK" create -q -o "$T/plain.ccpack" "${SIGN[@]}" --inductor-dir "$T/build/ind" --triton-dir "$T/build/tri"
 expect 0 "" -- "$CCPACK" restore -q "$T/plain.ccpack" --inductor-dir "$T/u/i" --triton-dir "$T/u/t"
 compile "$T/u/i" "$T/u/t"
-expect 7 "" -- "$CCPACK" status --max-compiled 0 --inductor-dir "$T/u/i" --triton-dir "$T/u/t"
-[ "$(cat "$T/err")" = "$GATE (the archive was not settled for this workload: see \`create --settle\`)" ] && ok || bad "unsettled gate: $(cat "$T/err")"
+expect_exact 7 "$GATE (the archive was not settled for this workload: see \`create --settle\`)" -- \
+  "$CCPACK" status --max-compiled 0 --inductor-dir "$T/u/i" --triton-dir "$T/u/t"
 # A marker written before it recorded the settle record: status does not guess.
 for m in "$T/want/i/.ccpack-marker.json" "$T/want/t/.ccpack-marker.json"; do
   "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); del j['settle']; open(sys.argv[1], 'w').write(json.dumps(j))" "$m"
 done
-expect 7 "" -- "$CCPACK" status --max-compiled 0 --inductor-dir "$T/want/i" --triton-dir "$T/want/t"
-[ "$(cat "$T/err")" = "$GATE (the restore markers do not say whether the archive was settled (restored by an older ccpack): if it was, \`ccpack create --since-restore\` on this pod and \`ccpack merge\` of its delta in the pipeline; if not, see \`create --settle\`)" ] &&
-  ok || bad "unrecorded gate: $(cat "$T/err")"
+expect_exact 7 "$GATE (the restore markers do not say whether the archive was settled (restored by an older ccpack): if it was, \`ccpack create --since-restore\` on this pod and \`ccpack merge\` of its delta in the pipeline; if not, see \`create --settle\`)" -- \
+  "$CCPACK" status --max-compiled 0 --inductor-dir "$T/want/i" --triton-dir "$T/want/t"
 
 finish

@@ -15,9 +15,7 @@ SUITE=cosign3
 suite_paths "$@"
 isolate
 unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY SOURCE_DATE_EPOCH CCPACK_PLAIN_HTTP CCPACK_COSIGN_IDENTITY
-for tool in docker-registry openssl curl node npm; do
-  command -v "$tool" >/dev/null || { skip "cosign3 suite" "$tool is not installed"; finish; }
-done
+skip_without docker-registry openssl curl node npm
 start_plain_registry
 R=127.0.0.1:$PORT
 cd "$T"

@@ -19,9 +19,7 @@ suite_paths "$@"
 isolate
 unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY SOURCE_DATE_EPOCH CCPACK_PLAIN_HTTP
 HELPERS="$PY $HERE/cosign_helpers.py"
-for tool in docker-registry skopeo openssl curl; do
-  command -v "$tool" >/dev/null || { skip "cosign suite" "$tool is not installed"; finish; }
-done
+skip_without docker-registry skopeo openssl curl
 "$PY" -c "import nacl.secret, cryptography" 2>/dev/null || { skip "cosign suite" "python3-nacl or python3-cryptography missing"; finish; }
 start_plain_registry
 R=127.0.0.1:$PORT

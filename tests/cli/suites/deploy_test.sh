@@ -21,7 +21,7 @@ CHECK="$HERE/deploy_check.py"
 isolate
 unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY CCPACK_SELECT CCPACK_PLAIN_HTTP
 
-command -v docker-registry >/dev/null || { echo "FAIL: docker-registry is missing (scripts/setup installs it)"; exit 1; }
+require_tools docker-registry
 chmod 755 "$T"  # the pod's user (below) must reach its folders
 
 # A plain docker-registry on a free port, stopped by PID at the end (harness.sh start_plain_registry).

@@ -79,7 +79,7 @@ EOF
 )
 
 # --- the world -------------------------------------------------------------------------------------------------------
-command -v docker-registry >/dev/null || { echo "FAIL: docker-registry is missing (scripts/setup installs it)"; exit 1; }
+require_tools docker-registry
 start_plain_registry
 REG="127.0.0.1:$PORT"
 mkdir -p "$T/bin" "$T/nosys" "$T/keys"

@@ -57,14 +57,11 @@ json_is "$T/out" "j['folders'][1]['modified']==['$victim']"
 rm "$S/ind/.ccpack-entries" && mkfifo "$S/ind/.ccpack-entries"
 expect 0 "" -- timeout 20 "$CCPACK" status --json --inductor-dir "$S/ind" --triton-dir "$S/tri"
 json_is "$T/out" "j['folders'][0]['state']=='no_entry_list'"
-if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
-  runner=(); [ "$(id -u)" -eq 0 ] && runner=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+if unprivileged "a subfolder status cannot read"; then
   chmod 755 "$T" "$T/p2" && mkdir -p "$T/p2/tri/zz" && chmod 0 "$T/p2/tri/zz"
   expect 1 "^ccpack: error: cannot read cache folder '$T/p2/tri' \(at '$T/p2/tri/zz'\): Permission denied$" -- \
-    "${runner[@]}" "$CCPACK" status --inductor-dir "$T/p2/ind" --triton-dir "$T/p2/tri"
+    "${RUNNER[@]}" "$CCPACK" status --inductor-dir "$T/p2/ind" --triton-dir "$T/p2/tri"
   chmod 755 "$T/p2/tri/zz"
-else
-  skip "a subfolder status cannot read" "running as root without setpriv (util-linux) to drop to nobody"
 fi
 
 # --- registries.conf: a device, a folder, a scheme --------------------------------------------------------------

@@ -199,7 +199,7 @@ cp "$T/out" "$T/card.md"
 grep -q "The cache holds kernels for 2 targets: sm_80 (triton 3.6.0), sm_90 (triton 3.6.0)" "$T/card.md" && ok || bad "card: $(cat "$T/card.md")"
 grep -q "^| sm_80 | cuda | 32 | 3.6.0 | 2 |" "$T/card.md" && ok || bad "card targets table: $(grep sm_ "$T/card.md")"
 "$CCPACK" inspect --json "$T/mixed.ccpack" >"$T/insp.json"
-GPU=$("$PY" -c "import json,sys; v=json.load(open(sys.argv[1]))['manifest']['fingerprint']['fields'].get('gpu.name',{}).get('value'); print(v or '')" "$T/insp.json")
+GPU=$(field "j['manifest']['fingerprint']['fields'].get('gpu.name',{}).get('value') or ''" "$T/insp.json")
 names=$(grep -Eo "NVIDIA [A-Za-z0-9-]+|A100|H100|H200|MI300X|MI250X?|L40S?" "$T/card.md" | sort -u)
 for n in $names; do case "$GPU" in *"$n"*) ok ;; *) bad "the card names GPU '$n'; the fingerprint's gpu.name is '$GPU'" ;; esac; done
 grep -q "^- gpu.arch: absent" "$T/card.md" && ok || bad "card gpu.arch: $(grep gpu.arch "$T/card.md")"

@@ -19,9 +19,7 @@ HELP="$HERE/registry_helpers.py"
 # What every passing command printed, searched for secrets at the end.
 EXPECT_LOG=$T/all-stderr
 
-for tool in docker-registry skopeo htpasswd openssl python3; do
-  command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (scripts/setup installs it)"; exit 1; }
-done
+require_tools docker-registry skopeo htpasswd openssl python3
 "$PY" -c 'import jwt, cryptography' 2>/dev/null || { echo "FAIL: python3-jwt/python3-cryptography missing"; exit 1; }
 
 isolate_home
@@ -207,7 +205,7 @@ curl -s --max-time 10 -o /dev/null -X PUT -H 'Content-Type: application/vnd.oci.
 : >"$T/proxy.log"
 expect 3 "signed fingerprint does not fit this machine: gpu.arch is 'sm_90' in the archive, 'sm_100' here" -- \
   "$CCPACK" pull --plain-http "$R/cache:liar" -o "$T/liar.ccpack" --fingerprint "$T/b200.json"
-HSIZE=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["annotations"]["org.ccpack.header.size"])' "$T/liar.json")
+HSIZE=$(field 'j["annotations"]["org.ccpack.header.size"]' "$T/liar.json")
 holds "lying annotations: only the header frame was read" [ "$(awk '/\/blobs\//{n+=$4} END{print n+0}' "$T/proxy.log")" = "$HSIZE" ]
 holds "refused pull leaves no file" [ ! -e "$T/liar.ccpack" ]
 
@@ -234,7 +232,7 @@ CCPACK_FINGERPRINT_FILE="$T/mi300.json" expect 0 "triton: already restored" -- \
   "$CCPACK" restore --plain-http "oci://$R/cache:fleet" --inductor-dir "$T/oci-mi/ind" --triton-dir "$T/oci-mi/tri"
 HSIZE_MI=$(awk '/\/blobs\//{n+=$4} END{print n+0}' "$T/proxy.log")
 # The header frame of the pushed file: a zstd skippable frame, 8 bytes then its little-endian 32-bit length.
-HEADER_MI=$("$PY" -c 'import struct,sys; d=open(sys.argv[1],"rb").read(8); print(8 + struct.unpack("<I", d[4:])[0])' "$T/mi300.ccpack")
+HEADER_MI=$(header_size "$T/mi300.ccpack")
 holds "already restored: exactly the header frame was read ($HSIZE_MI bytes, header $HEADER_MI)" [ "$HSIZE_MI" = "$HEADER_MI" ]
 : >"$T/proxy.log"
 CCPACK_FINGERPRINT_FILE="$T/b200.json" expect 3 "no archive in .* fits this machine" -- \
@@ -249,7 +247,7 @@ expect 0 "digest OK" -- "$CCPACK" pull --plain-http "127.0.0.1:$(cat "$T/cut.por
 holds "cut transfer completes byte-identical" cmp -s "$T/big.ccpack" "$T/big-pulled.ccpack"
 holds "the proxy cut the transfer" grep -q ' CUT$' "$T/cut.log"
 # The archive is one frame: the resume starts at the end of the last verified frame, the header frame's end.
-RESUME=$("$PY" -c 'import struct,sys; print(8 + struct.unpack_from("<I", open(sys.argv[1], "rb").read(8), 4)[0])' "$T/big.ccpack")
+RESUME=$(header_size "$T/big.ccpack")
 holds "the rest came with a Range request from the last verified frame" grep -Eq "GET /v2/cache/blobs/sha256:[0-9a-f]+ 206 [0-9]+ bytes=$RESUME-[0-9]+\$" "$T/cut.log"
 
 # ... and restore oci:// through a cut connection gives the same trees as a local restore.

@@ -23,7 +23,7 @@ xz -dc "$FIXTURE" | tar -xf - -C "$T" || { bad "cannot unpack $FIXTURE"; exit 1;
 expect 0 "" -- "$CCPACK" create -q -o "$T/fx.ccpack" --inductor-dir "$T/inductor_cache" --triton-dir "$T/triton_cache"
 
 expect 0 "" -- "$CCPACK" restore --json "$T/fx.ccpack" --inductor-dir "$T/pod/ind" --triton-dir "$T/pod/tri"
-fields=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["components"][0]; print(c["pickle_files"], c["pickle_paths_rewritten"], c["files_unparsed"])' "$T/out")
+fields=$(field '" ".join(str(j["components"][0][k]) for k in ("pickle_files", "pickle_paths_rewritten", "files_unparsed"))')
 [ "$fields" = "3 30 0" ] && ok || bad "restore --json: pickle_files pickle_paths_rewritten files_unparsed = '$fields', expected '3 30 0'"
 python3 "$ORACLE" "$T/inductor_cache" "$T/pod/ind" "$BUILD" "$T/triton_cache" "$T/pod/tri" >"$T/oracle" 2>&1
 [ "$(cat "$T/oracle")" = "ok: 3 pickles, 30 paths moved, 3188 other files as packed" ] && ok || bad "oracle on the relocated restore: $(cat "$T/oracle")"

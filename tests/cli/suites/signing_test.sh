@@ -40,7 +40,7 @@ expect 0 "triton: restored" -- "$CCPACK" restore "$A" --trust ci.key.pub --induc
 check 'diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude="__grp__*.json" "$SAMPLE/triton_cache" "$T/r/tri" >/dev/null' "restored tree differs"
 expect 0 "already restored" -- "$CCPACK" restore "$A" --trust ci.key.pub --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
 # The no-op reads the manifest's top level only: restore --json says which stage it reached.
-manifest_read() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["manifest"], j["noop"])' "$T/out"; }
+manifest_read() { field 'j["manifest"] + " " + str(j["noop"])'; }
 expect 0 "" -- "$CCPACK" restore --json "$A" --trust ci.key.pub --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
 check '[ "$(manifest_read)" = "full False" ]' "first restore: manifest read $(manifest_read), expected full False"
 expect 0 "" -- "$CCPACK" restore --json "$A" --trust ci.key.pub --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
