@@ -145,6 +145,8 @@ ec_key() {
   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null && chmod 600 "$1" &&
     openssl pkey -in "$1" -pubout -out "$2" 2>/dev/null
 }
+# cosign_keys: in the current folder, ci.key and other.key (Ed25519 pairs) and ec.key with ec.pub (ECDSA P-256).
+cosign_keys() { make_key ci.key other.key && ec_key ec.key ec.pub; }
 # trust_ci_key: a key pair $T/ci.key and $T/ci.key.pub, the only trusted key ($CCPACK_TRUSTED_KEYS); SIGN signs with it.
 trust_ci_key() { make_key "$T/ci.key"; export CCPACK_TRUSTED_KEYS="$T/ci.key.pub"; SIGN=(--sign-key "$T/ci.key"); }
 # signed_copy ARCHIVE COPY KEY: COPY is ARCHIVE signed with KEY (ccpack sign, its output dropped).

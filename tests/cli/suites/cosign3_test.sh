@@ -26,8 +26,7 @@ entries() {
 }
 
 # --- keys, archives, and the npm packages (pinned: the versions cosign_test.sh verifies with, and their signer) --
-make_key ci.key other.key
-ec_key ec.key ec.pub
+cosign_keys
 expect 0 "" -- "$CCPACK" create -o signed.ccpack "${DIRS[@]}" --sign-key ci.key
 expect 0 "" -- "$CCPACK" create -o unsigned.ccpack --inductor-dir "$SAMPLE/inductor_cache"
 if ! timeout 300 npm install --prefix "$T/npm" --no-audit --no-fund --silent @sigstore/verify@1.2.1 @sigstore/bundle@2.3.2 \

@@ -30,8 +30,7 @@ push_bare() {  # push_bare TAG [ARCHIVE]: an unsigned archive under TAG, no cosi
 }
 
 # --- keys and archives -------------------------------------------------------------------------------------
-make_key ci.key other.key
-ec_key ec.key ec.pub
+cosign_keys
 expect 0 "" -- "$CCPACK" create -o signed.ccpack "${DIRS[@]}" --sign-key ci.key
 expect 0 "" -- "$CCPACK" create -o unsigned.ccpack "${DIRS[@]}"
 # Another unsigned archive (another manifest digest): the refusals below get a signature tag of their own.
