@@ -14,19 +14,19 @@ import filecmp
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 import unittest
 from pathlib import Path
 
 import ccpack
 import ccpack.errors
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "helpers"))
+from suite_harness import Registry, finish, scratch  # noqa: E402 (the helpers folder is on the path only now)
+
 DATA = Path(sys.argv.pop(1)).resolve() if len(sys.argv) > 1 else None
-WORK = Path(tempfile.mkdtemp(prefix="ccpack-api."))
+WORK = scratch("api")
 
 
 def fake_python(name: str, torch_version: str) -> Path:
@@ -237,22 +237,8 @@ class Api(unittest.TestCase):
         127.0.0.1 (stopped by its PID); an unsigned push raises IntegrityError, a mistyped select UsageError."""
         if not shutil.which("docker-registry"):
             self.skipTest("docker-registry is not installed (scripts/setup installs it)")
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        root = WORK / "registry"
-        root.mkdir()
-        (root / "config.yml").write_text(f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {root}/data\n"
-                                         f"http:\n  addr: 127.0.0.1:{port}\n")
-        server = subprocess.Popen(["docker-registry", "serve", str(root / "config.yml")],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(150):  # at most 15 s
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=1):
-                        break
-                except OSError:
-                    time.sleep(0.1)
+        with Registry(WORK / "registry") as reg:
+            port = reg.port
             ref = f"oci://127.0.0.1:{port}/api/cache:v1"
             pushed = ccpack.push(self.signed, ref, index=True, plain_http=True)
             listing = ccpack.ls(ref, plain_http=True)
@@ -275,9 +261,6 @@ class Api(unittest.TestCase):
             with self.assertRaises(ccpack.IntegrityError) as caught:
                 ccpack.push(unsigned, f"oci://127.0.0.1:{port}/api/unsigned:v1", plain_http=True)
             self.assertEqual(caught.exception.exit_code, 4)
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
         with self.assertRaises(ccpack.UsageError) as typo:
             ccpack.check(self.signed, select={"gpu.arch": "sm_9O"}, **self.dirs)
         self.assertIn("sm_90", str(typo.exception))
@@ -295,10 +278,4 @@ class Api(unittest.TestCase):
 if __name__ == "__main__":
     if DATA is None:
         sys.exit("usage: api_test.py PATH/TO/tests/data")
-    result = unittest.main(exit=False, verbosity=1).result
-    ok = result.wasSuccessful()
-    if ok:
-        shutil.rmtree(WORK, ignore_errors=True)
-    else:
-        print(f"kept {WORK}")
-    sys.exit(0 if ok else 1)
+    finish(WORK)

@@ -2,11 +2,9 @@
 # CLI suite: drives the real binary and pins each scenario to its exact exit code and error line.
 # Usage: cli_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-SAMPLE="$DATA/sample-cache"
 SUITE=cli  # the shared harness: $T, ok, bad, expect
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 
 same_tree() {  # same files, bytes and modes (restore marker aside; Triton group files checked by grp_ok)
   if diff <(cd "$1" && find . \( -path ./.ccpack-marker.json -o -path ./.ccpack-entries \) -prune -o -printf '%p %y %m\n' | sort) \
@@ -29,13 +27,11 @@ PY
   then ok; else bad "group file child paths under $1"; fi
 }
 
-unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME
+isolate
 # This suite is about packing and restoring; signatures and trust have their own (signing_test.sh). Unsigned
 # archives are refused by default, so opt out here, the way an entrypoint would.
 export CCPACK_ALLOW_UNSIGNED=1
 unset CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR"
 A="$T/a.ccpack"
 
 # --- usage -------------------------------------------------------------------------------------------
@@ -68,35 +64,29 @@ grep -q "Exit codes" "$T/out" && ok || bad "--help does not list exit codes"
 expect 1 "no cache folder found" -- "$CCPACK" create -o "$A"
 expect 1 "inductor cache folder '$T/missing'" -- "$CCPACK" create -o "$A" --inductor-dir "$T/missing"
 expect 1 "folder '$T/no/such' does not exist" -- "$CCPACK" create -o "$T/no/such/a.ccpack" --inductor-dir "$SAMPLE/inductor_cache"
-[ ! -e "$A" ] && ok || bad "failed create left $A"
-expect 0 "" -- "$CCPACK" create -q -o "$A" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
+absent "failed create left $A" "$A"
+expect 0 "" -- "$CCPACK" create -q -o "$A" "${DIRS[@]}"
 [ ! -s "$T/err" ] && ok || bad "-q printed: $(cat "$T/err")"
 # Environment variables pick the folders, as they do for torch.
 TORCHINDUCTOR_CACHE_DIR="$SAMPLE/inductor_cache" TRITON_CACHE_DIR="$SAMPLE/triton_cache" \
   expect 0 "packed 107 files" -- "$CCPACK" create -o "$T/env.ccpack"
 cmp -s "$A" "$T/env.ccpack" && ok || bad "env-var create differs from flag create"
 # Deterministic.
-"$CCPACK" create -q -o "$T/again.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
+"$CCPACK" create -q -o "$T/again.ccpack" "${DIRS[@]}"
 cmp -s "$A" "$T/again.ccpack" && ok || bad "create is not deterministic"
 # ... and independent of the thread count (a build machine and a laptop make the same archive).
-"$CCPACK" create -q -j 1 -o "$T/j1.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
-"$CCPACK" create -q -j 3 -o "$T/j3.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
+"$CCPACK" create -q -j 1 -o "$T/j1.ccpack" "${DIRS[@]}"
+"$CCPACK" create -q -j 3 -o "$T/j3.ccpack" "${DIRS[@]}"
 cmp -s "$T/j1.ccpack" "$T/j3.ccpack" && cmp -s "$A" "$T/j1.ccpack" && ok || bad "archive depends on -j"
 
 # Unreadable file: named. Root reads everything, so drop to nobody where we are root.
 mkdir -p "$T/unread/sub" && echo secret >"$T/unread/sub/k.bin" && chmod 000 "$T/unread/sub/k.bin" && chmod -R a+rX "$T/unread/sub" 2>/dev/null
 chmod 000 "$T/unread/sub/k.bin"; chmod 755 "$T" "$T/unread" "$T/unread/sub"
-if [ "$(id -u)" -eq 0 ]; then
-  if command -v setpriv >/dev/null; then
-    mkdir -p "$T/nobody" && chmod 777 "$T/nobody"
-    expect 1 "cannot read '$T/unread/sub/k.bin': Permission denied" -- setpriv --reuid=65534 --regid=65534 --clear-groups \
-      "$CCPACK" create -o "$T/nobody/u.ccpack" --inductor-dir "$T/unread"
-    [ -z "$(ls -A "$T/nobody")" ] && ok || bad "failed create left files in $T/nobody"
-  else
-    skip "an unreadable file is named" "running as root without setpriv (util-linux) to drop to nobody"
-  fi
-else
-  expect 1 "cannot read '$T/unread/sub/k.bin': Permission denied" -- "$CCPACK" create -o "$T/u.ccpack" --inductor-dir "$T/unread"
+if unprivileged "an unreadable file is named"; then
+  mkdir -p "$T/nobody" && chmod 777 "$T/nobody"
+  expect 1 "cannot read '$T/unread/sub/k.bin': Permission denied" -- \
+    "${RUNNER[@]}" "$CCPACK" create -o "$T/nobody/u.ccpack" --inductor-dir "$T/unread"
+  [ -z "$(ls -A "$T/nobody")" ] && ok || bad "failed create left files in $T/nobody"
 fi
 
 # Special files are refused by name.
@@ -107,7 +97,7 @@ expect 1 "refusing to pack FIFO '$T/special/pipe'" -- "$CCPACK" create -o "$T/s.
 expect 0 "" -- "$CCPACK" inspect "$A"
 grep -q "inductor .* 18 files" "$T/out" && grep -q "triton .* 89 files" "$T/out" && ok || bad "inspect summary: $(cat "$T/out")"
 expect 0 "" -- "$CCPACK" inspect --json --files "$A"
-python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert len([e for e in j['manifest']['entries'] if e['type']=='file'])==107" "$T/out" && ok || bad "inspect --json --files"
+json_is "$T/out" "len([e for e in j['manifest']['entries'] if e['type']=='file'])==107"
 expect 0 "OK, 1 frames and 107 files" -- "$CCPACK" verify "$A"
 
 # --- stock tools ---------------------------------------------------------------------------------------
@@ -135,11 +125,11 @@ USER=tester expect 0 "" -- "$CCPACK" restore -q "$A"
 same_tree "$TMPDIR/torchinductor_tester" "$SAMPLE/inductor_cache"
 same_tree "$HOME/.triton/cache" "$SAMPLE/triton_cache"
 expect 0 "" -- "$CCPACK" restore --json "$A" --inductor-dir "$T/j/ind" --triton-dir "$T/j/tri"
-python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert [c['status'] for c in j['components']]==['restored','restored']" "$T/out" && ok || bad "restore --json"
+json_is "$T/out" "[c['status'] for c in j['components']]==['restored','restored']"
 
-python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['components'][1]; assert c['relocated'] is True and c['build_dir']==sys.argv[2] and c['group_paths_rewritten']==77, c" "$T/out" "$SAMPLE/triton_cache" && ok || bad "restore --json relocation fields: $(cat "$T/out")"
+json_is "$T/out" "j['components'][1]['relocated'] is True and j['components'][1]['build_dir']=='$SAMPLE/triton_cache' and j['components'][1]['group_paths_rewritten']==77"
 # --at-build-paths restores where the archive was built; --print-env, evaluated, names the folders that hold it.
-mkdir -p "$T/bp/src" && cp -r "$SAMPLE/inductor_cache" "$SAMPLE/triton_cache" "$T/bp/src/"
+copy_sample "$T/bp/src/inductor_cache" "$T/bp/src/triton_cache"
 expect 0 "" -- "$CCPACK" create -q -o "$T/bp.ccpack" --inductor-dir "$T/bp/src/inductor_cache" --triton-dir "$T/bp/src/triton_cache"
 mv "$T/bp/src" "$T/bp/orig"
 expect 0 "" -- "$CCPACK" restore -q "$T/bp.ccpack" --at-build-paths --print-env
@@ -151,22 +141,19 @@ expect 0 "" -- "$CCPACK" restore -q "$T/bp.ccpack" --at-build-paths --print-env
 grp_ok "$T/bp/src/triton_cache"
 expect 2 "does not take --inductor-dir" -- "$CCPACK" restore "$T/bp.ccpack" --at-build-paths --inductor-dir "$T/x"
 # A build path this user cannot write: refused by name before anything is written.
-if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
-  mkdir -p "$T/ro/c" && cp -r "$SAMPLE/inductor_cache" "$T/ro/c/ind" && cp -r "$SAMPLE/triton_cache" "$T/ro/c/tri"
+if unprivileged "a build path this user cannot write"; then
+  copy_sample "$T/ro/c/ind" "$T/ro/c/tri"
   expect 0 "" -- "$CCPACK" create -q -o "$T/ro.ccpack" --inductor-dir "$T/ro/c/ind" --triton-dir "$T/ro/c/tri"
   rm -rf "$T/ro/c" && chmod 555 "$T/ro" && chmod 644 "$T/ro.ccpack" && chmod 755 "$T"
-  runner=(); [ "$(id -u)" -eq 0 ] && runner=(setpriv --reuid=65534 --regid=65534 --clear-groups)
   expect 1 "cannot restore inductor at its build path '$T/ro/c/ind': '$T/ro' is not writable here" -- \
-    "${runner[@]}" "$CCPACK" restore "$T/ro.ccpack" --at-build-paths
+    "${RUNNER[@]}" "$CCPACK" restore "$T/ro.ccpack" --at-build-paths
   [ -z "$(ls -A "$T/ro")" ] && ok || bad "refused --at-build-paths wrote into $T/ro"
-else
-  skip "a build path this user cannot write" "running as root without setpriv (util-linux) to drop to nobody"
 fi
 # Extra folders: packed with --add NAME=DIR, restored only where --add names them again.
 mkdir -p "$T/ext/build/x" && printf 'so' >"$T/ext/build/x/mod.so" && mkdir -p "$T/ext/empty"
 expect 0 "" -- "$CCPACK" create -q -o "$T/extra.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --add torch_ext="$T/ext"
 expect 0 "torch_ext: skipped: no folder given: pass --add torch_ext=DIR" -- "$CCPACK" restore "$T/extra.ccpack" --inductor-dir "$T/x1/ind"
-[ ! -e "$T/x1/torch_ext" ] && ok || bad "skipped component was written"
+absent "skipped component was written" "$T/x1/torch_ext"
 expect 0 "torch_ext: restored" -- "$CCPACK" restore --inductor-dir "$T/x2/ind" --add torch_ext="$T/x2/ext" "$T/extra.ccpack"
 same_tree "$T/x2/ext" "$T/ext"
 [ -d "$T/x2/ext/empty" ] && ok || bad "empty folder not restored"
@@ -178,15 +165,14 @@ same_tree "$T/volume/ind" "$SAMPLE/inductor_cache"
 # Two components into one folder, or one inside the other: a usage error before anything is written.
 expect 2 "overlapping folders" -- "$CCPACK" restore "$A" --inductor-dir "$T/same" --triton-dir "$T/same"
 expect 2 "overlapping folders" -- "$CCPACK" restore "$A" --inductor-dir "$T/nest" --triton-dir "$T/nest/triton"
-[ ! -e "$T/same" ] && [ ! -e "$T/nest" ] && ok || bad "overlapping restore wrote something"
+absent "overlapping restore wrote something" "$T/same" "$T/nest"
 # A target that is a file, not a folder: refused, the file kept.
 echo keep >"$T/notdir"
 expect 1 "is not a folder" -- "$CCPACK" restore "$A" --inductor-dir "$T/notdir" --triton-dir "$T/nd/tri"
 [ "$(cat "$T/notdir")" = keep ] && ok || bad "file target changed"
-[ ! -e "$T/nd/tri" ] && ok || bad "another component was restored before the refusal"
+absent "another component was restored before the refusal" "$T/nd/tri"
 
 # --- damage: exit 4, target untouched --------------------------------------------------------------------
-snap() { (cd "$1" && find . -printf '%p %s %m\n' | sort && find . -type f -exec sha256sum {} + | sort); }
 # A target holding other content (a restored target would make the restore a no-op that reads no payload).
 mkdir -p "$T/d/ind" && echo precious >"$T/d/ind/keep.txt"
 before=$(snap "$T/d")
@@ -204,7 +190,7 @@ echo "not an archive at all, just some text that is long enough" >"$T/text.ccpac
 expect 4 "is not a ccpack archive" -- "$CCPACK" inspect "$T/text.ccpack"
 expect 1 "cannot open archive '$T/none.ccpack'" -- "$CCPACK" verify "$T/none.ccpack"
 expect 4 "" -- "$CCPACK" verify --json "$T/cut.ccpack"
-python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['ok'] is False and j['exit_code']==4 and 'truncated' in j['error']" "$T/out" && ok || bad "verify --json error object: $(cat "$T/out")"
+json_is "$T/out" "j['ok'] is False and j['exit_code']==4 and 'truncated' in j['error']"
 ls -a "$T/d" | grep -q staging && bad "staging debris left in $T/r" || ok
 
 # A file-size limit (ulimit -f) is an I/O error the run cleans up after, not a SIGXFSZ kill that leaves staging.

@@ -12,16 +12,11 @@
 # Usage: converge_folders_test.sh CCPACK DATA
 set -u
 SUITE=converge_folders
-CCPACK=$1
-DATA=$(realpath "$2")
-. "$(dirname "$0")/../helpers/harness.sh"
-isolate_home
-forget_torch_settings
-SAMPLE="$DATA/sample-cache"
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
+isolate
 export SOURCE_DATE_EPOCH=1700000000  # signatures' signed_at: merged archives compared byte for byte
-"$CCPACK" keygen -q --out "$T/ci.key" >/dev/null
-export CCPACK_TRUSTED_KEYS="$T/ci.key.pub"
-SIGN=(--sign-key "$T/ci.key")
+trust_ci_key
 
 # compile IND TRI: what a pod compiles for a new shape, naming its own folders as torch and Triton do.
 compile() {
@@ -77,7 +72,7 @@ grep -q "\"$T/third/t/NEWKERNEL/triton_new.cubin\"" "$T/third/t/NEWKERNEL/__grp_
 
 # --- what inspect, the card and check say of it -------------------------------------------------------------------
 SETTLED="base settled after 1 settle run (fixed point: the last compiled 0 Triton kernels, 0 FX graphs, 0 autotune results); merged 2 deltas (their additions not settle-tested)"
-BASE_SHA=$("$PY" -c "import json,sys; print(json.load(sys.stdin)['manifest_sha256'][:12])" < <("$CCPACK" inspect --json "$T/base.ccpack"))
+BASE_SHA=$(manifest_sha "$T/base.ccpack" | cut -c1-12)
 expect 0 "" -- "$CCPACK" inspect "$T/m.ccpack"
 [ "$(grep -E '^(settle|merged) ' "$T/out")" = "settle       $SETTLED
 merged       2 deltas into base $BASE_SHA (5 files and symlinks added)" ] && ok || bad "inspect: $(grep -E '^(settle|merged)' "$T/out")"
@@ -111,20 +106,18 @@ cmp -s "$T/m3.ccpack" "$T/m4.ccpack" && ok || bad "merge with conflicts differs 
 
 # --- status --max-compiled: the remedy that fits the archive ---------------------------------------------------------
 GATE="ccpack: error: 1 Triton kernel compiled since the restore, more than --max-compiled 0"
-expect 7 "" -- "$CCPACK" status --max-compiled 0 --inductor-dir "$T/want/i" --triton-dir "$T/want/t"
-[ "$(cat "$T/err")" = "$GATE (the archive was settled, and this pod met work its warm-up did not: bring it into the next archive with \`ccpack create --since-restore\` on this pod and \`ccpack merge\` of its delta in the pipeline)" ] &&
-  ok || bad "settled gate: $(cat "$T/err")"
+expect_exact 7 "$GATE (the archive was settled, and this pod met work its warm-up did not: bring it into the next archive with \`ccpack create --since-restore\` on this pod and \`ccpack merge\` of its delta in the pipeline)" -- \
+  "$CCPACK" status --max-compiled 0 --inductor-dir "$T/want/i" --triton-dir "$T/want/t"
 expect 0 "" -- "$CCPACK" create -q -o "$T/plain.ccpack" "${SIGN[@]}" --inductor-dir "$T/build/ind" --triton-dir "$T/build/tri"
 expect 0 "" -- "$CCPACK" restore -q "$T/plain.ccpack" --inductor-dir "$T/u/i" --triton-dir "$T/u/t"
 compile "$T/u/i" "$T/u/t"
-expect 7 "" -- "$CCPACK" status --max-compiled 0 --inductor-dir "$T/u/i" --triton-dir "$T/u/t"
-[ "$(cat "$T/err")" = "$GATE (the archive was not settled for this workload: see \`create --settle\`)" ] && ok || bad "unsettled gate: $(cat "$T/err")"
+expect_exact 7 "$GATE (the archive was not settled for this workload: see \`create --settle\`)" -- \
+  "$CCPACK" status --max-compiled 0 --inductor-dir "$T/u/i" --triton-dir "$T/u/t"
 # A marker written before it recorded the settle record: status does not guess.
 for m in "$T/want/i/.ccpack-marker.json" "$T/want/t/.ccpack-marker.json"; do
   "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); del j['settle']; open(sys.argv[1], 'w').write(json.dumps(j))" "$m"
 done
-expect 7 "" -- "$CCPACK" status --max-compiled 0 --inductor-dir "$T/want/i" --triton-dir "$T/want/t"
-[ "$(cat "$T/err")" = "$GATE (the restore markers do not say whether the archive was settled (restored by an older ccpack): if it was, \`ccpack create --since-restore\` on this pod and \`ccpack merge\` of its delta in the pipeline; if not, see \`create --settle\`)" ] &&
-  ok || bad "unrecorded gate: $(cat "$T/err")"
+expect_exact 7 "$GATE (the restore markers do not say whether the archive was settled (restored by an older ccpack): if it was, \`ccpack create --since-restore\` on this pod and \`ccpack merge\` of its delta in the pipeline; if not, see \`create --settle\`)" -- \
+  "$CCPACK" status --max-compiled 0 --inductor-dir "$T/want/i" --triton-dir "$T/want/t"
 
 finish

@@ -12,21 +12,16 @@
 # Usage: converge_test.sh CCPACK CCPACK_CRAFT DATA
 set -u
 SUITE=converge
-CCPACK=$1
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$1" "$3"
 CRAFT=$2
-DATA=$(realpath "$3")
-. "$(dirname "$0")/../helpers/harness.sh"
-isolate_home
-forget_torch_settings
-SAMPLE="$DATA/sample-cache"
+isolate
 export SOURCE_DATE_EPOCH=1700000000  # signatures' signed_at: merged archives compared byte for byte
-"$CCPACK" keygen -q --out "$T/ci.key" >/dev/null
-export CCPACK_TRUSTED_KEYS="$T/ci.key.pub"
-SIGN=(--sign-key "$T/ci.key")
+trust_ci_key
 
 # The base: the sample cache, signed; two pods restore it into their own folders.
-"$CCPACK" create -q -o "$T/base.ccpack" "${SIGN[@]}" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
-BASE_SHA=$("$PY" -c "import json,sys; print(json.load(sys.stdin)['manifest_sha256'])" < <("$CCPACK" inspect --json "$T/base.ccpack"))
+"$CCPACK" create -q -o "$T/base.ccpack" "${SIGN[@]}" "${DIRS[@]}"
+BASE_SHA=$(manifest_sha "$T/base.ccpack")
 pod() {  # pod NAME: fresh folders restored from the base
   expect 0 "" -- "$CCPACK" restore -q "$T/base.ccpack" --inductor-dir "$T/$1/ind" --triton-dir "$T/$1/tri"
 }
@@ -56,12 +51,12 @@ json_is "$T/out" 'j["manifest"]["delta"] == {"base_manifest_sha256": "'"$BASE_SH
 # A delta is not a whole cache: restore refuses it.
 expect 2 "is a delta \(only what a pod compiled since restoring archive ${BASE_SHA:0:12}\), not a whole cache" -- \
   "$CCPACK" restore "$T/db.ccpack" --inductor-dir "$T/nowhere/ind"
-[ ! -e "$T/nowhere" ] && ok || bad "restore of a delta wrote $T/nowhere"
+absent "restore of a delta wrote $T/nowhere" "$T/nowhere"
 # A folder ccpack did not restore: exit 5, nothing written.
 mkdir -p "$T/plain/ind"
 expect 5 "inductor cache folder '$T/plain/ind' holds no restore marker ccpack can read" -- \
   "$CCPACK" create -o "$T/dplain.ccpack" --since-restore --inductor-dir "$T/plain/ind"
-[ ! -e "$T/dplain.ccpack" ] && ok || bad "refused delta was written"
+absent "refused delta was written" "$T/dplain.ccpack"
 expect 2 "" -- "$CCPACK" create -o "$T/x.ccpack" --since-restore --settle -- true
 fi
 
@@ -95,7 +90,7 @@ fi
 
 # --- the base's gate and the deltas' ---------------------------------------------------------------------------
 if section gates; then
-"$CCPACK" keygen -q --out "$T/other.key" >/dev/null
+make_key "$T/other.key"
 expect 4 "" -- env CCPACK_TRUSTED_KEYS="$T/other.key.pub" "$CCPACK" merge "$T/base.ccpack" "$T/da.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
 expect 2 "is a delta, not a whole cache" -- "$CCPACK" merge "$T/db.ccpack" "$T/da.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
 expect 2 "has no 'delta' field" -- "$CCPACK" merge "$T/base.ccpack" "$T/base.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
@@ -120,7 +115,7 @@ for s in link-chain link-chain-deep link-loop link-nul dup-entries dup-key-entry
   "$CRAFT" "$s" "$T/h-$s.ccpack" "$BASE_SHA" "$T/base-fp.json" || { bad "ccpack_craft $s failed"; continue; }
   expect 4 "" -- "$CCPACK" merge "$T/base.ccpack" "$T/da.ccpack" "$T/h-$s.ccpack" -o "$T/x.ccpack" "${SIGN[@]}"
 done
-[ ! -e "$T/x.ccpack" ] && ok || bad "a refused merge wrote its output"
+absent "a refused merge wrote its output" "$T/x.ccpack"
 [ -z "$(find "$T" -maxdepth 1 -name '.ccpack-merge-*')" ] && ok || bad "a refused merge left its scratch folder"
 fi
 

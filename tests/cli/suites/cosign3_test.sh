@@ -10,22 +10,15 @@
 # repository). Against Debian's docker-registry on 127.0.0.1.
 # Usage: cosign3_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
 SUITE=cosign3
-. "$(dirname "$(realpath "$0")")/../helpers/harness.sh"
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
-isolate_home
-forget_torch_settings
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
+isolate
 unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY SOURCE_DATE_EPOCH CCPACK_PLAIN_HTTP CCPACK_COSIGN_IDENTITY
-SAMPLE="$DATA/sample-cache"
-for tool in docker-registry openssl curl node npm; do
-  command -v "$tool" >/dev/null || { skip "cosign3 suite" "$tool is not installed"; finish; }
-done
+skip_without docker-registry openssl curl node npm
 start_plain_registry
 R=127.0.0.1:$PORT
 cd "$T"
-field() { "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$T/out" "$1"; }
 # entries DIGEST: the bundle entries of DIGEST's fallback index (artifactType bundle v0.3), and all entries.
 entries() {
   curl -s --max-time 10 -H "Accept: application/vnd.oci.image.index.v1+json" "http://$R/v2/cache/manifests/${1/:/-}" |
@@ -33,11 +26,7 @@ entries() {
 }
 
 # --- keys, archives, and the npm packages (pinned: the versions cosign_test.sh verifies with, and their signer) --
-"$CCPACK" keygen -q --out ci.key >/dev/null
-"$CCPACK" keygen -q --out other.key >/dev/null
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ec.key 2>/dev/null && chmod 600 ec.key
-openssl pkey -in ec.key -pubout -out ec.pub 2>/dev/null
-DIRS=(--inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache")
+cosign_keys
 expect 0 "" -- "$CCPACK" create -o signed.ccpack "${DIRS[@]}" --sign-key ci.key
 expect 0 "" -- "$CCPACK" create -o unsigned.ccpack --inductor-dir "$SAMPLE/inductor_cache"
 if ! timeout 300 npm install --prefix "$T/npm" --no-audit --no-fund --silent @sigstore/verify@1.2.1 @sigstore/bundle@2.3.2 \
@@ -82,7 +71,7 @@ expect 0 "cosign signature by trusted key" -- "$CCPACK" pull "$R/cache:b1" -o b1
 expect 0 "" -- "$CCPACK" push --plain-http --allow-unsigned --cosign-format legacy unsigned.ccpack "$R/cache:b2"
 expect 4 "\(${B/:/-}\.sig: no signature \(the tag is missing or holds no layer\); bundle sha256:[0-9a-f]{64}: key [0-9a-f]{16} signed this digest for another reference: it names $R/cache:b1, not $R/cache:b2 \(--cosign-identity repository accepts any tag of the repository\)\)" -- \
   "$CCPACK" pull "$R/cache:b2" -o b2.ccpack --plain-http --require-cosign --trust ec.pub
-check '[ ! -e b2.ccpack ]' "a refused pull left a file"
+absent "a refused pull left a file" b2.ccpack
 expect 0 "cosign signature by trusted key" -- "$CCPACK" pull "$R/cache:b2" -o b2.ccpack --plain-http --require-cosign --trust ec.pub --cosign-identity repository
 
 # --- a bundle made by @sigstore/sign, pushed as cosign 3 pushes it, accepted by that key alone ------------------
@@ -95,7 +84,7 @@ expect 0 "triton: restored" -- "$CCPACK" restore "oci://$R/cache:js" --plain-htt
   --inductor-dir "$T/r2/ind" --triton-dir "$T/r2/tri"
 expect 4 "has no cosign signature by a trusted key \(${L/:/-}\.sig: no signature \(the tag is missing or holds no layer\); bundle sha256:[0-9a-f]{64}: signed by no trusted key\)" -- \
   "$CCPACK" restore "oci://$R/cache:js" --plain-http --require-cosign --trust ci.key.pub --inductor-dir "$T/r3/ind" --triton-dir "$T/r3/tri"
-check '[ ! -e "$T/r3/ind" ] && [ ! -e "$T/r3/tri" ]' "a refused restore wrote something"
+absent "a refused restore wrote something" "$T/r3/ind" "$T/r3/tri"
 # A push of the same artifact by ccpack with that key and another: @sigstore/sign's bundle holds ccpack's very
 # statement (the same bytes) signed by the ECDSA key, so only the Ed25519 key adds an entry; the other is kept.
 expect 0 "cosign bundle of $L in $R/cache, listed by tag ${L/:/-} \(2 keys, 1 written\)" -- \
@@ -113,7 +102,7 @@ refuse() {
   check 'JS push "$d" ci.key "$R/cache:t-$tamper" "$tamper" >"$T/js.out"' "sigstore_bundle.js push $1 failed (its output: $T/js.out)"
   expect 4 "\(${d/:/-}\.sig: no signature \(the tag is missing or holds no layer\); bundle sha256:[0-9a-f]{64}: $2\)" -- \
     "$CCPACK" restore "oci://$R/cache:t-$1" --plain-http --require-cosign --trust ci.key.pub --inductor-dir "$T/x/ind" --triton-dir "$T/x/tri"
-  check '[ ! -e "$T/x/ind" ] && [ ! -e "$T/x/tri" ]' "the restore of a bundle tampered ($1) wrote something"
+  absent "the restore of a bundle tampered ($1) wrote something" "$T/x/ind" "$T/x/tri"
 }
 # defence: bundle-key (a statement byte changed after signing: no trusted key's signature covers it)
 refuse payload "signed by no trusted key"

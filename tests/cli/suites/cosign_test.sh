@@ -13,19 +13,13 @@
 # manifest is full (1,000 layers) exits 1 with the tag unmoved. Against Debian's docker-registry on 127.0.0.1.
 # Usage: cosign_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
 SUITE=cosign
-. "$(dirname "$(realpath "$0")")/../helpers/harness.sh"
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
-isolate_home
-forget_torch_settings
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
+isolate
 unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY SOURCE_DATE_EPOCH CCPACK_PLAIN_HTTP
 HELPERS="$PY $HERE/cosign_helpers.py"
-SAMPLE="$DATA/sample-cache"
-for tool in docker-registry skopeo openssl curl; do
-  command -v "$tool" >/dev/null || { skip "cosign suite" "$tool is not installed"; finish; }
-done
+skip_without docker-registry skopeo openssl curl
 "$PY" -c "import nacl.secret, cryptography" 2>/dev/null || { skip "cosign suite" "python3-nacl or python3-cryptography missing"; finish; }
 start_plain_registry
 R=127.0.0.1:$PORT
@@ -34,14 +28,9 @@ push_bare() {  # push_bare TAG [ARCHIVE]: an unsigned archive under TAG, no cosi
   "$CCPACK" push --plain-http --allow-unsigned --json "${2:-unsigned.ccpack}" "$R/cache:$1" 2>/dev/null |
     "$PY" -c "import json,sys; print(json.load(sys.stdin)['manifest_digest'])"
 }
-field() { "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$T/out" "$1"; }
 
 # --- keys and archives -------------------------------------------------------------------------------------
-"$CCPACK" keygen -q --out ci.key >/dev/null
-"$CCPACK" keygen -q --out other.key >/dev/null
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ec.key 2>/dev/null && chmod 600 ec.key
-openssl pkey -in ec.key -pubout -out ec.pub 2>/dev/null
-DIRS=(--inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache")
+cosign_keys
 expect 0 "" -- "$CCPACK" create -o signed.ccpack "${DIRS[@]}" --sign-key ci.key
 expect 0 "" -- "$CCPACK" create -o unsigned.ccpack "${DIRS[@]}"
 # Another unsigned archive (another manifest digest): the refusals below get a signature tag of their own.
@@ -148,7 +137,7 @@ expect 0 "triton: restored" -- "$CCPACK" restore "oci://$R/cache:skopeo" --plain
   --inductor-dir "$T/r2/ind" --triton-dir "$T/r2/tri"
 expect 4 "has no cosign signature by a trusted key \(sha256-[0-9a-f]{64}\.sig: layer 0: signed by no trusted key\)" -- \
   "$CCPACK" restore "oci://$R/cache:skopeo" --plain-http --require-cosign --trust ci.key.pub --inductor-dir "$T/r3/ind" --triton-dir "$T/r3/tri"
-check '[ ! -e "$T/r3/ind" ] && [ ! -e "$T/r3/tri" ]' "a refused restore wrote something"
+absent "a refused restore wrote something" "$T/r3/ind" "$T/r3/tri"
 # Without --require-cosign the unsigned archive is refused as ever.
 expect 4 "is unsigned and unsigned archives are refused" -- \
   "$CCPACK" restore "oci://$R/cache:skopeo" --plain-http --trust ec.pub --inductor-dir "$T/r3/ind" --triton-dir "$T/r3/tri"
@@ -159,9 +148,9 @@ if section refusals; then
 refuse() {  # refuse TAG PATTERN: restore and pull --require-cosign --trust ec.pub both refuse, nothing written
   expect 4 "$2" -- "$CCPACK" restore "oci://$R/cache:$1" --plain-http --require-cosign --trust ec.pub \
     --inductor-dir "$T/x/ind" --triton-dir "$T/x/tri"
-  check '[ ! -e "$T/x/ind" ] && [ ! -e "$T/x/tri" ]' "refused restore of $1 wrote something"
+  absent "refused restore of $1 wrote something" "$T/x/ind" "$T/x/tri"
   expect 4 "$2" -- "$CCPACK" pull "$R/cache:$1" -o "$T/x.ccpack" --plain-http --require-cosign --trust ec.pub
-  check '[ ! -e "$T/x.ccpack" ]' "refused pull of $1 left a file"
+  absent "refused pull of $1 left a file" "$T/x.ccpack"
 }
 D=$(push_bare none lone.ccpack)
 refuse none "\(${D/:/-}\.sig: no signature \(the tag is missing or holds no layer\)\)"
@@ -195,7 +184,7 @@ expect 0 "inductor: restored" -- "$CCPACK" restore "oci://$R/cache:none" --plain
   --cosign-identity repository --inductor-dir "$T/r4/ind" --triton-dir "$T/r4/tri"
 expect 2 "--cosign-identity is 'tag': expected exact or repository" -- \
   "$CCPACK" pull "$R/cache:none" -o "$T/x.ccpack" --plain-http --require-cosign --trust ec.pub --cosign-identity tag
-check '[ ! -e "$T/x.ccpack" ]' "a pull with a bad --cosign-identity left a file"
+absent "a pull with a bad --cosign-identity left a file" "$T/x.ccpack"
 # defence: cosign-manifest-signature (accepted by cosign, but a trusted key's own signature of the archive fails)
 python3 - signed.ccpack broken.ccpack <<'PYEOF'
 import struct, sys
@@ -209,7 +198,7 @@ expect 0 "" -- "$CCPACK" push --plain-http --cosign-key ec.key broken.ccpack "$R
 expect 4 "is accepted by the cosign signature of key [0-9a-f]{16}, but its own signature by trusted key [0-9a-f]{16} does not verify" -- \
   "$CCPACK" restore "oci://$R/cache:broken" --plain-http --require-cosign --trust ec.pub --trust ci.key.pub \
   --inductor-dir "$T/r5/ind" --triton-dir "$T/r5/tri"
-check '[ ! -e "$T/r5/tri/.ccpack-marker.json" ]' "the broken archive was restored"
+absent "the broken archive was restored" "$T/r5/tri/.ccpack-marker.json"
 fi
 # --- fleets: another signer beside ours, many tags, a tag moved back, the image, signing before the tag moves ---
 if section fleets; then
@@ -235,7 +224,7 @@ expect 0 "cosign signature by trusted key" -- "$CCPACK" pull "$R/cache:f35" -o f
 expect 0 "" -- "$CCPACK" push --plain-http fleet.ccpack "$R/cache:prod"
 expect 4 "layer 1: key [0-9a-f]{16} signed this digest for another reference: it names $R/cache:f1, not $R/cache:prod \(--cosign-identity repository accepts any tag of the repository\)" -- \
   "$CCPACK" restore "oci://$R/cache:prod" --plain-http --require-cosign --trust ec.pub --inductor-dir "$T/r6/ind" --triton-dir "$T/r6/tri"
-check '[ ! -e "$T/r6/ind" ] && [ ! -e "$T/r6/tri" ]' "a restore refused for its identity wrote something"
+absent "a restore refused for its identity wrote something" "$T/r6/ind" "$T/r6/tri"
 expect 0 "triton: restored" -- "$CCPACK" restore "oci://$R/cache:prod" --plain-http --require-cosign --trust ec.pub \
   --cosign-identity repository --inductor-dir "$T/r6/ind" --triton-dir "$T/r6/tri"
 expect 0 "cosign signature by trusted key" -- env CCPACK_COSIGN_IDENTITY=repository \
@@ -269,7 +258,7 @@ G=$(push_bare full-0 full.ccpack)
 $HELPERS fill "$PORT" cache "$G" 1000
 expect 1 "signature manifest ${G/:/-}\.sig is full \(1000 signatures\)" -- \
   "$CCPACK" push --plain-http --allow-unsigned --cosign-key ec.key full.ccpack "$R/cache:full-1"
-check '[ "$(curl -s -o /dev/null -w "%{http_code}" -H "Accept: application/vnd.oci.image.manifest.v1+json" "http://$R/v2/cache/manifests/full-1")" = 404 ]' \
+check '[ "$(curl -s -o /dev/null -w "%{http_code}" --max-time 10 -H "Accept: application/vnd.oci.image.manifest.v1+json" "http://$R/v2/cache/manifests/full-1")" = 404 ]' \
   "a push whose signature failed moved the tag"
 fi
 finish

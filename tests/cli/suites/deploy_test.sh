@@ -13,19 +13,15 @@
 # suite, so the page cannot drift from it.
 # Usage: deploy_test.sh PATH/TO/ccpack PATH/TO/tests/data PATH/TO/nvml_stub.so
 set -u
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-STUB=$(realpath "$3")
-SAMPLE="$DATA/sample-cache"
 SUITE=deploy
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 DOC="$HERE/../../../docs/DEPLOY.md"
 CHECK="$HERE/deploy_check.py"
-forget_torch_settings
-isolate_home
+isolate
 unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY CCPACK_SELECT CCPACK_PLAIN_HTTP
 
-command -v docker-registry >/dev/null || { echo "FAIL: docker-registry is missing (scripts/setup installs it)"; exit 1; }
+require_tools docker-registry
 chmod 755 "$T"  # the pod's user (below) must reach its folders
 
 # A plain docker-registry on a free port, stopped by PID at the end (harness.sh start_plain_registry).
@@ -55,22 +51,17 @@ mkdir -p "$T/configmaps/\$3" && chmod 755 "$T/configmaps/\$3"
 spec=\${4#--from-file=}
 cp "\${spec#*=}" "$T/configmaps/\$3/\${spec%%=*}" && chmod 644 "$T/configmaps/\$3/\${spec%%=*}"
 EOF
-printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2\nexit 9\n' >"$T/bin/nvidia-smi"
-chmod 755 "$T/bin" "$T/bin/python" "$T/bin/kubectl" "$T/bin/nvidia-smi"
+failing_nvidia_smi "$T/bin"
+chmod 755 "$T/bin" "$T/bin/python" "$T/bin/kubectl"
 # The image's Python, the same in the pipeline and the pod: torch and triton installed (their dist-info), on
 # Debian's interpreter (the pod's user reaches none below /root).
 SITE="$T/site"
-mkdir -p "$SITE/torch" "$SITE/torch-2.7.1+cu126.dist-info" "$SITE/triton-3.6.0.dist-info"
-printf 'Metadata-Version: 2.1\nName: x\n' | tee "$SITE/torch-2.7.1+cu126.dist-info/METADATA" >"$SITE/triton-3.6.0.dist-info/METADATA"
-printf "__version__ = '2.7.1+cu126'\ncuda = '12.6'\nhip = None\n" >"$SITE/torch/version.py"
+fake_site "$SITE"
 chmod -R a+rX "$SITE"
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$SITE" "$PY" >"$T/bin/py"
-chmod 755 "$T/bin/py"
+fake_python "$T/bin/py" "$SITE"
 export PATH="$T/bin:$PATH" CCPACK_SYSFS_ROOT="$T/nosys" CCPACK_PYTHON="$T/bin/py"
 # The test registry speaks plain HTTP: the documented variable, so the blocks run as written.
 export CCPACK_PLAIN_HTTP=1
-gpu() { CCPACK_NVML_LIBRARY="$STUB" STUB_NVML_SMS=132 "$@"; }
-nogpu() { CCPACK_NVML_LIBRARY="$T/none/libnvidia-ml.so.1" "$@"; }
 
 # --- every block of the page ---------------------------------------------------------------------------------------
 "$PY" "$CHECK" blocks "$DOC" "$T/blocks" || { echo "FAIL: cannot read the blocks of $DOC"; exit 1; }

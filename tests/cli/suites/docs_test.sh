@@ -18,16 +18,12 @@
 # each keygen line. README's pod line also runs on a machine without a GPU, with the flag its comment says to add.
 # Usage: docs_test.sh PATH/TO/ccpack PATH/TO/tests/data PATH/TO/nvml_stub.so
 set -u
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-STUB=$(realpath "$3")
-SAMPLE="$DATA/sample-cache"
 SUITE=docs
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 ROOT=$(realpath "$HERE/../../..")
 CHECK="$HERE/docs_check.py"
-forget_torch_settings
-isolate_home
+isolate
 unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY CCPACK_SELECT CCPACK_PLAIN_HTTP CCPACK_BINARY XDG_CONFIG_HOME
 
 # --- the table: every block, and what this suite does with it ----------------------------------------------------
@@ -83,7 +79,7 @@ EOF
 )
 
 # --- the world -------------------------------------------------------------------------------------------------------
-command -v docker-registry >/dev/null || { echo "FAIL: docker-registry is missing (scripts/setup installs it)"; exit 1; }
+require_tools docker-registry
 start_plain_registry
 REG="127.0.0.1:$PORT"
 mkdir -p "$T/bin" "$T/nosys" "$T/keys"
@@ -97,15 +93,13 @@ case "\$1" in
   *) exec "$PY" "\$@" ;;
 esac
 EOF
-printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2\nexit 9\n' >"$T/bin/nvidia-smi"
+failing_nvidia_smi "$T/bin"
 # The image's Python: torch and triton installed (their dist-info; torch importable, as TUNING.md's line needs).
 SITE="$T/site"
-mkdir -p "$SITE/torch" "$SITE/torch-2.7.1+cu126.dist-info" "$SITE/triton-3.6.0.dist-info"
-printf 'Metadata-Version: 2.1\nName: x\n' | tee "$SITE/torch-2.7.1+cu126.dist-info/METADATA" >"$SITE/triton-3.6.0.dist-info/METADATA"
-printf "__version__ = '2.7.1+cu126'\ncuda = '12.6'\nhip = None\n" >"$SITE/torch/version.py"
+fake_site "$SITE"
 printf "from torch.version import __version__\n" >"$SITE/torch/__init__.py"
 ln -s "$PY" "$T/bin/python3"
-chmod 755 "$T/bin/python" "$T/bin/nvidia-smi"
+chmod 755 "$T/bin/python"
 export PATH="$T/bin:$PATH" PYTHONPATH="$ROOT/python:$SITE" CCPACK_BINARY="$CCPACK" CCPACK_PYTHON="$T/bin/python3"
 export CCPACK_SYSFS_ROOT="$T/nosys" CCPACK_PLAIN_HTTP=1 CCPACK_NVML_LIBRARY="$STUB" STUB_NVML_SMS=132
 export CI_PIPELINE_ID=42 GIT_SHA=0123abcd
@@ -132,7 +126,7 @@ page_world() {
   mkdir -p "$W/cache"
   case " $OPTS " in
     *" cold "*) ;;
-    *) cp -r "$SAMPLE/inductor_cache" "$W/cache/inductor" && cp -r "$SAMPLE/triton_cache" "$W/cache/triton" ;;
+    *) copy_sample "$W/cache/inductor" "$W/cache/triton" ;;
   esac
   export TORCHINDUCTOR_CACHE_DIR="$W/cache/inductor" TRITON_CACHE_DIR="$W/cache/triton"
   rm -rf "$TRUSTED"

@@ -5,23 +5,18 @@
 # Usage: explain_test.sh PATH/TO/ccpack PATH/TO/tests/data PATH/TO/nvml_stub.so
 set -u
 export CCPACK_ALLOW_UNSIGNED=1  # signing_test.sh covers the trust gate
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-STUB=$(realpath "$3")
-SAMPLE="$DATA/sample-cache"
 SUITE=explain
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 
-PY=$(python3 -c 'import sys; print(sys.executable)')
+real_python
 has() { if grep -Eq -- "$2" "$1"; then ok; else bad "$1 lacks /$2/: $(head -c 3000 "$1")"; fi; }
 lacks() { if grep -Eq -- "$2" "$1"; then bad "$1 has /$2/: $(grep -E -- "$2" "$1" | head -3)"; else ok; fi; }
 
-forget_torch_settings
-isolate_home
+isolate
 
 # --- a fake environment: one venv with seven CUDA wheels (so two wheel lists share a long prefix); each scenario
 # changes one wheel in it and puts it back, so nothing else differs (not even sys.path) ---------------------------
-dist() { mkdir -p "$1/$2.dist-info" && printf 'Metadata-Version: 2.1\nName: x\n' >"$1/$2.dist-info/METADATA"; }
 SITE="$T/site"
 for d in torch-2.11.0+cu130 triton-3.6.0 cuda_bindings-13.3.1 cuda_core-0.3.2 nvidia_cublas-13.0.0.19 \
          nvidia_cuda_runtime-13.0.48 nvidia_cudnn_cu13-9.13.0.50 nvidia_nccl_cu13-2.27.7; do dist "$SITE" "$d"; done
@@ -31,11 +26,10 @@ with_wheel() { dist "$SITE" nvidia_cusparselt_cu13-0.8.0; }
 without_wheel() { rm -rf "$SITE/nvidia_cusparselt_cu13-0.8.0.dist-info"; }
 cudnn() { mv "$SITE"/nvidia_cudnn_cu13-*.dist-info "$SITE/nvidia_cudnn_cu13-$1.dist-info"; }
 mkdir -p "$T/bin"
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$SITE" "$PY" >"$T/bin/py"; chmod +x "$T/bin/py"
+fake_python "$T/bin/py" "$SITE"
 mkdir -p "$T/smi-none"
 printf '#!/bin/sh\nexit 9\n' >"$T/smi-none/nvidia-smi"; chmod +x "$T/smi-none/nvidia-smi"
 export CCPACK_NVML_LIBRARY="$STUB" CCPACK_PYTHON="$T/bin/py" STUB_NVML_SMS=132 PATH="$T/smi-none:$PATH"
-DIRS=(--inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache")
 A="$T/base.ccpack"
 expect 0 "" -- "$CCPACK" create -q -o "$A" "${DIRS[@]}"
 with_wheel
@@ -105,7 +99,7 @@ unset TORCHINDUCTOR_COORDINATE_DESCENT_TUNING TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BA
 # --- status: right after a restore nothing was compiled -----------------------------------------------------------
 S=(--inductor-dir "$T/s/ind" --triton-dir "$T/s/tri")
 expect 0 "" -- "$CCPACK" restore -q "$A" "${S[@]}"
-DIGEST=$("$CCPACK" inspect --json "$A" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["manifest_sha256"])')
+DIGEST=$(manifest_sha "$A")
 expect 0 "" -- "$CCPACK" status "${S[@]}"
 has "$T/out" "^inductor '$T/s/ind' \(--inductor-dir\)$"
 has "$T/out" "^  restored from '$A', archive manifest sha256:$DIGEST, no trusted signer recorded, at 20[0-9-]+T[0-9:]+Z \(ccpack "
@@ -178,5 +172,4 @@ CCPACK_ALLOW_UNSIGNED= expect 0 "" -- "$CCPACK" restore -q "$T/signed.ccpack" --
 expect 0 "" -- "$CCPACK" status --json --inductor-dir "$T/g/ind" --triton-dir "$T/g/tri"
 json_is "$T/out" "[f['archive']['signed_by'] for f in j['folders']]==['$KEY']*2"
 
-echo "explain: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -6,23 +6,16 @@
 set -u
 # The fingerprint checks run after the signature gate; these archives are unsigned (signing_test.sh covers the gate).
 export CCPACK_ALLOW_UNSIGNED=1
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-STUB=$(realpath "$3")
-SAMPLE="$DATA/sample-cache"
 SUITE=fingerprint  # the shared harness: $T, ok, bad, expect
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 
 # The real interpreter (not a shim), for the fake environments and for reading JSON.
-PY=$(python3 -c 'import sys; print(sys.executable)')
+real_python
 
-unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME CCPACK_PYTHON CCPACK_ON_MISMATCH TRITON_PTXAS_PATH WORLD_SIZE
-for v in $(env | sed -n 's/^\(TORCHINDUCTOR_[A-Z_]*\|TRITON_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR"
+isolate
 
 # --- fakes ------------------------------------------------------------------------------------------------
-dist() { mkdir -p "$1/$2.dist-info" && printf 'Metadata-Version: 2.1\nName: x\n' >"$1/$2.dist-info/METADATA"; }
 BASE="$T/site/base"; CUDNN="$T/site/cudnn"; CU128="$T/site/cu128"
 dist "$BASE" torch-2.7.1+cu126; dist "$BASE" triton-3.6.0; dist "$BASE" nvidia_cublas_cu12-12.6.4.1
 mkdir -p "$BASE/torch" "$BASE/triton/backends/nvidia/bin"
@@ -35,16 +28,16 @@ OLDTRI="$T/site/oldtriton"; dist "$OLDTRI" triton-3.3.1
 dist "$CU128" torch-2.7.1+cu128; mkdir -p "$CU128/torch"
 sed 's/cu126/cu128/; s/12\.6/12.8/' "$BASE/torch/version.py" >"$CU128/torch/version.py"
 mkdir -p "$T/bin"
-fakepy() { printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$2" "$PY" >"$T/bin/$1"; chmod +x "$T/bin/$1"; }
-fakepy py-base "$BASE"; fakepy py-cudnn "$CUDNN:$BASE"; fakepy py-cu128 "$CU128:$BASE"; fakepy py-oldtriton "$OLDTRI:$BASE"
+fake_python "$T/bin/py-base" "$BASE"; fake_python "$T/bin/py-cudnn" "$CUDNN:$BASE"
+fake_python "$T/bin/py-cu128" "$CU128:$BASE"; fake_python "$T/bin/py-oldtriton" "$OLDTRI:$BASE"
 # A Python that hangs: the shell stays (no exec) with a child, so a kill of the shell alone would leave the child.
 printf '#!/bin/sh\nsleep 5999\necho never\n' >"$T/bin/py-hang"; chmod +x "$T/bin/py-hang"
 printf '#!/bin/sh\necho "not json at all"\n' >"$T/bin/py-junk"; chmod +x "$T/bin/py-junk"
 # nvidia-smi: one that reports an A100, one that fails as it does without a driver.
-mkdir -p "$T/smi-a100" "$T/smi-none"
+mkdir -p "$T/smi-a100"
 printf '#!/bin/sh\necho "NVIDIA A100-SXM4-80GB, 8.0, 550.54.15"\n' >"$T/smi-a100/nvidia-smi"
-printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2\nexit 9\n' >"$T/smi-none/nvidia-smi"
-chmod +x "$T/smi-a100/nvidia-smi" "$T/smi-none/nvidia-smi"
+chmod +x "$T/smi-a100/nvidia-smi"
+failing_nvidia_smi "$T/smi-none"
 # An MI300X as KFD shows it: node 0 a CPU, node 1 the GPU.
 KFD="$T/sys/class/kfd/kfd/topology/nodes"
 mkdir -p "$KFD/0" "$KFD/1"
@@ -54,7 +47,6 @@ printf 'cpu_cores_count 0\nsimd_count 1216\nsimd_per_cu 4\nwave_front_size 64\ng
 # The default "machine": an H200 through the stub NVML, the base Python environment.
 export CCPACK_NVML_LIBRARY="$STUB" CCPACK_PYTHON="$T/bin/py-base" STUB_NVML_SMS=132
 export PATH="$T/smi-none:$PATH"
-DIRS=(--inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache")
 
 # --- each probed value is read ------------------------------------------------------------------------------
 expect 0 "" -- "$CCPACK" fingerprint --json
@@ -97,7 +89,7 @@ json_is "$T/out" "j['fields']['python.abi']['value'] is None and j['fields']['py
 pgrep -f "$T/bin/py-hang|sleep 5999" >/dev/null && bad "the hung python was left running" || ok
 expect 0 "" -- "$CCPACK" fingerprint --json --python "$T/bin/py-junk"
 json_is "$T/out" "j['fields']['torch.version']['source']=='python: the probe printed no JSON'"
-fakepy py-notorch "$T/site/empty"
+fake_python "$T/bin/py-notorch" "$T/site/empty"
 expect 0 "" -- "$CCPACK" fingerprint --json --python "$T/bin/py-notorch"
 json_is "$T/out" "j['fields']['torch.version']=={'value':None,'source':'python: no torch distribution on sys.path'} and j['fields']['python.abi']['value'] is not None"
 
@@ -126,7 +118,7 @@ PYEOF
 expect 4 "badfp.ccpack': fingerprint field 'fields.gpu.arch.value' is not a string" -- "$CCPACK" check "$T/badfp.ccpack"
 expect 4 "badfp.ccpack': fingerprint field 'fields.gpu.arch.value' is not a string" -- "$CCPACK" inspect "$T/badfp.ccpack"
 expect 4 "fingerprint field 'fields.gpu.arch.value' is not a string" -- "$CCPACK" restore "$T/badfp.ccpack" --inductor-dir "$T/bf/ind" --triton-dir "$T/bf/tri"
-[ ! -e "$T/bf" ] && ok || bad "a restore of a malformed fingerprint wrote something"
+absent "a restore of a malformed fingerprint wrote something" "$T/bf"
 # Kernels built by triton 3.6.0 where 3.3.1 is installed: named, and 3.6.0 recorded.
 expect 0 "kernels were built by triton 3.6.0 but triton 3.3.1 is installed" -- \
   "$CCPACK" create -o "$T/x.ccpack" "${DIRS[@]}" --python "$T/bin/py-oldtriton"
@@ -146,7 +138,7 @@ grep -q 'nothing written' "$T/err" && ok || bad "refusal does not say nothing wa
 [ ! -e "$T/r" ] && ok || bad "a refused restore wrote $(find "$T/r")"
 expect 3 "" -- "$CCPACK" restore --json "$A" --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
 json_is "$T/out" "j['ok'] is False and j['exit_code']==3 and j['fingerprint']['verdict']=='stale'"
-[ ! -e "$T/r" ] && ok || bad "a refused --json restore wrote something"
+absent "a refused --json restore wrote something" "$T/r"
 expect 3 "does not fit this machine" -- "$CCPACK" check "$A" "${DIRS[@]}"
 grep -Eq '^gpu.arch +sm_90 +sm_80 +stale +stale ' "$T/out" && ok || bad "check table: $(cat "$T/out")"
 # force restores, with a warning per differing field; CCPACK_ON_MISMATCH does the same for entrypoints.
@@ -157,7 +149,7 @@ CCPACK_ON_MISMATCH=force expect 0 "restored anyway" -- "$CCPACK" restore "$A" --
 # purge restores nothing stale (purge_test.sh covers what it removes)
 expect 0 "triton: purged" -- "$CCPACK" restore "$A" --on-mismatch=purge --inductor-dir "$T/pg/ind" --triton-dir "$T/pg/tri"
 CCPACK_ON_MISMATCH=maybe expect 2 "CCPACK_ON_MISMATCH must be refuse, force or purge" -- "$CCPACK" restore "$A" --inductor-dir "$T/p/ind"
-[ ! -e "$T/p" ] && ok || bad "a usage error wrote something"
+absent "a usage error wrote something" "$T/p"
 # --ignore: an informed override, field by field; a name that is no field is a usage error.
 # (each --ignore takes one FIELD: the archive after them stays the positional argument)
 expect 0 "" -- "$CCPACK" check --ignore gpu.arch --ignore cache.targets "$A" "${DIRS[@]}"
@@ -197,12 +189,11 @@ STUB_NVML_DRIVER=570.86.10 expect 3 "inductor refuse \(gpu.driver\)" -- "$CCPACK
 # --- a cache-key setting changed: refused before anything is written -------------------------------------------
 TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=TRITON expect 3 "this process lacks the settings its cache was built with, so every entry would miss: unset TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS;" -- \
   "$CCPACK" restore "$A" --inductor-dir "$T/e/ind" --triton-dir "$T/e/tri"
-[ ! -e "$T/e" ] && ok || bad "a refused restore wrote something"
+absent "a refused restore wrote something" "$T/e"
 
 # --- already restored is not still valid: the marker does not skip the check --------------------------------------
 expect 0 "triton: restored" -- "$CCPACK" restore "$A" --inductor-dir "$T/m/ind" --triton-dir "$T/m/tri"
 expect 0 "inductor: already restored" -- "$CCPACK" restore "$A" --inductor-dir "$T/m/ind" --triton-dir "$T/m/tri"
-snap() { (cd "$1" && find . -printf '%p %s %m\n' | sort); }
 before=$(snap "$T/m")
 expect 3 "torch.version" -- "$CCPACK" restore "$A" --inductor-dir "$T/m/ind" --triton-dir "$T/m/tri" --python "$T/bin/py-cu128"
 [ "$(snap "$T/m")" = "$before" ] && ok || bad "a refused re-restore changed the folders"

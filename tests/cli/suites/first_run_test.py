@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 import unittest
 from pathlib import Path
 from typing import List, Tuple
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "helpers"))
+from suite_harness import Registry, finish, scratch  # noqa: E402 (the helpers folder is on the path only now)
+
 CCPACK = str(Path(sys.argv.pop(1)).resolve()) if len(sys.argv) > 2 else ""
 DATA = Path(sys.argv.pop(1)).resolve() if len(sys.argv) > 1 else Path()
-WORK = Path(tempfile.mkdtemp(prefix="ccpack-first-run."))
+WORK = scratch("first-run")
 # "create  52.6%  191.1 / 363.2 MB  85.3 MB/s  0:02 left" (util/progress.hpp)
 LINE = r" +[0-9]+\.[0-9]%  [0-9]+\.[0-9] / [0-9]+\.[0-9] MB  [0-9]+\.[0-9]+ (kB|MB|GB)/s  [0-9]+:[0-9]{2}(:[0-9]{2})? left"
 
@@ -93,7 +92,7 @@ class FirstRun(unittest.TestCase):
         archive = str(WORK / "oci.ccpack")
         sample = DATA / "sample-cache"
         self.assertEqual(run("create", "-q", "-o", archive, "--inductor-dir", str(sample / "inductor_cache"))[0], 0)
-        with Registry() as reg:
+        with Registry(WORK / "registry") as reg:
             ref = f"oci://127.0.0.1:{reg.port}/ccpack/sample:v1"
             code, _, err = run("push", "--plain-http", archive, ref)
             self.assertEqual(code, 0, err)
@@ -114,38 +113,6 @@ class FirstRun(unittest.TestCase):
         self.assertIn(b"\r\033[Kccpack: ", out)
 
 
-class Registry:
-    """docker-registry on a free loopback port, plain HTTP, its storage in WORK."""
-
-    def __enter__(self) -> "Registry":
-        exe = shutil.which("docker-registry")
-        if exe is None:
-            raise AssertionError("docker-registry is missing (scripts/setup installs it)")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        folder = WORK / "registry"
-        (folder / "data").mkdir(parents=True)
-        (folder / "config.yml").write_text(
-            f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {folder / 'data'}\n"
-            f"http:\n  addr: 127.0.0.1:{self.port}\n  secret: ccpack-test\n")
-        self.log = open(folder / "log", "wb")
-        self.proc = subprocess.Popen([exe, "serve", str(folder / "config.yml")], stdout=self.log, stderr=self.log)
-        for _ in range(150):  # bounded wait for the port to listen
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return self
-            except OSError:
-                time.sleep(0.1)
-        self.__exit__()
-        raise AssertionError(f"docker-registry did not start: {(folder / 'log').read_text()[-500:]}")
-
-    def __exit__(self, *exc: object) -> None:
-        self.proc.terminate()
-        self.proc.wait()
-        self.log.close()
-
-
 if __name__ == "__main__":
     if not CCPACK:
         sys.exit("usage: first_run_test.py PATH/TO/ccpack PATH/TO/tests/data")
@@ -153,9 +120,4 @@ if __name__ == "__main__":
         os.environ.pop(var, None)
     os.environ.update({"CCPACK_ALLOW_UNSIGNED": "1", "HOME": str(WORK / "home")})
     os.environ.setdefault("CCPACK_PROBE_CACHE", str(WORK / "probe-memo.json"))
-    result = unittest.main(exit=False, verbosity=1).result
-    if result.wasSuccessful():
-        shutil.rmtree(WORK, ignore_errors=True)
-    else:
-        print(f"kept {WORK}")
-    sys.exit(0 if result.wasSuccessful() else 1)
+    finish(WORK)

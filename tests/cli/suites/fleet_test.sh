@@ -7,30 +7,20 @@
 # Usage: fleet_test.sh PATH/TO/ccpack PATH/TO/tests/data PATH/TO/nvml_stub.so
 set -u
 export CCPACK_ALLOW_UNSIGNED=1  # signing_test.sh covers the trust gate
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-STUB=$(realpath "$3")
-SAMPLE="$DATA/sample-cache"
 SUITE=fleet
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 HELP="$HERE/registry_helpers.py"
 
-forget_torch_settings
-isolate_home
-mkdir -p "$T/bin" "$T/smi-none"
+isolate
+mkdir -p "$T/bin"
 
 # The machine: a Python environment with torch and triton, and either the stub NVML (an H200) or no GPU at all.
 SITE="$T/site"
-mkdir -p "$SITE/torch" "$SITE/torch-2.7.1+cu126.dist-info" "$SITE/triton-3.6.0.dist-info"
-printf 'Metadata-Version: 2.1\nName: x\n' | tee "$SITE/torch-2.7.1+cu126.dist-info/METADATA" >"$SITE/triton-3.6.0.dist-info/METADATA"
-printf "__version__ = '2.7.1+cu126'\ncuda = '12.6'\nhip = None\n" >"$SITE/torch/version.py"
-SYSPY=$("$PY" -c 'import sys; print(sys.executable)')
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$SITE" "$SYSPY" >"$T/bin/py"
-printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2\nexit 9\n' >"$T/smi-none/nvidia-smi"
-chmod +x "$T/bin/py" "$T/smi-none/nvidia-smi"
+fake_site "$SITE"
+fake_python "$T/bin/py" "$SITE" "$("$PY" -c 'import sys; print(sys.executable)')"
+failing_nvidia_smi "$T/smi-none"
 export CCPACK_PYTHON="$T/bin/py" PATH="$T/smi-none:$PATH" CCPACK_SYSFS_ROOT="$T/nosys"
-gpu() { CCPACK_NVML_LIBRARY="$STUB" STUB_NVML_SMS=132 "$@"; }
-nogpu() { CCPACK_NVML_LIBRARY="$T/none/libnvidia-ml.so.1" "$@"; }
 
 # A plain docker-registry on a free port, stopped by PID at the end.
 start_plain_registry
@@ -38,7 +28,6 @@ R="127.0.0.1:$PORT"
 
 # Archives built on the GPU machine: an H200 (sm_90) and, with its fingerprint rewritten to a B200's (sm_100,
 # the same Triton kernels: create records what the cache holds), a second one that differs only in gpu.arch.
-DIRS=(--inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache")
 gpu "$CCPACK" create -q -o "$T/h200.ccpack" "${DIRS[@]}"
 gpu "$CCPACK" fingerprint --json >"$T/h200-machine.json"
 "$CCPACK" inspect --json "$T/h200.ccpack" | "$PY" -c '
@@ -87,7 +76,7 @@ expect 3 "the archives in $R/model:fleet differ only in gpu.arch, which this mac
   nogpu "$CCPACK" restore --plain-http "oci://$R/model:fleet" "${TGT[@]}"
 [ ! -e "$T/cache" ] && ok || bad "an undecided restore wrote something"  # refused when chosen, before the folder lock
 expect 3 "differ only in gpu.arch" -- nogpu "$CCPACK" pull --plain-http "$R/model:fleet" -o "$T/p.ccpack"
-[ ! -e "$T/p.ccpack" ] && ok || bad "an undecided pull wrote a file"
+absent "an undecided pull wrote a file" "$T/p.ccpack"
 # --select names the target: the sm_90 archive, said on stderr with -v and recorded in --json.
 expect 0 "--select gpu.arch=sm_90: the target machine's gpu.arch is taken as 'sm_90'; the probe had absent \(nvml:" -- \
   nogpu "$CCPACK" restore -v --plain-http --select gpu.arch=sm_90 "oci://$R/model:fleet" "${TGT[@]}"
@@ -132,9 +121,8 @@ grep -q '\["inductor", "purged", 18\], \["triton", "restored", 89\]\] inductor s
 # --- a normal restore is quiet: a GPU-less pod that names its GPU, a signed archive relocated into its volume ---
 # At most two lines and no warning, from a file and from the registry, the first time and on every restart;
 # -v shows what needs no action (each --select, relocation, the GPU fields this machine does not show).
-"$CCPACK" keygen -q --out "$T/ci.key" >/dev/null
-cp "$T/h200.ccpack" "$T/h200-signed.ccpack"
-"$CCPACK" sign -q "$T/h200-signed.ccpack" --sign-key "$T/ci.key" 2>/dev/null
+make_key "$T/ci.key"
+signed_copy "$T/h200.ccpack" "$T/h200-signed.ccpack" "$T/ci.key"
 "$CCPACK" push -q --plain-http "$T/h200-signed.ccpack" "$R/model:signed"
 quiet_restore() {  # quiet_restore WHAT SOURCE: restore SOURCE into fresh folders, then again; each at most 2 lines
   local what=$1 src=$2 n
@@ -168,5 +156,4 @@ expect 2 "--select gpu.arch is given twice" -- "$CCPACK" check --select gpu.arch
 echo '{"schema":1,"fields":{"gpu.arch":{"value":5}}}' >"$T/badfp.json"
 expect 1 "fingerprint file '$T/badfp.json'" -- "$CCPACK" check --fingerprint "$T/badfp.json" "$T/h200.ccpack"
 
-echo "fleet: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

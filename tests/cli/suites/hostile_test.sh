@@ -11,7 +11,7 @@ export CCPACK_ALLOW_UNSIGNED=1
 CCPACK=$(realpath "$1")
 CRAFT=$(realpath "$2")
 SUITE=hostile
-. "$(dirname "$(realpath "$0")")/../helpers/harness.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
 cases=0
 
 # expect_line CODE LINE -- command...: exit code must be CODE and stderr must be exactly LINE (one line), or empty
@@ -30,6 +30,15 @@ expect_line() {
   ok
 }
 
+# refused SCENARIO ARCHIVE LINE: verify and restore refuse ARCHIVE with exit 4 and exactly LINE; the restore into
+# $T/jail/SCENARIO writes nothing at all.
+refused() {
+  expect_line 4 "$3" -- "$CCPACK" verify "$2"
+  mkdir -p "$T/jail/$1"
+  expect_line 4 "$3" -- "$CCPACK" restore "$2" --inductor-dir "$T/jail/$1/ind"
+  [ -z "$(ls -A "$T/jail/$1")" ] && ok || bad "$1: restore left $(ls -A "$T/jail/$1")"
+}
+
 # hostile SCENARIO LINE: the crafted archive is refused with exit 4 and exactly LINE (after "ccpack: error: ",
 # with the archive's quoted path in front) by inspect, inspect --json (which dumps the manifest), verify and
 # restore; restore writes nothing at all.
@@ -40,10 +49,7 @@ hostile() {
   local line="ccpack: error: '$a': $why"
   expect_line 4 "$line" -- "$CCPACK" inspect "$a"
   expect_line 4 "$line" -- "$CCPACK" inspect --json --files "$a"
-  expect_line 4 "$line" -- "$CCPACK" verify "$a"
-  mkdir -p "$T/jail/$scenario"
-  expect_line 4 "$line" -- "$CCPACK" restore "$a" --inductor-dir "$T/jail/$scenario/ind"
-  [ -z "$(ls -A "$T/jail/$scenario")" ] && ok || bad "$scenario: restore left $(ls -A "$T/jail/$scenario")"
+  refused "$scenario" "$a" "$line"
 }
 
 # damaged SCENARIO LINE: an archive whose manifest is sound but whose payload disagrees with it. inspect reads
@@ -54,15 +60,10 @@ damaged() {
   "$CRAFT" "$scenario" "$a" || { bad "ccpack_craft $scenario failed"; return; }
   local line="ccpack: error: ${2//ARCHIVE/$a}"
   expect_line 0 "" -- "$CCPACK" inspect "$a"
-  expect_line 4 "$line" -- "$CCPACK" verify "$a"
-  mkdir -p "$T/jail/$scenario"
-  expect_line 4 "$line" -- "$CCPACK" restore "$a" --inductor-dir "$T/jail/$scenario/ind"
-  [ -z "$(ls -A "$T/jail/$scenario")" ] && ok || bad "$scenario: restore left $(ls -A "$T/jail/$scenario")"
+  refused "$scenario" "$a" "$line"
 }
 
-unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR"
+isolate
 
 # --- the crafter makes archives ccpack reads ---------------------------------------------------------------
 "$CRAFT" valid "$T/valid.ccpack"
@@ -103,7 +104,7 @@ cases=$((cases + 1))
 mkdir -p "$T/chain/c" && ln -s . "$T/chain/c/l2" && ln -s l2/.. "$T/chain/c/l1"
 expect_line 1 "ccpack: error: refusing to pack symlink '$T/chain/c/l1' -> 'l2/..': it leads outside '$T/chain/c' (replace it with the file it points to)" \
   -- "$CCPACK" create -o "$T/chain.ccpack" --inductor-dir "$T/chain/c"
-[ ! -e "$T/chain.ccpack" ] && ok || bad "refused create left $T/chain.ccpack"
+absent "refused create left $T/chain.ccpack" "$T/chain.ccpack"
 cases=$((cases + 1))
 mkdir -p "$T/loop/c" && ln -s b "$T/loop/c/a" && ln -s a "$T/loop/c/b"
 expect_line 1 "ccpack: error: refusing to pack symlink '$T/loop/c/a' -> 'b': resolving it follows more than 40 symlinks (a loop)" \

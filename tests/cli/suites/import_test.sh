@@ -8,12 +8,10 @@
 set -u
 # Most archives imported here are unsigned: the signing section below unsets this for its own checks.
 export CCPACK_ALLOW_UNSIGNED=1
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-ORACLE=${3:-}
-SAMPLE="$DATA/sample-cache"
 SUITE=import  # the shared harness: $T, ok, bad, expect
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$1" "$2"
+ORACLE=${3:-}
 
 # same_stream A B: the decompressed payloads (tar streams) are byte-identical, and so are the entry lists. Each
 # archive must read (zstd and inspect succeed, a stream and entries come out): two missing archives are not equal.
@@ -46,9 +44,7 @@ t.close()
 PY
 }
 
-unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR"
+isolate
 
 # --- usage -------------------------------------------------------------------------------------------
 expect 2 "" -- "$CCPACK" import
@@ -59,7 +55,7 @@ expect 2 "--map expects PATH=COMPONENT" -- "$CCPACK" import "$T/s.tar" -o "$T/x.
 expect 2 "not a valid component name" -- "$CCPACK" import "$T/s.tar" -o "$T/x.ccpack" --map inductor_cache=no/slash
 
 # --- every format gives create's tar stream ---------------------------------------------------------------
-expect 0 "" -- "$CCPACK" create -q -o "$T/create.ccpack" --inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache"
+expect 0 "" -- "$CCPACK" create -q -o "$T/create.ccpack" "${DIRS[@]}"
 gzip -kf "$T/s.tar"
 xz -kf -T1 "$T/s.tar"
 zstd -qf "$T/s.tar" -o "$T/s.tar.zst"
@@ -128,7 +124,7 @@ expect 1 "fingerprint file '$T/bad-fp.json' is not a JSON object" -- "$CCPACK" i
 expect 0 "" -- "$CCPACK" keygen --out "$T/imp.key"
 KEY_ID=$(cat "$T/out")
 [[ "$KEY_ID" =~ ^[0-9a-f]{16}$ ]] && ok || bad "keygen printed '$KEY_ID', not a key id"
-"$CCPACK" keygen -q --out "$T/other.key" >/dev/null
+make_key "$T/other.key"
 expect 0 "signed with key $KEY_ID" -- "$CCPACK" import "$T/s.tar" -o "$T/signed.ccpack" --sign-key "$T/imp.key" --note "import 7" \
   --fingerprint "$T/fp.json"  # this machine's, so that the restore below is not refused for the fingerprint
 unsigned_env=(env -u CCPACK_ALLOW_UNSIGNED)
@@ -139,13 +135,13 @@ diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude='__grp
 expect 4 "has no signature that verifies with a trusted key \\(.*untrusted key" -- "${unsigned_env[@]}" "$CCPACK" verify "$T/signed.ccpack" --trust "$T/other.key.pub"
 # The same key from the environment: the same signer; --json names it.
 expect 0 "" -- env CCPACK_SIGNING_KEY="$(cat "$T/imp.key")" "$CCPACK" import --json "$T/s.tar" -o "$T/signed-env.ccpack"
-python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["signed_by"] == sys.argv[2]' "$T/out" "$KEY_ID" && ok || bad "import --json signed_by: $(cat "$T/out")"
+json_is "$T/out" "j['signed_by']=='$KEY_ID'"
 expect 0 "signed by trusted key $KEY_ID" -- "${unsigned_env[@]}" "$CCPACK" verify "$T/signed-env.ccpack" --trust "$T/imp.key.pub"
 # Without a key: unsigned, and restore refuses it unless the opt-out is given (exit 4, as the table says).
 expect 0 ", unsigned$" -- "$CCPACK" import "$T/s.tar" -o "$T/unsigned.ccpack" --fingerprint "$T/fp.json"
 expect 4 "is unsigned and unsigned archives are refused" -- "${unsigned_env[@]}" "$CCPACK" restore "$T/unsigned.ccpack" \
   --trust "$T/imp.key.pub" --inductor-dir "$T/ru/ind" --triton-dir "$T/ru/tri"
-[ ! -e "$T/ru/tri" ] && ok || bad "a refused restore wrote $T/ru/tri"
+absent "a refused restore wrote $T/ru/tri" "$T/ru/tri"
 expect 0 "warning: --allow-unsigned: accepting" -- "${unsigned_env[@]}" "$CCPACK" restore -q "$T/unsigned.ccpack" --allow-unsigned \
   --inductor-dir "$T/ru/ind" --triton-dir "$T/ru/tri"
 expect 2 "--note needs a signing key" -- "$CCPACK" import "$T/s.tar" -o "$T/x.ccpack" --note "no key"
@@ -182,7 +178,7 @@ head -c 3000 /dev/urandom >"$T/noise.bin"
 expect 4 "'$T/noise.bin': cannot be opened as tar or zip" -- "$CCPACK" import "$T/noise.bin" -o "$T/h.ccpack"
 python3 -c 'import sys; open(sys.argv[1], "wb").write(b"\xd2\x29\x71\x19" + bytes(20))' "$T/cpio.bin"  # a cpio-like magic: format not enabled
 expect 4 "'$T/cpio.bin': cannot be opened as tar or zip" -- "$CCPACK" import "$T/cpio.bin" -o "$T/h.ccpack"
-[ ! -e "$T/h.ccpack" ] && ok || bad "a refused import left $T/h.ccpack"
+absent "a refused import left $T/h.ccpack" "$T/h.ccpack"
 
 # --- libarchive, an independent reader, agrees with every archive made above ------------------------------
 if [ -n "$ORACLE" ]; then
@@ -191,5 +187,4 @@ if [ -n "$ORACLE" ]; then
   done
 fi
 
-echo "import_test: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

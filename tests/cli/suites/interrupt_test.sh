@@ -6,17 +6,13 @@
 # signalled, then continued, so the signal cannot come after the swap.
 # Usage: interrupt_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-SAMPLE="$DATA/sample-cache"
 SUITE=interrupt
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
-forget_torch_settings
-isolate_home
+suite_paths "$@"
+isolate
 unset CCPACK_ALLOW_UNSIGNED CCPACK_SIGNING_KEY
 
-"$CCPACK" keygen -q --out "$T/ci.key" >/dev/null
-export CCPACK_TRUSTED_KEYS="$T/ci.key.pub"
+trust_ci_key
 mkdir -p "$T/big/x"
 for i in $(seq 96); do head -c 4000000 /dev/urandom >"$T/big/x/f$i.bin"; done
 "$CCPACK" create -q -o "$T/big.ccpack" --inductor-dir "$T/big" --sign-key "$T/ci.key"
@@ -26,7 +22,6 @@ rm -rf "$T/big"
 # The folder as a pod finds it: the previous archive restored.
 D="$T/cache"
 "$CCPACK" restore -q "$T/small.ccpack" --inductor-dir "$D/ind"
-snap() { (cd "$1" && find . -printf '%p %y %m %s\n' | sort && find . -type f -exec sha256sum {} + | sort); }
 snap "$D/ind" >"$T/before"
 
 # interrupt SIGNAL CODE: restore the big archive over $D/ind, signalled once its staging folder exists.

@@ -5,11 +5,9 @@
 # import, restore and --version work as before.
 # Usage: libcurl_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-SAMPLE="$DATA/sample-cache"
 SUITE=libcurl  # the shared harness: $T, ok, bad, expect
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 export CCPACK_ALLOW_UNSIGNED=1
 
 if ldd "$CCPACK" | grep -q libcurl; then bad "ccpack links libcurl: $(ldd "$CCPACK" | grep libcurl)"; else ok; fi
@@ -20,7 +18,6 @@ LINE="ccpack: error: push, pull and restore oci:// need libcurl.so.4, which cann
 without() { env CCPACK_LIBCURL="$MISSING" "$@"; }
 
 # --- everything but the registry commands runs without libcurl -------------------------------------------
-DIRS=(--inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache")
 expect 0 "" -- without "$CCPACK" create -q -o "$T/a.ccpack" "${DIRS[@]}"
 expect 0 "" -- without "$CCPACK" verify -q "$T/a.ccpack"
 expect 0 "" -- without "$CCPACK" inspect "$T/a.ccpack"
@@ -34,18 +31,14 @@ expect 0 "" -- "$CCPACK" --version
 grep -Eq "^  libcurl [0-9]+\.[0-9]+" "$T/out" && ! grep -q "none found" "$T/out" && ok || bad "--version with libcurl: $(cat "$T/out")"
 
 # --- push, pull, restore oci://: exit 1, that one line, nothing else on stderr -------------------------------
-exact() {  # exact COMMAND...: exit 1 and stderr is exactly $LINE
-  without "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ "$rc" -eq 1 ] && [ "$(cat "$T/err")" = "$LINE" ]; then ok; else bad "$* -> exit $rc, stderr: $(cat "$T/err")"; fi
-}
+exact() { expect_exact 1 "$LINE" -- without "$@"; }  # exact COMMAND...: exit 1 and stderr is exactly $LINE
 # push refuses an unsigned archive before it needs libcurl: a signed one reaches the registry side.
-"$CCPACK" keygen -q --out "$T/ci.key" >/dev/null
-cp "$T/a.ccpack" "$T/signed.ccpack" && "$CCPACK" sign -q "$T/signed.ccpack" --sign-key "$T/ci.key" 2>/dev/null
+make_key "$T/ci.key"
+signed_copy "$T/a.ccpack" "$T/signed.ccpack" "$T/ci.key"
 exact "$CCPACK" push "$T/signed.ccpack" 127.0.0.1:9/ccpack/cache:v1 --plain-http
 exact "$CCPACK" pull 127.0.0.1:9/ccpack/cache:v1 -o "$T/p.ccpack" --plain-http
 exact "$CCPACK" restore oci://127.0.0.1:9/ccpack/cache:v1 --plain-http --inductor-dir "$T/o/ind" --triton-dir "$T/o/tri"
-[ ! -e "$T/p.ccpack" ] && [ ! -e "$T/o" ] && ok || bad "a command that could not load libcurl wrote something"
+absent "a command that could not load libcurl wrote something" "$T/p.ccpack" "$T/o"
 
 # --- a library that is not libcurl: named, with what it lacks --------------------------------------------
 NOT_CURL=$(ldd "$CCPACK" | awk '$1 == "libm.so.6" {print $3}')
@@ -54,5 +47,4 @@ if [ -n "$NOT_CURL" ]; then
     "$CCPACK" pull 127.0.0.1:9/ccpack/cache:v1 -o "$T/p.ccpack" --plain-http
 fi
 
-echo "libcurl_test: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

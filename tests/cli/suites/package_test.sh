@@ -4,21 +4,12 @@
 # built one) documents every subcommand, and the glibc floor check accepts the binary.
 # Usage: package_test.sh PATH/TO/ccpack SOURCE_DIR [PATH/TO/ccpack.1.gz]
 set -u
+SUITE=package  # the shared harness: $T, ok, bad, skip, finish
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
 CCPACK=$(realpath "$1")
 SRC=$(realpath "$2")
 MAN=${3:-}
 COMPLETION="$SRC/packaging/completion/ccpack.bash"
-pass=0
-fail=0
-skipped=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# skip WHAT WHY: as tests/cli/helpers/harness.sh's: a failure with CCPACK_REQUIRE_FIXTURES=1, else counted (exit 77).
-skip() {
-  if [ "${CCPACK_REQUIRE_FIXTURES:-}" = 1 ]; then bad "$1: cannot run: $2 (CCPACK_REQUIRE_FIXTURES=1)"; return; fi
-  skipped=$((skipped + 1))
-  echo "SKIP: $1: $2"
-}
 
 # completion_words CMD...: what the completion offers after `ccpack CMD... -`, or after `ccpack ` when no CMD.
 completion_words() {
@@ -56,7 +47,6 @@ fi
 
 "$SRC/scripts/ci/check-glibc-floor" "$CCPACK" >/dev/null && ok || bad "check-glibc-floor refuses $CCPACK"
 # ... and refuses a binary that needs glibc 2.36 (arc4random), naming the symbol.
-T=$(mktemp -d)
 printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { printf("%%u\\n", arc4random()); return 0; }\n' >"$T/new.c"
 if cc "$T/new.c" -o "$T/new" 2>/dev/null; then
   "$SRC/scripts/ci/check-glibc-floor" "$T/new" >/dev/null 2>"$T/err"
@@ -64,8 +54,5 @@ if cc "$T/new.c" -o "$T/new" 2>/dev/null; then
 else
   skip "check-glibc-floor refuses a binary needing glibc 2.36" "cc cannot build one here"
 fi
-rm -rf "$T"
 
-echo "package_test: $pass passed, $fail failed, $skipped skipped"
-[ "$fail" -eq 0 ] || exit 1
-[ "$skipped" -eq 0 ] || exit 77
+finish

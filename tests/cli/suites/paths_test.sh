@@ -8,15 +8,12 @@
 # one line saying what is needed, before anything is extracted.
 # Usage: paths_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-SAMPLE="$DATA/sample-cache"
 SUITE=paths  # the shared harness: $T, ok, bad, expect
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 export CCPACK_ALLOW_UNSIGNED=1
 unset CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY
-forget_torch_settings
-isolate_home
+isolate
 # utf8_json FILE EXPR: FILE is valid UTF-8 (strict) and JSON, and EXPR holds of it (as j).
 utf8_json() {
   if "$PY" -c "import json,sys; j=json.loads(open(sys.argv[1],'rb').read().decode('utf-8')); sys.exit(0 if ($2) else 1)" "$1"; then
@@ -25,7 +22,7 @@ utf8_json() {
 BAD=$(printf 'caf\xe9')  # not UTF-8
 
 # --- a trailing slash, `.` and `..`: the same folders, recorded without the slash ------------------------------
-mkdir -p "$T/b/src" && cp -r "$SAMPLE/inductor_cache" "$SAMPLE/triton_cache" "$T/b/src/"
+copy_sample "$T/b/src/inductor_cache" "$T/b/src/triton_cache"
 expect 0 "" -- "$CCPACK" create -q -o "$T/b.ccpack" --inductor-dir "$T/b/src/inductor_cache/" --triton-dir "$T/b/src/./x/../triton_cache//"
 expect 0 "" -- "$CCPACK" inspect --json "$T/b.ccpack"
 json_is "$T/out" "[c['source'] for c in j['manifest']['components']]==['$T/b/src/inductor_cache','$T/b/src/triton_cache']"
@@ -43,7 +40,7 @@ json_is "$T/out" "[f['state'] for f in j['folders']]==['restored','restored']"
 # --- a target folder whose path is not UTF-8 -------------------------------------------------------------------
 expect 1 "^ccpack: error: cannot restore inductor into '$T/caf\\\\xe9/ind': its path is not valid UTF-8" -- \
   "$CCPACK" restore "$T/b.ccpack" --inductor-dir "$T/$BAD/ind" --triton-dir "$T/$BAD/tri"
-[ ! -e "$T/$BAD/ind/.ccpack-marker.json" ] && ok || bad "a refused restore wrote into $T/$BAD"
+absent "a refused restore wrote into $T/$BAD" "$T/$BAD/ind/.ccpack-marker.json"
 expect 0 "" -- "$CCPACK" restore --json --no-relocate "$T/b.ccpack" --inductor-dir "$T/$BAD/ind" --triton-dir "$T/$BAD/tri"
 utf8_json "$T/out" "j['components'][0]['dir']=='$T/caf\\\\xe9/ind'"
 
@@ -60,14 +57,11 @@ json_is "$T/out" "j['folders'][1]['modified']==['$victim']"
 rm "$S/ind/.ccpack-entries" && mkfifo "$S/ind/.ccpack-entries"
 expect 0 "" -- timeout 20 "$CCPACK" status --json --inductor-dir "$S/ind" --triton-dir "$S/tri"
 json_is "$T/out" "j['folders'][0]['state']=='no_entry_list'"
-if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null; then
-  runner=(); [ "$(id -u)" -eq 0 ] && runner=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+if unprivileged "a subfolder status cannot read"; then
   chmod 755 "$T" "$T/p2" && mkdir -p "$T/p2/tri/zz" && chmod 0 "$T/p2/tri/zz"
   expect 1 "^ccpack: error: cannot read cache folder '$T/p2/tri' \(at '$T/p2/tri/zz'\): Permission denied$" -- \
-    "${runner[@]}" "$CCPACK" status --inductor-dir "$T/p2/ind" --triton-dir "$T/p2/tri"
+    "${RUNNER[@]}" "$CCPACK" status --inductor-dir "$T/p2/ind" --triton-dir "$T/p2/tri"
   chmod 755 "$T/p2/tri/zz"
-else
-  skip "a subfolder status cannot read" "running as root without setpriv (util-linux) to drop to nobody"
 fi
 
 # --- registries.conf: a device, a folder, a scheme --------------------------------------------------------------

@@ -6,33 +6,26 @@
 set -u
 # These archives are unsigned (signing_test.sh covers the gate).
 export CCPACK_ALLOW_UNSIGNED=1
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-STUB=$(realpath "$3")
-SAMPLE="$DATA/sample-cache"
 SUITE=purge  # the shared harness: $T, ok, bad, expect
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
-PY=$(python3 -c 'import sys; print(sys.executable)')
+suite_paths "$@"
+real_python
 exists() { [ -e "$1" ] && ok || bad "$1 is gone"; }
 gone() { [ ! -e "$1" ] && ok || bad "$1 still exists"; }
 
-unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME CCPACK_PYTHON CCPACK_ON_MISMATCH TRITON_PTXAS_PATH WORLD_SIZE CCPACK_LIB_SEARCH_DIRS
-for v in $(env | sed -n 's/^\(TORCHINDUCTOR_[A-Z_]*\|TRITON_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR"
+isolate
+unset CCPACK_LIB_SEARCH_DIRS
 
 # --- the fake machine (as fingerprint_test.sh): torch 2.7.1+cu126, triton 3.6.0, an H200 through the stub NVML ---
-dist() { mkdir -p "$1/$2.dist-info" && printf 'Metadata-Version: 2.1\nName: x\n' >"$1/$2.dist-info/METADATA"; }
 BASE="$T/site/base/site-packages"
 dist "$BASE" torch-2.7.1+cu126; dist "$BASE" triton-3.6.0; dist "$BASE" nvidia_cublas_cu12-12.6.4.1
 mkdir -p "$BASE/torch" "$BASE/triton/backends/nvidia/bin" "$T/bin"
 printf "from typing import Optional\n__version__ = '2.7.1+cu126'\ncuda: Optional[str] = '12.6'\nhip: Optional[str] = None\n" >"$BASE/torch/version.py"
 printf '#!/bin/sh\necho "Cuda compilation tools, release 12.8, V12.8.93"\n' >"$BASE/triton/backends/nvidia/bin/ptxas"
 chmod +x "$BASE/triton/backends/nvidia/bin/ptxas"
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$BASE" "$PY" >"$T/bin/py-base"; chmod +x "$T/bin/py-base"
+fake_python "$T/bin/py-base" "$BASE"
 mkdir -p "$T/smi-none"; printf '#!/bin/sh\nexit 9\n' >"$T/smi-none/nvidia-smi"; chmod +x "$T/smi-none/nvidia-smi"
 export CCPACK_NVML_LIBRARY="$STUB" CCPACK_PYTHON="$T/bin/py-base" STUB_NVML_SMS=132 PATH="$T/smi-none:$PATH"
-DIRS=(--inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache")
 K90=2NKP7YHQDMPSUQYZ22I5XXVS3MFN4OW3IZHQMPZRUFO77YV35RCA
 K80=FKIXBELYSTXMCGHVGTO57WWXJG6UD54E6BN2QAH2UWQZMCDJQGOA
 # kernel_for ARCH SRC DST: a copy of kernel folder SRC whose .json files name target ARCH.
@@ -206,7 +199,7 @@ cp "$T/out" "$T/card.md"
 grep -q "The cache holds kernels for 2 targets: sm_80 (triton 3.6.0), sm_90 (triton 3.6.0)" "$T/card.md" && ok || bad "card: $(cat "$T/card.md")"
 grep -q "^| sm_80 | cuda | 32 | 3.6.0 | 2 |" "$T/card.md" && ok || bad "card targets table: $(grep sm_ "$T/card.md")"
 "$CCPACK" inspect --json "$T/mixed.ccpack" >"$T/insp.json"
-GPU=$("$PY" -c "import json,sys; v=json.load(open(sys.argv[1]))['manifest']['fingerprint']['fields'].get('gpu.name',{}).get('value'); print(v or '')" "$T/insp.json")
+GPU=$(field "j['manifest']['fingerprint']['fields'].get('gpu.name',{}).get('value') or ''" "$T/insp.json")
 names=$(grep -Eo "NVIDIA [A-Za-z0-9-]+|A100|H100|H200|MI300X|MI250X?|L40S?" "$T/card.md" | sort -u)
 for n in $names; do case "$GPU" in *"$n"*) ok ;; *) bad "the card names GPU '$n'; the fingerprint's gpu.name is '$GPU'" ;; esac; done
 grep -q "^- gpu.arch: absent" "$T/card.md" && ok || bad "card gpu.arch: $(grep gpu.arch "$T/card.md")"
@@ -220,5 +213,4 @@ grep -q "The cache's kernels and the fingerprint agree" "$T/out" && ok || bad "c
 expect 0 "" -- "$CCPACK" inspect --card --json "$A"
 json_is "$T/out" "j['ok'] and j['card'].startswith('# Model card: h200.ccpack') and 'NVIDIA H200' in j['card']"
 
-echo "purge: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

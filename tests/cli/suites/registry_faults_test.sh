@@ -7,10 +7,9 @@
 # Usage: registry_faults_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
 export CCPACK_ALLOW_UNSIGNED=1 CCPACK_ON_MISMATCH=force  # archives made here; fleet_test.sh covers the policy
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
 SUITE=faults
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 isolate_home
 unset CCPACK_LOW_SPEED_TIME
 
@@ -37,7 +36,7 @@ for k in range(4):
     write(f"{out}/inductor/rest/r{k}.py", 13_000_000)
 EOF
 "$CCPACK" create -q -o "$T/a.ccpack" --inductor-dir "$T/c/inductor" --triton-dir "$T/c/triton"
-"$CCPACK" create -q -o "$T/old.ccpack" --inductor-dir "$DATA/sample-cache/inductor_cache" --triton-dir "$DATA/sample-cache/triton_cache"
+"$CCPACK" create -q -o "$T/old.ccpack" "${DIRS[@]}"
 # Frame boundaries, as blob offsets (the header frame's size plus each frame's offset).
 "$CCPACK" inspect --json "$T/a.ccpack" | "$PY" -c '
 import json, struct, sys
@@ -53,9 +52,8 @@ read -r HEAD F0 F1 F2 SIZE <"$T/frames"
 proxy() {
   local name=$1
   shift
-  "$PY" "$HERE/fault_proxy.py" "$T/$name.port" "$PORT" "$T/$name.log" "$@" 2>>"$T/proxy.err" &
-  PIDS="$PIDS $!"
-  for _ in $(seq 100); do [ -s "$T/$name.port" ] && break; sleep 0.1; done
+  spawn "$PY" "$HERE/fault_proxy.py" "$T/$name.port" "$PORT" "$T/$name.log" "$@" 2>>"$T/proxy.err"
+  wait_for "$T/$name.port"
   P="127.0.0.1:$(cat "$T/$name.port")"
 }
 # Trees equal (group files name their folder, so both sides restore into the same paths); a registry restore leaves
@@ -170,5 +168,4 @@ expect 1 "exceeds 4194304 bytes" -- timeout 60 "$CCPACK" restore --plain-http "o
 old_stays "huge manifest"
 [ "$(grep -c manifests "$T/huge.log")" -eq 1 ] && ok || bad "the huge manifest was fetched more than once"
 
-echo "faults: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

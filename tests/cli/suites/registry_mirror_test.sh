@@ -8,31 +8,18 @@
 # Usage: registry_mirror_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
 export CCPACK_ALLOW_UNSIGNED=1 CCPACK_ON_MISMATCH=force  # archives made here; fleet_test.sh covers the policy
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
 SUITE=mirror
 . "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
 isolate_home
 
-# start_registry NAME EXTRA-YAML: sets PORT_<NAME>; its access log (one line per request) is $T/NAME/log.
-start_registry() {
-  local name=$1 port
-  port=$("$PY" "$HERE/registry_helpers.py" free-port)
-  mkdir -p "$T/$name/data"
-  printf 'version: 0.1\nlog:\n  level: info\n  formatter: text\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n%s\n' \
-    "$T/$name/data" "$port" "$2" >"$T/$name/config.yml"
-  docker-registry serve "$T/$name/config.yml" >"$T/$name/log" 2>&1 &
-  PIDS="$PIDS $!"
-  for _ in $(seq 150); do curl -sf "http://127.0.0.1:$port/v2/" >/dev/null && break; sleep 0.1; done
-  curl -sf "http://127.0.0.1:$port/v2/" >/dev/null || { echo "FAIL: registry $name did not start: $(tail -3 "$T/$name/log")"; exit 1; }
-  eval "PORT_$name=$port"
-}
+# The registries' access logs (one line per request): $DIR_origin/log, $DIR_mirror/log (harness.sh start_registry).
 # origin_gets DIGEST: the GETs of a blob in the origin's access log.
-origin_gets() { grep -c "\"GET /v2/model/blobs/sha256:$1 HTTP" "$T/origin/log"; }
+origin_gets() { grep -c "\"GET /v2/model/blobs/sha256:$1 HTTP" "$DIR_origin/log"; }
 
-start_registry origin ""
+start_registry origin http
 # The pull-through cache starts once its remote answers (it checks the remote at start).
-start_registry mirror "proxy:
+start_registry mirror http "proxy:
   remoteurl: http://127.0.0.1:$PORT_origin"
 O="127.0.0.1:$PORT_origin"
 M="127.0.0.1:$PORT_mirror"
@@ -50,8 +37,7 @@ location = "$M"   # the node's pull-through cache
 insecure = true
 EOF
 
-SAMPLE=(--inductor-dir "$DATA/sample-cache/inductor_cache" --triton-dir "$DATA/sample-cache/triton_cache")
-"$CCPACK" create -q -o "$T/a.ccpack" "${SAMPLE[@]}"
+"$CCPACK" create -q -o "$T/a.ccpack" "${DIRS[@]}"
 mkdir -p "$T/other/x" && head -c 200000 /dev/urandom >"$T/other/x/blob.bin"
 "$CCPACK" create -q -o "$T/b.ccpack" --inductor-dir "$T/other"
 "$CCPACK" push -q --plain-http "$T/a.ccpack" "$O/model:v1"
@@ -61,7 +47,7 @@ B=$(sha "$T/b.ccpack")
 
 # What one cold fetch through this mirror costs the origin (distribution's proxy fetches the blob for the client
 # and again to store it).
-curl -s -o /dev/null "http://$M/v2/model/blobs/sha256:$B"
+curl -s --max-time 10 -o /dev/null "http://$M/v2/model/blobs/sha256:$B"
 sleep 1
 COLD=$(origin_gets "$B")
 [ "$COLD" -ge 1 ] && ok || bad "the mirror did not fetch from the origin"
@@ -87,7 +73,7 @@ sleep 1
 N=$(origin_gets "$A")
 [ "$N" -ge "$COLD" ] && [ "$N" -lt 8 ] && ok || bad "eight concurrent restores: $N GETs of the blob at the origin, one cold fetch costs $COLD"
 echo "mirror: eight concurrent restores = $(origin_gets "$A") GET(s) of the blob at the origin"
-[ "$(grep -c "\"GET /v2/model/blobs/sha256:$A HTTP" "$T/mirror/log")" -ge 8 ] && ok || bad "the restores did not all ask the mirror"
+[ "$(grep -c "\"GET /v2/model/blobs/sha256:$A HTTP" "$DIR_mirror/log")" -ge 8 ] && ok || bad "the restores did not all ask the mirror"
 "$PY" -c '
 import json, sys
 rs = [json.load(open(f)) for f in sys.argv[2:]]
@@ -107,9 +93,8 @@ expect 0 "mirror 127.0.0.1:$DOWN failed \(.*\); trying the next endpoint" -- \
   "$CCPACK" restore --registries-conf "$T/down.conf" "oci://$O/model:v1" --inductor-dir "$T/d/ind" --triton-dir "$T/d/tri"
 
 # --- a mirror that accepts connections and never answers: one stall, then the origin for the rest of the run ----
-"$PY" "$HERE/registry_helpers.py" hang "$T/hang.port" "$T/hang.log" &
-PIDS="$PIDS $!"
-for _ in $(seq 100); do [ -s "$T/hang.port" ] && break; sleep 0.1; done
+spawn "$PY" "$HERE/registry_helpers.py" hang "$T/hang.port" "$T/hang.log"
+wait_for "$T/hang.port"
 HUNG="127.0.0.1:$(cat "$T/hang.port")"
 sed "s/$M/$HUNG/" "$T/registries.conf" >"$T/hang.conf"
 START=$(date +%s%N)
@@ -127,11 +112,10 @@ json_is "$T/hang.json" "j['registry']['served_by'] == '$O/model'"
 [ "$(grep -c "mirror $HUNG failed" "$T/hang.err")" -eq 1 ] && ok || bad "not one warning: $(cat "$T/hang.err")"
 
 # --- a mirror serving other bytes under the digest: exit 4, and the origin is not asked -------------------------
-start_registry evil ""
+start_registry evil http
 "$CCPACK" push -q --plain-http "$T/a.ccpack" "127.0.0.1:$PORT_evil/model:v1"
-"$PY" "$HERE/fault_proxy.py" "$T/evil.port" "$PORT_evil" "$T/evil.log" --corrupt-at 3000 2>/dev/null &
-PIDS="$PIDS $!"
-for _ in $(seq 100); do [ -s "$T/evil.port" ] && break; sleep 0.1; done
+spawn "$PY" "$HERE/fault_proxy.py" "$T/evil.port" "$PORT_evil" "$T/evil.log" --corrupt-at 3000 2>/dev/null
+wait_for "$T/evil.port"
 sed "s/$M/127.0.0.1:$(cat "$T/evil.port")/" "$T/registries.conf" >"$T/evil.conf"
 BEFORE=$(origin_gets "$A")
 "$CCPACK" restore -q "$T/b.ccpack" --inductor-dir "$T/e/ind"
@@ -147,5 +131,4 @@ printf '[[registry]]\nprefix = "%s"\nblocked = true\n' "$O" >"$T/blocked.conf"
 expect 1 "registry $O is blocked" -- "$CCPACK" pull --registries-conf "$T/blocked.conf" "$O/model:v1" -o "$T/x.ccpack"
 expect 1 "does not exist" -- "$CCPACK" pull --registries-conf "$T/none.conf" "$O/model:v1" -o "$T/x.ccpack"
 
-echo "mirror: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -12,14 +12,10 @@
 set -u
 SUITE=settle
 CCPACK=$1
-. "$(dirname "$0")/../helpers/harness.sh"
-isolate_home
-forget_torch_settings
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+isolate
 export CCPACK_ALLOW_UNSIGNED=1
-STANDIN="$HERE/settle_standin.py"
-export STANDIN_STATE="$T/state"
-mkdir -p "$STANDIN_STATE" "$T/arch"
-unset STANDIN_MODE STANDIN_FAIL_AT STANDIN_SLEEP_AT
+use_standin
 
 src() { export TORCHINDUCTOR_CACHE_DIR="$T/$1/ind" TRITON_CACHE_DIR="$T/$1/tri"; }
 kernels() { find "$1" -mindepth 1 -maxdepth 1 -type d | wc -l; }

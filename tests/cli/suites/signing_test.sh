@@ -4,23 +4,17 @@
 # private keys, and no key bytes in any output. Byte surgery is in surgery.py.
 # Usage: signing_test.sh PATH/TO/ccpack PATH/TO/tests/data
 set -u
-CCPACK=$(realpath "$1")
-DATA=$(realpath "$2")
-SURGERY="python3 $(dirname "$(realpath "$0")")/../helpers/surgery.py"
-SAMPLE="$DATA/sample-cache"
 SUITE=signing
-. "$(dirname "$(realpath "$0")")/../helpers/harness.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+suite_paths "$@"
+SURGERY="python3 $HERE/surgery.py"
 # Every command's output is also appended to $T/all.log, which is searched for key bytes at the end.
 EXPECT_LOG=$T/all.log
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
-snap() { (cd "$1" && find . -printf '%p %s %m\n' | sort && find . -type f -exec sha256sum {} + | sort); }
 
-unset TORCHINDUCTOR_CACHE_DIR TRITON_CACHE_DIR TRITON_HOME CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY \
-  XDG_CONFIG_HOME SOURCE_DATE_EPOCH
-export HOME="$T/home" TMPDIR="$T/tmp"
-mkdir -p "$HOME" "$TMPDIR" "$T/keys"
+isolate
+unset CCPACK_ALLOW_UNSIGNED CCPACK_TRUSTED_KEYS CCPACK_SIGNING_KEY XDG_CONFIG_HOME SOURCE_DATE_EPOCH
+mkdir -p "$T/keys"
 cd "$T/keys"
-DIRS=(--inductor-dir "$SAMPLE/inductor_cache" --triton-dir "$SAMPLE/triton_cache")
 
 # --- keygen --------------------------------------------------------------------------------------------
 expect 0 "wrote private key 'ci.key' \(mode 0600" -- "$CCPACK" keygen --out ci.key
@@ -35,8 +29,8 @@ echo "someone's public key" >lone.pub
 expect 1 "'lone.pub' already exists" -- "$CCPACK" keygen --out lone
 check '[ ! -e lone ] && [ "$(cat lone.pub)" = "someone'"'"'s public key" ]' "keygen wrote beside an existing NAME.pub"
 expect 0 "" -- "$CCPACK" keygen --json --out other.key
-OTHER_ID=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['key_id'])" "$T/out")
-"$CCPACK" keygen -q --out third.key >/dev/null
+OTHER_ID=$(field 'j["key_id"]')
+make_key third.key
 
 # --- signed create, verify, restore ------------------------------------------------------------------------
 A="$T/a.ccpack"
@@ -46,7 +40,7 @@ expect 0 "triton: restored" -- "$CCPACK" restore "$A" --trust ci.key.pub --induc
 check 'diff -r --exclude=.ccpack-marker.json --exclude=.ccpack-entries --exclude="__grp__*.json" "$SAMPLE/triton_cache" "$T/r/tri" >/dev/null' "restored tree differs"
 expect 0 "already restored" -- "$CCPACK" restore "$A" --trust ci.key.pub --inductor-dir "$T/r/ind" --triton-dir "$T/r/tri"
 # The no-op reads the manifest's top level only: restore --json says which stage it reached.
-manifest_read() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["manifest"], j["noop"])' "$T/out"; }
+manifest_read() { field 'j["manifest"] + " " + str(j["noop"])'; }
 expect 0 "" -- "$CCPACK" restore --json "$A" --trust ci.key.pub --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
 check '[ "$(manifest_read)" = "full False" ]' "first restore: manifest read $(manifest_read), expected full False"
 expect 0 "" -- "$CCPACK" restore --json "$A" --trust ci.key.pub --inductor-dir "$T/n/ind" --triton-dir "$T/n/tri"
@@ -161,8 +155,7 @@ refused "signed by $CI_ID \(bad signature\)" "$T/renoted.ccpack" --trust ci.key.
 $SURGERY set-block "$A" "$T/junk.ccpack" "$($SURGERY block "$A" | sed "s/\"$CI_ID\"/7/")"
 refused "signature block: signatures\[0\]\.key_id is not a string" "$T/junk.ccpack" --trust ci.key.pub
 expect 4 "signature block: signatures\[0\]\.key_id is not a string" -- "$CCPACK" inspect --json "$T/junk.ccpack"
-python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['ok'] is False and j['exit_code']==4" "$T/out" && ok ||
-  bad "inspect --json on a junk block: $(cat "$T/out")"
+json_is "$T/out" "j['ok'] is False and j['exit_code']==4"
 $SURGERY set-block "$A" "$T/dup.ccpack" "$($SURGERY block "$A" | sed 's/"algorithm"/"key_id":"0000000000000000","algorithm"/')"
 expect 4 "signatures\[0\]\.key_id appears twice" -- "$CCPACK" inspect "$T/dup.ccpack"
 
@@ -230,7 +223,7 @@ expect 2 "no signing key: pass --sign-key FILE or set \\\$CCPACK_SIGNING_KEY" --
 cp ci.key exposed.key && chmod 644 exposed.key
 expect 1 "private key 'exposed.key' is readable or writable by group or others \(mode 0644\); run: chmod 600 'exposed.key'" -- \
   "$CCPACK" create -o "$T/x.ccpack" "${DIRS[@]}" --sign-key exposed.key
-check '[ ! -e "$T/x.ccpack" ]' "create with an exposed key wrote an archive"
+absent "create with an exposed key wrote an archive" "$T/x.ccpack"
 expect 1 "run: chmod 600" -- "$CCPACK" sign "$A" --sign-key exposed.key --trust ci.key.pub
 chmod 600 exposed.key
 expect 0 "" -- "$CCPACK" create -q -o "$T/x.ccpack" "${DIRS[@]}" --sign-key exposed.key

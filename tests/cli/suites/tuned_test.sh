@@ -15,13 +15,12 @@
 set -u
 SUITE=tuned
 CCPACK=$1
-. "$(dirname "$0")/../helpers/harness.sh"
-isolate_home
-forget_torch_settings
+. "$(dirname "${BASH_SOURCE[0]}")/../helpers/harness.sh"
+isolate
 export CCPACK_ALLOW_UNSIGNED=1
-STANDIN="$HERE/settle_standin.py"
-export STANDIN_STATE="$T/state" STANDIN_MODE=converge
-mkdir -p "$STANDIN_STATE" "$T/arch" "$T/bin"
+use_standin
+export STANDIN_MODE=converge
+mkdir -p "$T/bin"
 
 # fakesite DIR: torch 2.11 (ptxas 13.0.77 in torch/bin) and Triton 3.6 (bundled ptxas 12.8.93).
 fakesite() {
@@ -34,9 +33,8 @@ fakesite() {
 }
 fakesite "$T/build-site"
 fakesite "$T/pod-site"
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$T/build-site" "$PY" >"$T/bin/py-build"
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$T/pod-site" "$PY" >"$T/bin/py-pod"
-chmod +x "$T/bin/py-build" "$T/bin/py-pod"
+fake_python "$T/bin/py-build" "$T/build-site"
+fake_python "$T/bin/py-pod" "$T/pod-site"
 BUILD_PTXAS="$T/build-site/torch/bin/ptxas"
 POD_PTXAS="$T/pod-site/torch/bin/ptxas"
 TUNED='TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0", "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0'
@@ -108,7 +106,7 @@ CCPACK_ALLOW_UNSIGNED= expect 4 "" -- "$CCPACK" env "$T/arch/tuned.ccpack"
 expect 3 "ccpack: error: not restoring '$T/arch/tuned.ccpack': this process lacks the settings its cache was built with, so every entry would miss: TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0 TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0 TRITON_PTXAS_PATH=<a ptxas 13.0.77>; \`ccpack run .* -- CMD\` restores and runs CMD with them" -- \
   "$CCPACK" restore "$T/arch/tuned.ccpack" --inductor-dir "$T/pod/ind" --triton-dir "$T/pod/tri"
 grep -q "on-mismatch=force" "$T/err" && bad "force offered where every entry misses: $(cat "$T/err")" || ok
-[ ! -e "$T/pod" ] && ok || bad "the refused restore wrote $T/pod"
+absent "the refused restore wrote $T/pod" "$T/pod"
 
 # --- ccpack run: restore, then the command with the folders and settings; its exit code and signals -------------
 cat >"$T/cmd.py" <<'PYEOF'
@@ -135,7 +133,7 @@ grep -q "compile_threads" "$T/err" && bad "a warning with TORCHINDUCTOR_COMPILE_
 # A refused restore runs nothing (exit 3), unless --cold-on-failure: then one line, and the command runs cold.
 rm -f "$RUN_LOG"
 expect 3 "" -- "$CCPACK" run "$T/arch/tuned.ccpack" --select cpu.arch=riscv64 --inductor-dir "$T/cold/ind" --triton-dir "$T/cold/tri" -- "$PY" "$T/cmd.py" 0
-[ ! -e "$RUN_LOG" ] && ok || bad "the command ran after a refusal"
+absent "the command ran after a refusal" "$RUN_LOG"
 mkdir -p "$T/cold/tri"
 exit_and_stderr 5 "^ccpack: restore refused \(exit 3\); starting '$PY' cold, as --cold-on-failure asks\$" -- \
   "$CCPACK" run --cold-on-failure "$T/arch/tuned.ccpack" --select cpu.arch=riscv64 --inductor-dir "$T/cold/ind" --triton-dir "$T/cold/tri" -- "$PY" "$T/cmd.py" 5 && ok
