@@ -90,9 +90,10 @@ class EntrySource {
 
   // Whether read_listed reads anything: the packer then lays out a batch at the listed sizes before reading it.
   [[nodiscard]] virtual bool reads_listed() const { return false; }
-  // Reads small files together, each at its listed size into its `data`, and sets `digest` for each it proves
-  // whole and unchanged; the packer reads a file left without one through read_file (which also names what went
-  // wrong). Called from several threads at once, for different entries.
+  // Reads small files together, each at its listed size into its `data`, and sets `digest` in order for each it
+  // proves whole and unchanged, stopping at the first it cannot prove: the packer reads that file and those after
+  // it through read_file (which also names what went wrong). Called from several threads at once, for different
+  // entries.
   virtual void read_listed(std::span<ListedFile> files) { (void)files; }
   // Reads the whole of file entry `i` into slot.data(size); returns the SHA-256 of the bytes it put there.
   [[nodiscard]] virtual Digest read_file(std::size_t i, FileSlot& slot) = 0;

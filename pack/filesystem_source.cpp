@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <optional>
 
@@ -64,10 +65,12 @@ bool matches(const FileRef& e, const struct stat& st) {
 // leaves mtime and ctime as they were: metadata alone cannot prove a file did not change while it was read. As git
 // does for its index, a file whose ctime is that recent ("racy") is proven stable by content instead: it is read
 // a second time and must hash the same. Caches are written seconds to hours before create, so this is rare.
+std::atomic<int> g_racy_window{2};  // seconds (testing::set_racy_window)
+
 bool is_racy(const struct stat& st) {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  return st.st_ctim.tv_sec + 2 >= now.tv_sec;
+  return st.st_ctim.tv_sec + g_racy_window.load(std::memory_order_relaxed) >= now.tv_sec;
 }
 
 // SHA-256 of the file's content read again from offset 0; nullopt when it is not `size` bytes long.
@@ -123,8 +126,9 @@ std::vector<manifest::Component> FilesystemSource::components() const {
   return out;
 }
 
-// The same four steps as read_file, for a batch's small files at once (util/file_batch.hpp); a file not proven
-// here (changed since the scan, unreadable, or no io_uring) is left to read_file, which retries and names it.
+// The same four steps as read_file, for a batch's small files at once (util/file_batch.hpp). Proven in order, up
+// to the first file that is not (changed since the scan, unreadable, or no io_uring): the packer reads that one
+// and the rest through read_file, which retries and names what went wrong, so none of them is marked read here.
 void FilesystemSource::read_listed(std::span<ListedFile> files) {
   std::vector<std::string> paths(files.size());
   std::vector<FileRead> reads(files.size());
@@ -136,9 +140,10 @@ void FilesystemSource::read_listed(std::span<ListedFile> files) {
   for (std::size_t k = 0; k < files.size(); ++k) {
     std::size_t i = files[k].entry;
     const FileRef e{std::move(paths[k]), scanned_.stamps[i], reads[k].size, scanned_.devices};
-    if (reads[k].error != 0 || reads[k].got != e.size || !matches(e, reads[k].after)) continue;
+    // defence: create-batch-unchanged
+    if (reads[k].error != 0 || reads[k].got != e.size || !matches(e, reads[k].after)) return;
     Digest digest = Sha256::of(files[k].data, e.size);
-    if (is_racy(reads[k].after) && !proven_again(e, digest)) continue;
+    if (is_racy(reads[k].after) && !proven_again(e, digest)) return;
     files[k].digest = digest;
     finished(i);
   }
@@ -250,5 +255,7 @@ void FilesystemSource::release_chunk(std::size_t chunk) {
   to = to / page_size * page_size;
   if (to > from) (void)::madvise(base + (from - reinterpret_cast<std::uintptr_t>(base)), to - from, MADV_DONTNEED);
 }
+
+void testing::set_racy_window(int seconds) { g_racy_window.store(seconds, std::memory_order_relaxed); }
 
 }  // namespace ccpack::pack

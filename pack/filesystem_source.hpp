@@ -48,4 +48,10 @@ class FilesystemSource final : public EntrySource {
   std::unique_ptr<std::atomic<std::uint32_t>[]> unread_;  // files not yet read, per chunk of stamps
 };
 
+namespace testing {
+// How recent a file's ctime must be, in seconds, for it to count as racy (and be proven by a second read); a
+// test sets -1 so that the metadata checks alone decide. Default 2.
+void set_racy_window(int seconds);
+}  // namespace testing
+
 }  // namespace ccpack::pack

@@ -5,11 +5,15 @@
 #include <zstd.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
+#include <fstream>
+#include <map>
 #include <set>
 
 #include "manifest/format.hpp"
 #include "manifest/manifest.hpp"
 #include "manifest/signature.hpp"
+#include "pack/filesystem_source.hpp"
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
 #include "util/error.hpp"
@@ -35,7 +39,76 @@ manifest::ArchiveHeader header_of(const fs::path& file) {
   return manifest::read_header(fd.get(), file);
 }
 
+// The cache folders, with a writer that grows one file right after the scan (before any file is read).
+class GrowsAfterScan final : public pack::EntrySource {
+ public:
+  GrowsAfterScan(std::vector<manifest::CacheDir> dirs, fs::path grows) : files_(std::move(dirs)), grows_(std::move(grows)) {}
+  void open() override {
+    files_.open();
+    std::ofstream(grows_, std::ios::app) << "more!";
+  }
+  [[nodiscard]] manifest::EntryList& entries() override { return files_.entries(); }
+  [[nodiscard]] fs::path source_of(std::size_t i) const override { return files_.source_of(i); }
+  void reorder(const std::vector<std::size_t>& order) override { files_.reorder(order); }
+  [[nodiscard]] std::vector<std::string> skipped() const override { return files_.skipped(); }
+  [[nodiscard]] std::vector<manifest::Component> components() const override { return files_.components(); }
+  [[nodiscard]] bool reads_listed() const override { return files_.reads_listed(); }
+  void read_listed(std::span<pack::ListedFile> files) override { files_.read_listed(files); }
+  [[nodiscard]] Digest read_file(std::size_t i, pack::FileSlot& slot) override { return files_.read_file(i, slot); }
+  void read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) override {
+    files_.read_piece(i, offset, length, out);
+  }
+  void check_pieces(std::size_t i, const Digest& digest) override { files_.check_pieces(i, digest); }
+
+ private:
+  pack::FilesystemSource files_;
+  fs::path grows_;
+};
+
+// The archive's tar stream: every frame decoded, in order.
+std::string tar_stream(const fs::path& archive, const manifest::Manifest& m) {
+  manifest::ArchiveHeader h = header_of(archive);
+  std::string file = test::slurp(archive), out;
+  for (const manifest::Frame& f : m.frames) {
+    std::string raw(f.raw_size, '\0');
+    std::size_t n = ZSTD_decompress(raw.data(), raw.size(), file.data() + h.header_size + f.offset, f.compressed_size);
+    REQUIRE(n == f.raw_size);
+    out += raw;
+  }
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("a file that grew after the scan is packed at its new size, and the files after it in its batch intact") {
+  test::ScratchDir t;
+  test::write_file(t / "ind/a.py", "a");
+  test::write_file(t / "ind/b.py", "b");
+  test::write_file(t / "ind/c.py", "c");
+  // Nothing counts as racy: the stamps and sizes after the read decide, not a second read.
+  pack::testing::set_racy_window(-1);
+  struct Restore {
+    ~Restore() { pack::testing::set_racy_window(2); }
+  } restore;
+  GrowsAfterScan source(test::dirs_of(t / "ind", t / "tri"), t / "ind/b.py");
+  fs::create_directories(t / "tri");
+  pack::PackResult r = pack::create_archive(source, t / "a.ccpack", pack::PackOptions{});
+  const manifest::EntryList& e = r.manifest.entries;
+  std::map<std::string, std::string> packed;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    if (e.type(i) == manifest::EntryType::file) packed[e.path(i)] = to_hex(e.sha256(i)) + " " + std::to_string(e.file_size(i));
+  }
+  CHECK(packed == std::map<std::string, std::string>{{"inductor/a.py", to_hex(Sha256::of("a")) + " 1"},
+                                                     {"inductor/b.py", to_hex(Sha256::of("bmore!")) + " 6"},
+                                                     {"inductor/c.py", to_hex(Sha256::of("c")) + " 1"}});
+  // In the tar stream each file's data follows its header, padded to 512 bytes; nothing of the first read of b.py.
+  std::string tar = tar_stream(t / "a.ccpack", r.manifest);
+  CHECK(tar.size() == r.manifest.tar_size);
+  for (const char* data : {"a", "bmore!", "c"}) {
+    CHECK(tar.find(std::string(data) + std::string(512 - std::strlen(data), '\0')) != std::string::npos);
+  }
+  CHECK(tar.find(std::string("b") + std::string(511, '\0')) == std::string::npos);
+}
 
 TEST_CASE("create records the fingerprint it is given, the components and the entries, in create's exact bytes") {
   test::ScratchDir t;
