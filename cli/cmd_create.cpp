@@ -91,18 +91,14 @@ std::optional<settle::SettleOutcome> settle_first(const CreateOptions& o, const 
 void report_json(Reporter& out, const CreateOptions& o, const pack::CreateResult& created,
                  const std::optional<manifest::PrivateKey>& key, const settle::SettleOutcome* settled, const ojson& delta) {
   const pack::PackResult& r = created.packed;
-  std::uint64_t files = 0;
-  std::uint64_t bytes = 0;
+  const manifest::ComponentTotals total = manifest::totals(r.manifest.components);
   ojson comps = ojson::array();
-  for (const manifest::Component& c : r.manifest.components) {
-    files += c.files;
-    bytes += c.bytes;
+  for (const manifest::Component& c : r.manifest.components)
     comps.push_back({{"name", c.name}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
-  }
   out.report({{"archive", o.output.string()},
               {"archive_bytes", r.archive_size},
-              {"files", files},
-              {"bytes", bytes},
+              {"files", total.files},
+              {"bytes", total.bytes},
               {"frames", r.manifest.frames.size()},
               {"components", comps},
               {"skipped", r.skipped},
@@ -141,6 +137,28 @@ void warn_untuned(const Reporter& out, const manifest::Fingerprint& fp) {
            "`ccpack create -o OUT --settle -- CMD ARGS...`, which sets them (docs/TUNING.md)");
 }
 
+// The terminal report: the folders not found, the transient entries left out, a delta's base, and what was packed.
+void say_created(const Reporter& out, const CreateOptions& o, const pack::PackResult& r, const std::vector<std::string>& looked,
+                 const std::optional<pack::SinceRestoreResult>& delta, const std::optional<manifest::PrivateKey>& key) {
+  const manifest::ComponentTotals total = manifest::totals(r.manifest.components);
+  for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
+  if (!r.skipped.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < r.skipped.size() && i < 5; ++i) list += (i ? ", " : "") + r.skipped[i];
+    if (r.skipped.size() > 5) list += ", ...";
+    out.say("skipped " + std::to_string(r.skipped.size()) + " transient entries: " + list);
+  }
+  std::string from;
+  for (const manifest::Component& c : r.manifest.components)
+    from += (from.empty() ? "" : ", ") + c.name + " " + quoted_path(c.source);
+  if (delta) {
+    out.say("delta of archive " + delta->base_manifest_sha256.substr(0, 12) + ": " + std::to_string(delta->base_entries) +
+            " entries of the base left out (a changed file of the base is not in a delta)");
+  }
+  out.say("packed " + std::to_string(total.files) + " files (" + mb(total.bytes) + ") from " + from + " into " +
+          quoted_path(o.output) + " (" + mb(r.archive_size) + ")" + (key ? ", signed with key " + key->key_id() : ", unsigned"));
+}
+
 int run(CreateOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
@@ -166,37 +184,13 @@ int run(CreateOptions& o) {
   rq.pack.sign = manifest_signer(key, o.signing);
   std::optional<pack::SinceRestoreResult> delta;
   pack::CreateResult created = create_or_delta(o, rq, delta);
-  const std::vector<std::string>& fp_warnings = created.fingerprint_warnings;
-  for (const std::string& w : fp_warnings) out.warn(w);
-  const pack::PackResult& r = created.packed;
-  if (!settled && !o.since_restore) warn_untuned(out, r.manifest.fingerprint);
-
+  for (const std::string& w : created.fingerprint_warnings) out.warn(w);
+  if (!settled && !o.since_restore) warn_untuned(out, created.packed.manifest.fingerprint);
   if (out.json()) {
     report_json(out, o, created, key, settled ? &*settled : nullptr, delta_json(delta));
-    return 0;
+  } else {
+    say_created(out, o, created.packed, looked, delta, key);
   }
-  std::uint64_t files = 0;
-  std::uint64_t bytes = 0;
-  for (const manifest::Component& c : r.manifest.components) {
-    files += c.files;
-    bytes += c.bytes;
-  }
-  for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
-  if (!r.skipped.empty()) {
-    std::string list;
-    for (std::size_t i = 0; i < r.skipped.size() && i < 5; ++i) list += (i ? ", " : "") + r.skipped[i];
-    if (r.skipped.size() > 5) list += ", ...";
-    out.say("skipped " + std::to_string(r.skipped.size()) + " transient entries: " + list);
-  }
-  std::string from;
-  for (const manifest::Component& c : r.manifest.components)
-    from += (from.empty() ? "" : ", ") + c.name + " " + quoted_path(c.source);
-  if (delta) {
-    out.say("delta of archive " + delta->base_manifest_sha256.substr(0, 12) + ": " + std::to_string(delta->base_entries) +
-            " entries of the base left out (a changed file of the base is not in a delta)");
-  }
-  out.say("packed " + std::to_string(files) + " files (" + mb(bytes) + ") from " + from + " into " + quoted_path(o.output) +
-          " (" + mb(r.archive_size) + ")" + (key ? ", signed with key " + key->key_id() : ", unsigned"));
   return 0;
 }
 
