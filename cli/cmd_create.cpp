@@ -5,11 +5,11 @@
 #include "cli/cli.hpp"
 #include "cli/create_settle.hpp"
 #include "cli/fingerprint_options.hpp"
-#include "cli/local_fingerprint.hpp"
 #include "cli/trust_options.hpp"
 #include "manifest/tuning_advice.hpp"
 #include "pack/create.hpp"
 #include "pack/since_restore.hpp"
+#include "probe/probe.hpp"
 #include "settle/report.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -84,7 +84,7 @@ std::optional<settle::SettleOutcome> settle_first(const CreateOptions& o, const 
   check_settle_options(o.settle, o.dirs);
   return settle_if_asked(
       o.settle, resolved, [&resolved, &looked] { return folders_to_pack(resolved, looked); }, o.output,
-      [&o, &resolved] { return probe_local(o.python, resolved); }, o.common, o.python);
+      [&o, &resolved] { return probe::probe_local(o.python, resolved); }, o.common, o.python);
 }
 
 // create's --json report.
@@ -171,7 +171,7 @@ int run(CreateOptions& o) {
   pack::CreateRequest rq;
   rq.dirs = settled ? settled->settled : folders_to_pack(resolved, looked);
   rq.output = o.output;
-  rq.machine = [&] { return settled ? settled->fingerprint : probe_local(o.python, resolved); };
+  rq.machine = [&] { return settled ? settled->fingerprint : probe::probe_local(o.python, resolved); };
   if (settled) {
     rq.write = [&settled](const std::vector<manifest::CacheDir>&, const fs::path& output, const pack::PackOptions& po) {
       return settle::pack_settled(*settled, output, po);

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
-#include "cli/local_fingerprint.hpp"
 #include "cli/trust_options.hpp"
 #include "manifest/fingerprint.hpp"
+#include "manifest/fingerprint_file.hpp"
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
 #include "util/error.hpp"
@@ -38,7 +38,7 @@ int run(ImportCmdOptions& o) {
   for (const std::string& spec : o.maps) io.maps.push_back(pack::parse_map(spec));
   io.spool_dir = o.output.parent_path();
   std::optional<manifest::Fingerprint> fingerprint;
-  if (o.fingerprint) fingerprint = fingerprint_from_file(o.fingerprint->string());  // the build machine's
+  if (o.fingerprint) fingerprint = manifest::fingerprint_from_file(o.fingerprint->string());  // the build machine's
   pack::ImportSource source(io);
   pack::PackOptions po;
   po.jobs = thread_budget().threads;
