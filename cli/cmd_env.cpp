@@ -39,15 +39,15 @@ int run(EnvOptions& eo) {
   RestoreOptions& o = eo.restore;
   Reporter out(o.common);
   ArchiveForPod archive = archive_for_pod(o, out);
-  PodEnvironment env = pod_environment(archive.manifest, archive.dirs, o.python);
+  probe::PodEnvironment env = probe::pod_environment(archive.manifest, archive.dirs, o.python);
   if (out.json()) {
     ojson vars = ojson::array();
-    for (const PodVariable& v : env.variables) vars.push_back({{"name", v.name}, {"value", v.value}, {"why", v.why}});
+    for (const probe::PodVariable& v : env.variables) vars.push_back({{"name", v.name}, {"value", v.value}, {"why", v.why}});
     out.report({{"archive", o.archive.string()}, {"variables", vars}, {"notes", env.notes}});
     return 0;
   }
   for (const std::string& n : env.notes) out.warn(n);
-  PodEnvironment quiet{env.variables, {}};
+  probe::PodEnvironment quiet{env.variables, {}};
   std::fputs(export_lines(quiet).c_str(), stdout);
   return 0;
 }

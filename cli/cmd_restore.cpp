@@ -212,7 +212,7 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
 int refuse(const RestoreOptions& o, const Reporter& out, const manifest::Comparison& fit, const Machine& machine) {
   ojson body = {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}, {"machine", machine_json(machine)}};
   bool only_settings = false;
-  std::vector<std::string> missing = missing_settings(fit, &only_settings);
+  std::vector<std::string> missing = manifest::missing_settings(fit, &only_settings);
   std::string settings = settings_clause(missing, o.archive.string());
   if (!out.json() && (!only_settings || o.verbose)) std::fputs(fit.to_table(true).c_str(), stderr);
   if (settings.empty()) {
