@@ -1,9 +1,10 @@
-// `ccpack env ARCHIVE`: what a pod must export to use the archive (cli/pod_settings.hpp): the cache folders a
+// `ccpack env ARCHIVE`: what a pod must export to use the archive (probe/pod_settings.hpp): the cache folders a
 // restore fills, the settings its cache was built with, and a ptxas of the recorded version on this machine, as
 // `export NAME='VALUE'` lines for sh (or --json). An init container writes them to a shared volume, and the main
 // container sources them. The archive's signature is checked as restore checks it: these lines get sourced.
 #include <cstdio>
 
+#include "cli/fingerprint_options.hpp"
 #include "cli/pod_settings.hpp"
 #include "cli/restore_command.hpp"
 #include "registry/remote_archive.hpp"

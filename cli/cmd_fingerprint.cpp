@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/cache_dirs.hpp"
+#include "cli/cli.hpp"
 #include "cli/fingerprint_options.hpp"
 #include "probe/probe.hpp"
 #include "util/escape.hpp"

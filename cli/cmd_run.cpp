@@ -1,5 +1,5 @@
 // `ccpack run [restore flags] ARCHIVE -- CMD ARGS...`: a pod's entrypoint in one command. It reads the archive's
-// settings (cli/pod_settings.hpp) and sets them in its own environment first, so the restore's fingerprint probe
+// settings (probe/pod_settings.hpp) and sets them in its own environment first, so the restore's fingerprint probe
 // judges the process CMD will be; then restores exactly as `ccpack restore` does, sets the cache folders, and
 // replaces itself with CMD (execvp): CMD's exit code and signals are the pod's, with no ccpack process between.
 // A restore that does not happen (refused, untrusted, a registry down) exits with its own code and runs nothing,

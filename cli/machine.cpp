@@ -10,6 +10,7 @@
 #include "probe/probe.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
+#include "util/fs.hpp"
 
 namespace ccpack::cli {
 namespace {
