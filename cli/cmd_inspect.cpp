@@ -4,6 +4,7 @@
 #include "cli/card.hpp"
 #include "cli/cli.hpp"
 #include "cli/trust_options.hpp"
+#include "manifest/trusted_keys.hpp"
 #include "unpack/archive.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
@@ -123,7 +124,7 @@ void print_summary(const InspectOptions& o, const unpack::Archive& a, const unpa
 int run(const InspectOptions& o) {
   Reporter out(o.common);
   unpack::Archive a = unpack::Archive::open(o.archive);
-  unpack::TrustReport trust = unpack::assess_signatures(a, load_trust(o.trust));
+  unpack::TrustReport trust = unpack::assess_signatures(a, manifest::load_trusted_keys(o.trust.trust));
   std::uint64_t archive_bytes = a.header.header_size + a.header.payload_size;
   if (o.card) {
     print_card(o, out, a, archive_bytes);

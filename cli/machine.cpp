@@ -3,11 +3,11 @@
 
 #include <cstdlib>
 
-#include "cli/command_name.hpp"
 #include "manifest/field_form.hpp"
 #include "manifest/fingerprint_file.hpp"
 #include "manifest/policy.hpp"
 #include "probe/probe.hpp"
+#include "util/closest_names.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
