@@ -61,7 +61,7 @@ TEST_CASE("pod settings: the folders of the archive's components only, and one c
         std::vector<std::string>{"TORCHINDUCTOR_CACHE_DIR=/pod/ind (folder)"});
 }
 
-TEST_CASE("pod settings: --no-tuned-settings sets nothing; a setting the user made is kept, not overwritten") {
+TEST_CASE("pod settings: --no-tuned-settings sets nothing, and a setting the user made is kept, not overwritten") {
   TuningRecord off = probe::apply_tuned_settings("python3", true);
   CHECK(off.applied.empty());
   CHECK(off.kept.empty());
