@@ -60,8 +60,8 @@ void fields(std::string& out, const Fingerprint& fp, std::string_view section) {
 
 void statistics(std::string& out, const CardInput& in) {
   const manifest::Manifest& m = *in.manifest;
-  std::uint64_t files = 0, bytes = 0, libraries = 0, binaries = 0;
-  for (const manifest::Component& c : m.components) files += c.files, bytes += c.bytes;
+  const manifest::ComponentTotals total = manifest::totals(m.components);
+  std::uint64_t libraries = 0, binaries = 0;
   for (const manifest::Entry& e : m.entries) {
     if (e.path.ends_with(".so") || e.path.find(".so.") != std::string::npos) ++libraries;
     if (e.path.ends_with(".cubin") || e.path.ends_with(".hsaco")) ++binaries;
@@ -71,7 +71,7 @@ void statistics(std::string& out, const CardInput& in) {
     out += "| " + md(c.name) + " | " + std::string(manifest::to_string(c.kind)) + " | " + std::to_string(c.files) + " | " +
            mb(c.bytes) + " |\n";
   }
-  out += "\n- total: " + std::to_string(files) + " files, " + mb(bytes) + "; archive " + mb(in.archive_bytes) + "\n";
+  out += "\n- total: " + std::to_string(total.files) + " files, " + mb(total.bytes) + "; archive " + mb(in.archive_bytes) + "\n";
   out += "- GPU binaries (.cubin, .hsaco): " + std::to_string(binaries) +
          "; compiled libraries (.so): " + std::to_string(libraries) + "\n";
   const Fingerprint& fp = in.manifest->fingerprint;

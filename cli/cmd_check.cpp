@@ -130,7 +130,7 @@ int run(CheckOptions& o) {
   }
   for (const std::string& n : notes) out.warn(n);
   if (c.blocks()) {
-    std::string settings = settings_clause(missing_settings(c), o.archive.string());
+    std::string settings = settings_clause(manifest::missing_settings(c), o.archive.string());
     return refused(out, std::move(body),
                    "archive " + quoted_path(o.archive) + " does not fit this machine: " + c.summary() +
                        (settings.empty() ? "" : "; " + settings));

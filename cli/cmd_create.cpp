@@ -5,11 +5,11 @@
 #include "cli/cli.hpp"
 #include "cli/create_settle.hpp"
 #include "cli/fingerprint_options.hpp"
-#include "cli/local_fingerprint.hpp"
 #include "cli/trust_options.hpp"
 #include "manifest/tuning_advice.hpp"
 #include "pack/create.hpp"
 #include "pack/since_restore.hpp"
+#include "probe/probe.hpp"
 #include "settle/report.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -84,25 +84,21 @@ std::optional<settle::SettleOutcome> settle_first(const CreateOptions& o, const 
   check_settle_options(o.settle, o.dirs);
   return settle_if_asked(
       o.settle, resolved, [&resolved, &looked] { return folders_to_pack(resolved, looked); }, o.output,
-      [&o, &resolved] { return probe_local(o.python, resolved); }, o.common, o.python);
+      [&o, &resolved] { return probe::probe_local(o.python, resolved); }, o.common, o.python);
 }
 
 // create's --json report.
 void report_json(Reporter& out, const CreateOptions& o, const pack::CreateResult& created,
                  const std::optional<manifest::PrivateKey>& key, const settle::SettleOutcome* settled, const ojson& delta) {
   const pack::PackResult& r = created.packed;
-  std::uint64_t files = 0;
-  std::uint64_t bytes = 0;
+  const manifest::ComponentTotals total = manifest::totals(r.manifest.components);
   ojson comps = ojson::array();
-  for (const manifest::Component& c : r.manifest.components) {
-    files += c.files;
-    bytes += c.bytes;
+  for (const manifest::Component& c : r.manifest.components)
     comps.push_back({{"name", c.name}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
-  }
   out.report({{"archive", o.output.string()},
               {"archive_bytes", r.archive_size},
-              {"files", files},
-              {"bytes", bytes},
+              {"files", total.files},
+              {"bytes", total.bytes},
               {"frames", r.manifest.frames.size()},
               {"components", comps},
               {"skipped", r.skipped},
@@ -141,46 +137,10 @@ void warn_untuned(const Reporter& out, const manifest::Fingerprint& fp) {
            "`ccpack create -o OUT --settle -- CMD ARGS...`, which sets them (docs/TUNING.md)");
 }
 
-int run(CreateOptions& o) {
-  Reporter out(o.common);
-  resolve_extras(o.dirs, o.extras);
-  Level level = parse_level(o.level);
-  // The key is read first: a missing or exposed key is reported before any packing work.
-  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
-  std::vector<manifest::CacheDir> resolved = resolve_cache_dirs(o.dirs);  // once: packed, and probed for
-  std::vector<std::string> looked;
-  std::optional<settle::SettleOutcome> settled = settle_first(o, resolved, looked);
-  pack::CreateRequest rq;
-  rq.dirs = settled ? settled->settled : folders_to_pack(resolved, looked);
-  rq.output = o.output;
-  rq.machine = [&] { return settled ? settled->fingerprint : probe_local(o.python, resolved); };
-  if (settled) {
-    rq.write = [&settled](const std::vector<manifest::CacheDir>&, const fs::path& output, const pack::PackOptions& po) {
-      return settle::pack_settled(*settled, output, po);
-    };
-  }
-  rq.pack.level = level.level;
-  rq.pack.window_log = level.window_log;
-  rq.pack.jobs = thread_budget().threads;
-  rq.pack.progress = out.progress();
-  rq.pack.sign = manifest_signer(key, o.signing);
-  std::optional<pack::SinceRestoreResult> delta;
-  pack::CreateResult created = create_or_delta(o, rq, delta);
-  const std::vector<std::string>& fp_warnings = created.fingerprint_warnings;
-  for (const std::string& w : fp_warnings) out.warn(w);
-  const pack::PackResult& r = created.packed;
-  if (!settled && !o.since_restore) warn_untuned(out, r.manifest.fingerprint);
-
-  if (out.json()) {
-    report_json(out, o, created, key, settled ? &*settled : nullptr, delta_json(delta));
-    return 0;
-  }
-  std::uint64_t files = 0;
-  std::uint64_t bytes = 0;
-  for (const manifest::Component& c : r.manifest.components) {
-    files += c.files;
-    bytes += c.bytes;
-  }
+// The terminal report: the folders not found, the transient entries left out, a delta's base, and what was packed.
+void say_created(const Reporter& out, const CreateOptions& o, const pack::PackResult& r, const std::vector<std::string>& looked,
+                 const std::optional<pack::SinceRestoreResult>& delta, const std::optional<manifest::PrivateKey>& key) {
+  const manifest::ComponentTotals total = manifest::totals(r.manifest.components);
   for (const std::string& l : looked) out.say("note: no " + l + " folder, not packed");
   if (!r.skipped.empty()) {
     std::string list;
@@ -195,8 +155,42 @@ int run(CreateOptions& o) {
     out.say("delta of archive " + delta->base_manifest_sha256.substr(0, 12) + ": " + std::to_string(delta->base_entries) +
             " entries of the base left out (a changed file of the base is not in a delta)");
   }
-  out.say("packed " + std::to_string(files) + " files (" + mb(bytes) + ") from " + from + " into " + quoted_path(o.output) +
-          " (" + mb(r.archive_size) + ")" + (key ? ", signed with key " + key->key_id() : ", unsigned"));
+  out.say("packed " + std::to_string(total.files) + " files (" + mb(total.bytes) + ") from " + from + " into " +
+          quoted_path(o.output) + " (" + mb(r.archive_size) + ")" + (key ? ", signed with key " + key->key_id() : ", unsigned"));
+}
+
+int run(CreateOptions& o) {
+  Reporter out(o.common);
+  resolve_extras(o.dirs, o.extras);
+  Level level = parse_level(o.level);
+  // The key is read first: a missing or exposed key is reported before any packing work.
+  std::optional<manifest::PrivateKey> key = load_signing_key(o.signing, false);
+  std::vector<manifest::CacheDir> resolved = resolve_cache_dirs(o.dirs);  // once: packed, and probed for
+  std::vector<std::string> looked;
+  std::optional<settle::SettleOutcome> settled = settle_first(o, resolved, looked);
+  pack::CreateRequest rq;
+  rq.dirs = settled ? settled->settled : folders_to_pack(resolved, looked);
+  rq.output = o.output;
+  rq.machine = [&] { return settled ? settled->fingerprint : probe::probe_local(o.python, resolved); };
+  if (settled) {
+    rq.write = [&settled](const std::vector<manifest::CacheDir>&, const fs::path& output, const pack::PackOptions& po) {
+      return settle::pack_settled(*settled, output, po);
+    };
+  }
+  rq.pack.level = level.level;
+  rq.pack.window_log = level.window_log;
+  rq.pack.jobs = thread_budget().threads;
+  rq.pack.progress = out.progress();
+  rq.pack.sign = manifest_signer(key, o.signing);
+  std::optional<pack::SinceRestoreResult> delta;
+  pack::CreateResult created = create_or_delta(o, rq, delta);
+  for (const std::string& w : created.fingerprint_warnings) out.warn(w);
+  if (!settled && !o.since_restore) warn_untuned(out, created.packed.manifest.fingerprint);
+  if (out.json()) {
+    report_json(out, o, created, key, settled ? &*settled : nullptr, delta_json(delta));
+  } else {
+    say_created(out, o, created.packed, looked, delta, key);
+  }
   return 0;
 }
 

@@ -1,9 +1,10 @@
-// `ccpack env ARCHIVE`: what a pod must export to use the archive (cli/pod_settings.hpp): the cache folders a
+// `ccpack env ARCHIVE`: what a pod must export to use the archive (probe/pod_settings.hpp): the cache folders a
 // restore fills, the settings its cache was built with, and a ptxas of the recorded version on this machine, as
 // `export NAME='VALUE'` lines for sh (or --json). An init container writes them to a shared volume, and the main
 // container sources them. The archive's signature is checked as restore checks it: these lines get sourced.
 #include <cstdio>
 
+#include "cli/fingerprint_options.hpp"
 #include "cli/pod_settings.hpp"
 #include "cli/restore_command.hpp"
 #include "registry/remote_archive.hpp"
@@ -39,15 +40,15 @@ int run(EnvOptions& eo) {
   RestoreOptions& o = eo.restore;
   Reporter out(o.common);
   ArchiveForPod archive = archive_for_pod(o, out);
-  PodEnvironment env = pod_environment(archive.manifest, archive.dirs, o.python);
+  probe::PodEnvironment env = probe::pod_environment(archive.manifest, archive.dirs, o.python);
   if (out.json()) {
     ojson vars = ojson::array();
-    for (const PodVariable& v : env.variables) vars.push_back({{"name", v.name}, {"value", v.value}, {"why", v.why}});
+    for (const probe::PodVariable& v : env.variables) vars.push_back({{"name", v.name}, {"value", v.value}, {"why", v.why}});
     out.report({{"archive", o.archive.string()}, {"variables", vars}, {"notes", env.notes}});
     return 0;
   }
   for (const std::string& n : env.notes) out.warn(n);
-  PodEnvironment quiet{env.variables, {}};
+  probe::PodEnvironment quiet{env.variables, {}};
   std::fputs(export_lines(quiet).c_str(), stdout);
   return 0;
 }

@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "cli/cache_dirs.hpp"
+#include "cli/cli.hpp"
 #include "cli/fingerprint_options.hpp"
-#include "cli/local_fingerprint.hpp"
 #include "probe/probe.hpp"
 #include "util/escape.hpp"
 
@@ -21,7 +21,7 @@ int run(FingerprintOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
   std::string memo;
-  manifest::Fingerprint fp = probe_local(o.python, resolve_cache_dirs(o.dirs), &memo);
+  manifest::Fingerprint fp = probe::probe_local(o.python, resolve_cache_dirs(o.dirs), &memo);
   if (out.json()) {
     out.report(ojson::parse(fp.to_json()));
     return 0;

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
-#include "cli/local_fingerprint.hpp"
 #include "cli/trust_options.hpp"
 #include "manifest/fingerprint.hpp"
+#include "manifest/fingerprint_file.hpp"
 #include "pack/import_source.hpp"
 #include "pack/packer.hpp"
 #include "util/error.hpp"
@@ -38,7 +38,7 @@ int run(ImportCmdOptions& o) {
   for (const std::string& spec : o.maps) io.maps.push_back(pack::parse_map(spec));
   io.spool_dir = o.output.parent_path();
   std::optional<manifest::Fingerprint> fingerprint;
-  if (o.fingerprint) fingerprint = fingerprint_from_file(o.fingerprint->string());  // the build machine's
+  if (o.fingerprint) fingerprint = manifest::fingerprint_from_file(o.fingerprint->string());  // the build machine's
   pack::ImportSource source(io);
   pack::PackOptions po;
   po.jobs = thread_budget().threads;
@@ -47,13 +47,10 @@ int run(ImportCmdOptions& o) {
   if (fingerprint) po.records.fingerprint = *fingerprint;  // else the source's derived one
   pack::PackResult r = pack::create_archive(source, o.output, po);
 
-  std::uint64_t files = 0;
-  std::uint64_t bytes = 0;
+  const manifest::ComponentTotals total = manifest::totals(r.manifest.components);
   ojson comps = ojson::array();
   std::string from;
   for (const manifest::Component& c : r.manifest.components) {
-    files += c.files;
-    bytes += c.bytes;
     comps.push_back({{"name", c.name}, {"source", c.source}, {"files", c.files}, {"bytes", c.bytes}});
     from += (from.empty() ? "" : ", ") + c.name + " <- " + c.source.substr(c.source.rfind(':') + 1);
   }
@@ -62,8 +59,8 @@ int run(ImportCmdOptions& o) {
                 {"archive_bytes", r.archive_size},
                 {"foreign", o.foreign.string()},
                 {"foreign_format", source.format()},
-                {"files", files},
-                {"bytes", bytes},
+                {"files", total.files},
+                {"bytes", total.bytes},
                 {"components", comps},
                 {"fingerprint", fingerprint ? "given" : "derived"},
                 {"signed_by", key ? ojson(key->key_id()) : ojson(nullptr)},
@@ -71,7 +68,7 @@ int run(ImportCmdOptions& o) {
     return 0;
   }
   if (!r.skipped.empty()) out.say("skipped " + std::to_string(r.skipped.size()) + " transient entries");
-  out.say("imported " + std::to_string(files) + " files (" + mb(bytes) + ") from " + quoted_path(o.foreign) + " (" +
+  out.say("imported " + std::to_string(total.files) + " files (" + mb(total.bytes) + ") from " + quoted_path(o.foreign) + " (" +
           source.format() + "; " + from + ") into " + quoted_path(o.output) + " (" + mb(r.archive_size) + ")" +
           (key ? ", signed with key " + key->key_id() : ", unsigned"));
   if (!fingerprint)

@@ -4,6 +4,7 @@
 #include "cli/card.hpp"
 #include "cli/cli.hpp"
 #include "cli/trust_options.hpp"
+#include "manifest/trusted_keys.hpp"
 #include "unpack/archive.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
@@ -61,55 +62,53 @@ std::string fingerprint_summary(const unpack::Archive& a) {
   return s + " (" + std::to_string(fp.fields.size()) + " fields; `ccpack check` compares them, --json shows them)";
 }
 
-int run(const InspectOptions& o) {
-  Reporter out(o.common);
-  unpack::Archive a = unpack::Archive::open(o.archive);
-  const manifest::Manifest& m = a.manifest;
-  unpack::TrustReport trust = unpack::assess_signatures(a, load_trust(o.trust));
-  std::uint64_t archive_bytes = a.header.header_size + a.header.payload_size;
-  if (o.card) {
-    std::string card = model_card({o.archive.filename().string(), to_hex(a.manifest_digest()), archive_bytes, &m, &a.signatures});
-    if (out.json()) {
-      out.report({{"archive", o.archive.string()}, {"card", card}});
-    } else {
-      std::fputs(card.c_str(), stdout);
-    }
-    return 0;
-  }
+// --card: the Markdown model card (cli/card.hpp), as text or inside the --json report.
+void print_card(const InspectOptions& o, const Reporter& out, const unpack::Archive& a, std::uint64_t archive_bytes) {
+  std::string card =
+      model_card({o.archive.filename().string(), to_hex(a.manifest_digest()), archive_bytes, &a.manifest, &a.signatures});
   if (out.json()) {
-    ojson j = ojson::parse(a.header.manifest);
-    if (!o.files) j.erase("entries");
-    out.report({{"archive", o.archive.string()},
-                {"archive_bytes", archive_bytes},
-                {"format_version", a.header.version},
-                {"manifest_sha256", to_hex(a.manifest_digest())},
-                {"trusted", trust.trusted()},
-                {"signatures", signers_json(trust)},
-                // settle null: made without `create --settle` (not tried); else the manifest's "settle" field. settled:
-                // the archive as a whole, so false for a merged one (its "settle" is the base's; the deltas' additions
-                // were not settle-tested)
-                {"settled", m.settle && !m.merge ? ojson(m.settle->settled) : ojson(false)},
-                {"settle", m.settle ? m.settle->to_tree() : ojson(nullptr)},
-                // delta: `create --since-restore` (not a whole cache); merge: `ccpack merge`'s record; null otherwise
-                {"delta", m.delta ? m.delta->to_tree() : ojson(nullptr)},
-                {"merge", m.merge ? m.merge->to_tree() : ojson(nullptr)},
-                {"manifest", j}});
-    return 0;
+    out.report({{"archive", o.archive.string()}, {"card", card}});
+  } else {
+    std::fputs(card.c_str(), stdout);
   }
-  std::uint64_t files = 0;
-  std::uint64_t bytes = 0;
-  for (const auto& c : m.components) {
-    files += c.files;
-    bytes += c.bytes;
-  }
+}
+
+// inspect's --json report: the manifest as recorded (its entries only with --files) and what the header says.
+void report_json(const InspectOptions& o, const Reporter& out, const unpack::Archive& a, const unpack::TrustReport& trust,
+                 std::uint64_t archive_bytes) {
+  const manifest::Manifest& m = a.manifest;
+  ojson j = ojson::parse(a.header.manifest);
+  if (!o.files) j.erase("entries");
+  out.report({{"archive", o.archive.string()},
+              {"archive_bytes", archive_bytes},
+              {"format_version", a.header.version},
+              {"manifest_sha256", to_hex(a.manifest_digest())},
+              {"trusted", trust.trusted()},
+              {"signatures", signers_json(trust)},
+              // settle null: made without `create --settle` (not tried); else the manifest's "settle" field. settled:
+              // the archive as a whole, so false for a merged one (its "settle" is the base's; the deltas' additions
+              // were not settle-tested)
+              {"settled", m.settle && !m.merge ? ojson(m.settle->settled) : ojson(false)},
+              {"settle", m.settle ? m.settle->to_tree() : ojson(nullptr)},
+              // delta: `create --since-restore` (not a whole cache); merge: `ccpack merge`'s record; null otherwise
+              {"delta", m.delta ? m.delta->to_tree() : ojson(nullptr)},
+              {"merge", m.merge ? m.merge->to_tree() : ojson(nullptr)},
+              {"manifest", j}});
+}
+
+// The terminal report: the header's and the manifest's top-level facts, then the components (and --files' entries).
+void print_summary(const InspectOptions& o, const unpack::Archive& a, const unpack::TrustReport& trust,
+                   std::uint64_t archive_bytes) {
+  const manifest::Manifest& m = a.manifest;
+  const manifest::ComponentTotals total = manifest::totals(m.components);
   std::printf("archive      %s\n", o.archive.string().c_str());
   std::printf("format       ccpack v%u, created by %s\n", a.header.version, m.created_by.c_str());
   std::printf("manifest     sha256:%s\n", to_hex(a.manifest_digest()).c_str());
   std::printf("compression  zstd level %d, window 2^%d, %zu frame(s)\n", m.compression.level, m.compression.window_log,
               m.frames.size());
-  std::printf("size         %s packed, %s of files (%zu files), ratio %.1fx\n", mb(archive_bytes).c_str(), mb(bytes).c_str(),
-              static_cast<std::size_t>(files),
-              archive_bytes ? static_cast<double>(bytes) / static_cast<double>(archive_bytes) : 0.0);
+  std::printf("size         %s packed, %s of files (%zu files), ratio %.1fx\n", mb(archive_bytes).c_str(),
+              mb(total.bytes).c_str(), static_cast<std::size_t>(total.files),
+              archive_bytes ? static_cast<double>(total.bytes) / static_cast<double>(archive_bytes) : 0.0);
   print_signers(trust);
   std::printf("fingerprint  %s\n", fingerprint_summary(a).c_str());
   std::printf("settle       %s\n", settle_text(m).c_str());
@@ -120,6 +119,20 @@ int run(const InspectOptions& o) {
                 static_cast<unsigned long long>(c.files), mb(c.bytes).c_str(), c.source.c_str());
   }
   if (o.files) print_entries(m);
+}
+
+int run(const InspectOptions& o) {
+  Reporter out(o.common);
+  unpack::Archive a = unpack::Archive::open(o.archive);
+  unpack::TrustReport trust = unpack::assess_signatures(a, manifest::load_trusted_keys(o.trust.trust));
+  std::uint64_t archive_bytes = a.header.header_size + a.header.payload_size;
+  if (o.card) {
+    print_card(o, out, a, archive_bytes);
+  } else if (out.json()) {
+    report_json(o, out, a, trust, archive_bytes);
+  } else {
+    print_summary(o, a, trust, archive_bytes);
+  }
   return 0;
 }
 

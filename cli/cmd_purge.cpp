@@ -7,8 +7,8 @@
 
 #include "cli/cache_dirs.hpp"
 #include "cli/fingerprint_options.hpp"
-#include "cli/local_fingerprint.hpp"
 #include "cli/purge_report.hpp"
+#include "probe/probe.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
 
@@ -34,7 +34,7 @@ int run(PurgeOptions& o) {
   Reporter out(o.common);
   resolve_extras(o.dirs, o.extras);
   std::vector<manifest::CacheDir> dirs = resolve_cache_dirs(o.dirs);
-  manifest::Fingerprint local = probe_local(o.python, dirs);
+  manifest::Fingerprint local = probe::probe_local(o.python, dirs);
   unpack::PurgeOptions po{o.dry_run, {}};
   po.lock.timeout = std::chrono::seconds(o.lock_timeout_s);
   po.lock.on_wait = [&](const fs::path& folder) {

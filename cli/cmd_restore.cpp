@@ -135,51 +135,46 @@ std::string summary_line(const RestoreOptions& o, const unpack::InstallReport& r
   return line + " (from " + quoted_path(o.archive) + ", " + took + ")";
 }
 
-void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallReport& r, const unpack::TrustReport& trust,
-            const Judged& judged, const unpack::PurgeReport* purged, unpack::ManifestDepth depth, bool from_markers) {
-  if (out.json()) {
-    ojson comps = ojson::array();
-    for (const auto& c : r.components) {
-      comps.push_back({{"name", c.name},
-                       {"dir", c.dir.string()},
-                       {"status", unpack::to_string(c.action)},
-                       {"reason", c.reason},
-                       {"files", c.files},
-                       {"bytes", c.bytes},
-                       {"build_dir", c.build_dir.string()},
-                       {"relocated", relocated(c)},
-                       {"group_paths_rewritten", c.relocation.paths_rewritten},
-                       {"pickle_files", c.relocation.pickle_files},
-                       {"pickle_paths_rewritten", c.relocation.pickle_paths_rewritten},
-                       {"files_unparsed", c.relocation.files_unparsed + c.relocation.pickle_files_unparsed}});
-    }
-    out.report({{"archive", o.archive.string()},
-                {"noop", r.noop()},
-                {"trusted", trust.trusted()},
-                {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
-                {"components", comps},
-                {"fingerprint", comparison_json(judged.fit)},
-                {"machine", machine_json(judged.machine)},
-                {"registry", judged.registry ? judged.registry() : ojson(nullptr)},
-                {"purge", purged ? purge_json(*purged) : ojson(nullptr)},
-                // "top-level": the entries were not parsed (a no-op: every folder held this archive already);
-                // "markers": no manifest byte was read (a no-op of the very file the folders' markers name)
-                {"manifest", depth == unpack::ManifestDepth::full ? "full"
-                             : from_markers                       ? "markers"
-                                                                  : "top-level"},
-                {"threads", thread_budget().threads},
-                {"threads_from", thread_budget().from}});
-    return;
-  }
-  if (!o.verbose) {
-    out.say(summary_line(o, r));
-    for (const auto& c : r.components) {  // a relocation that left files as packed: some kernels may miss
-      if (c.action == unpack::Action::restore && c.relocation.files_unparsed + c.relocation.pickle_files_unparsed != 0)
-        out.warn(c.name + ": " + relocation_line(c));
-    }
-    if (purged) say_purge(out, *purged, false);
-    return;
-  }
+// A component's object in the --json report.
+ojson component_json(const unpack::ComponentOutcome& c) {
+  return {{"name", c.name},
+          {"dir", c.dir.string()},
+          {"status", unpack::to_string(c.action)},
+          {"reason", c.reason},
+          {"files", c.files},
+          {"bytes", c.bytes},
+          {"build_dir", c.build_dir.string()},
+          {"relocated", relocated(c)},
+          {"group_paths_rewritten", c.relocation.paths_rewritten},
+          {"pickle_files", c.relocation.pickle_files},
+          {"pickle_paths_rewritten", c.relocation.pickle_paths_rewritten},
+          {"files_unparsed", c.relocation.files_unparsed + c.relocation.pickle_files_unparsed}};
+}
+
+void report_json(const RestoreOptions& o, const Reporter& out, const unpack::InstallReport& r, const unpack::TrustReport& trust,
+                 const Judged& judged, const unpack::PurgeReport* purged, unpack::ManifestDepth depth, bool from_markers) {
+  ojson comps = ojson::array();
+  for (const auto& c : r.components) comps.push_back(component_json(c));
+  out.report({{"archive", o.archive.string()},
+              {"noop", r.noop()},
+              {"trusted", trust.trusted()},
+              {"signed_by", trust.trusted() ? ojson(trust.verified_by) : ojson(nullptr)},
+              {"components", comps},
+              {"fingerprint", comparison_json(judged.fit)},
+              {"machine", machine_json(judged.machine)},
+              {"registry", judged.registry ? judged.registry() : ojson(nullptr)},
+              {"purge", purged ? purge_json(*purged) : ojson(nullptr)},
+              // "top-level": the entries were not parsed (a no-op: every folder held this archive already);
+              // "markers": no manifest byte was read (a no-op of the very file the folders' markers name)
+              {"manifest", depth == unpack::ManifestDepth::full ? "full"
+                           : from_markers                       ? "markers"
+                                                                : "top-level"},
+              {"threads", thread_budget().threads},
+              {"threads_from", thread_budget().from}});
+}
+
+// -v: one line per component, and where a relocated one was built and what its relocation rewrote.
+void say_components(const Reporter& out, const unpack::InstallReport& r) {
   for (const auto& c : r.components) {
     std::string line = c.name + ": " + unpack::to_string(c.action);
     if (!c.dir.empty()) line += " " + quoted_path(c.dir);
@@ -192,6 +187,23 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
               relocation_line(c));
     }
   }
+}
+
+void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallReport& r, const unpack::TrustReport& trust,
+            const Judged& judged, const unpack::PurgeReport* purged, unpack::ManifestDepth depth, bool from_markers) {
+  if (out.json()) {
+    report_json(o, out, r, trust, judged, purged, depth, from_markers);
+    return;
+  }
+  if (!o.verbose) {
+    out.say(summary_line(o, r));
+    for (const auto& c : r.components) {  // a relocation that left files as packed: some kernels may miss
+      if (c.action == unpack::Action::restore && c.relocation.files_unparsed + c.relocation.pickle_files_unparsed != 0)
+        out.warn(c.name + ": " + relocation_line(c));
+    }
+  } else {
+    say_components(out, r);
+  }
   if (purged) say_purge(out, *purged, false);
 }
 
@@ -200,7 +212,7 @@ void report(const RestoreOptions& o, const Reporter& out, const unpack::InstallR
 int refuse(const RestoreOptions& o, const Reporter& out, const manifest::Comparison& fit, const Machine& machine) {
   ojson body = {{"archive", o.archive.string()}, {"fingerprint", comparison_json(fit)}, {"machine", machine_json(machine)}};
   bool only_settings = false;
-  std::vector<std::string> missing = missing_settings(fit, &only_settings);
+  std::vector<std::string> missing = manifest::missing_settings(fit, &only_settings);
   std::string settings = settings_clause(missing, o.archive.string());
   if (!out.json() && (!only_settings || o.verbose)) std::fputs(fit.to_table(true).c_str(), stderr);
   if (settings.empty()) {

@@ -1,5 +1,5 @@
 // `ccpack run [restore flags] ARCHIVE -- CMD ARGS...`: a pod's entrypoint in one command. It reads the archive's
-// settings (cli/pod_settings.hpp) and sets them in its own environment first, so the restore's fingerprint probe
+// settings (probe/pod_settings.hpp) and sets them in its own environment first, so the restore's fingerprint probe
 // judges the process CMD will be; then restores exactly as `ccpack restore` does, sets the cache folders, and
 // replaces itself with CMD (execvp): CMD's exit code and signals are the pod's, with no ccpack process between.
 // A restore that does not happen (refused, untrusted, a registry down) exits with its own code and runs nothing,
@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "cli/pod_settings.hpp"
 #include "cli/restore_command.hpp"
+#include "probe/pod_settings.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/interrupt.hpp"
@@ -28,9 +28,9 @@ struct RunOptions {
 };
 
 // The folders alone: what CMD gets when the archive could not be read (a cold start still fills the pod's folders).
-PodEnvironment folders_only(const RestoreOptions& o) {
-  PodEnvironment env;
-  if (!o.at_build_paths) env.variables = folder_variables(resolve_cache_dirs(o.dirs));
+probe::PodEnvironment folders_only(const RestoreOptions& o) {
+  probe::PodEnvironment env;
+  if (!o.at_build_paths) env.variables = probe::folder_variables(resolve_cache_dirs(o.dirs));
   return env;
 }
 
@@ -60,9 +60,9 @@ int restore_with_settings(RunOptions& ro, const Reporter& out, std::string& fail
   RestoreOptions& o = ro.restore;
   try {
     ArchiveForPod archive = archive_for_pod(o, out);
-    PodEnvironment env = pod_environment(archive.manifest, archive.dirs, o.python);
+    probe::PodEnvironment env = probe::pod_environment(archive.manifest, archive.dirs, o.python);
     for (const std::string& n : env.notes) out.warn(n);
-    set_in_process(env);  // before the restore probes: it judges the process the command will be
+    probe::set_in_process(env);  // before the restore probes: it judges the process the command will be
     int rc = run_restore(o);
     if (rc != 0) failure = "refused (exit " + std::to_string(rc) + ")";
     return rc;
@@ -84,7 +84,7 @@ int run(RunOptions& ro) {
   if (int sig = interrupt::caught()) return 128 + sig;  // ccpack was asked to stop: nothing is started
   if (rc != 0) {
     if (!ro.cold_on_failure) return rc;
-    set_in_process(folders_only(ro.restore));
+    probe::set_in_process(folders_only(ro.restore));
     std::fprintf(stderr, "ccpack: restore %s; starting '%s' cold, as --cold-on-failure asks\n", failure.c_str(),
                  escaped(ro.command.front(), 200).c_str());
   }

@@ -13,7 +13,7 @@
 #include "cli/cache_dirs.hpp"
 #include "cli/comparison.hpp"
 #include "cli/fingerprint_options.hpp"
-#include "cli/local_fingerprint.hpp"
+#include "probe/probe.hpp"
 #include "unpack/status.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
@@ -194,7 +194,7 @@ int run(StatusCommandOptions& o) {
   check_ignored(o.ignored);
   resolve_extras(o.dirs, o.extras);
   std::vector<manifest::CacheDir> dirs = resolve_cache_dirs(o.dirs);
-  std::future<manifest::Fingerprint> probing = std::async(std::launch::async, [&] { return probe_local(o.python, dirs); });
+  std::future<manifest::Fingerprint> probing = std::async(std::launch::async, [&] { return probe::probe_local(o.python, dirs); });
   std::vector<Folder> folders;
   folders.reserve(dirs.size());
   for (const manifest::CacheDir& d : dirs) folders.push_back({unpack::folder_status(d, {o.verify}), std::nullopt, {}});

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "cli/pod_settings.hpp"
+#include "probe/pod_settings.hpp"
 #include "settle/report.hpp"
 #include "util/error.hpp"
 
@@ -52,8 +52,8 @@ std::optional<settle::SettleOutcome> settle_if_asked(const SettleOptions& option
   if (!options.runs) return std::nullopt;
   settle::SettleRequest request;
   // First: the warm-up, every run and the fingerprint probed below all see the settings.
-  request.tuning = apply_tuned_settings(python, options.untuned);
-  if (!common.quiet) std::fprintf(stderr, "ccpack: %s\n", tuning_line(*request.tuning).c_str());
+  request.tuning = probe::apply_tuned_settings(python, options.untuned);
+  if (!common.quiet) std::fprintf(stderr, "ccpack: %s\n", settle::tuning_line(*request.tuning).c_str());
   request.dirs = std::move(dirs);
   request.packable = std::move(packable);
   request.scratch_parent = std::filesystem::absolute(output).parent_path();

@@ -28,7 +28,7 @@ void add_settle_options(CLI::App* create, SettleOptions& options);
 void check_settle_options(const SettleOptions& options, const CacheDirOptions& dirs);
 
 // Without --settle: nullopt. With it: sets the tuned settings in this process's environment (unless
-// --no-tuned-settings; cli/pod_settings.hpp), then runs the warm-up and the settle runs on `dirs` (scratch folder beside
+// --no-tuned-settings; probe/pod_settings.hpp), then runs the warm-up and the settle runs on `dirs` (scratch folder beside
 // `output`; `packable`: create's rule for the folders to pack; `probe`: this machine's fingerprint, probed once
 // and kept in the outcome); each run's line on stderr unless quiet, the stop line at the end.
 [[nodiscard]] std::optional<settle::SettleOutcome> settle_if_asked(const SettleOptions& options,

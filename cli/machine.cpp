@@ -3,12 +3,14 @@
 
 #include <cstdlib>
 
-#include "cli/command_name.hpp"
-#include "cli/local_fingerprint.hpp"
 #include "manifest/field_form.hpp"
+#include "manifest/fingerprint_file.hpp"
 #include "manifest/policy.hpp"
+#include "probe/probe.hpp"
+#include "util/closest_names.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
+#include "util/fs.hpp"
 
 namespace ccpack::cli {
 namespace {
@@ -112,10 +114,10 @@ Machine target_machine(const MachineOptions& options, const std::string& python,
   Machine m;
   std::string file = fingerprint_file_of(options);
   if (file.empty()) {
-    m.fingerprint = probe_local(python, dirs);
+    m.fingerprint = probe::probe_local(python, dirs);
     m.source = "probe";
   } else {
-    m.fingerprint = fingerprint_from_file(file);
+    m.fingerprint = manifest::fingerprint_from_file(file);
     m.source = "file " + quoted_path(file);
   }
   for (const std::string& s : selects_of(options)) {

@@ -1,68 +1,22 @@
-// The settings a cache is warmed and served with, in a process's environment (docs/TUNING.md).
-//
-// create --settle sets ccpack's tuned settings (manifest/tuning_advice.hpp's kTunedSettings) in its own environment
-// before it probes and runs anything, so the warm-up, every settle run and the recorded fingerprint see the same;
-// what it set, kept or skipped goes into the manifest's settle record. A pod needs what the archive recorded:
-// `ccpack env` prints it as `export` lines, `ccpack run` sets it before its restore probes the machine (so the
-// restore judges the process the command will be) and then executes the command. What a pod gets:
-//   folders     TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR: the folders the restore fills
-//   key         every entry of the archive's env.inductor and env.triton (they enter the cache keys: a pod without
-//               them misses every entry), except a name that is no plain setting (a path, a plugin: never taken
-//               from an archive)
-//   ptxas       TRITON_PTXAS_PATH when the warm-up had one: a file of the recorded ptxas version on this machine
-//   pod         TORCHINDUCTOR_COMPILE_THREADS=1 for an archive made with the tuned settings, unless the pod set its
-//               own (no key: speed only)
+// How the front end words a pod's settings: `ccpack env`'s export lines, restore --print-env's quoting, and the
+// clause restore and check end a refusal with when this process lacks the archive's settings. What a pod gets is
+// probe/pod_settings.hpp's; what it lacks, manifest::missing_settings (manifest/policy.hpp).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "cli/cli.hpp"
-#include "manifest/cache_dir.hpp"
-#include "manifest/manifest.hpp"
-#include "manifest/policy.hpp"
-#include "manifest/settle_record.hpp"
+#include "probe/pod_settings.hpp"
 
 namespace ccpack::cli {
 
-// create --settle: sets every tuned setting in this process's environment that the user did not set (kept) and no
-// known finding rules out (skipped, with why); `off` (--no-tuned-settings) sets none. Returns what was done.
-[[nodiscard]] manifest::TuningRecord apply_tuned_settings(const std::string& python, bool off);
-// One line for create's report: "tuned settings for the warm-up and its runs: K=V, ...; kept yours: ...".
-[[nodiscard]] std::string tuning_line(const manifest::TuningRecord& record);
-
-struct PodVariable {
-  std::string name;
-  std::string value;
-  std::string why;  // "folder", "cache key", "ptxas 13.0.88", "pod"
-};
-struct PodEnvironment {
-  std::vector<PodVariable> variables;  // in the order above
-  std::vector<std::string> notes;      // what could not be given ("no ptxas 12.8.93 here: ...")
-};
-
-// What a pod must export to use `archive` restored into `dirs` (resolved as restore resolves them). `python`: the
-// interpreter whose torch and triton hold the ptxas candidates.
-[[nodiscard]] PodEnvironment pod_environment(const manifest::Manifest& archive, const std::vector<manifest::CacheDir>& dirs,
-                                             const std::string& python);
 // `export NAME='VALUE'` lines (values single-quoted for sh), each note as a `# ` line first.
-[[nodiscard]] std::string export_lines(const PodEnvironment& env);
-// Sets each variable in this process's environment (the command `run` executes inherits it).
-void set_in_process(const PodEnvironment& env);
+[[nodiscard]] std::string export_lines(const probe::PodEnvironment& env);
 // 'text' for sh: single quotes, each ' written as '\''.
 [[nodiscard]] std::string shell_quoted(const std::string& text);
-// What this process must change to fit the archive, from the settings rows of a comparison that make a component
-// stale: "K=V" for each env.inductor / env.triton entry the archive records and this process lacks or holds
-// otherwise, "unset K" for one only this process has, "TRITON_PTXAS_PATH=<a ptxas V>" for another ptxas. Empty when
-// no settings row blocks. `only` (when given) says whether those rows are all that blocks.
-[[nodiscard]] std::vector<std::string> missing_settings(const manifest::Comparison& fit, bool* only = nullptr);
-
 // The clause restore and check end a refusal with, from missing_settings' list (empty for an empty list): "this
 // process lacks the settings its cache was built with, so every entry would miss: K=V ...; `ccpack run A -- CMD`
 // restores and runs CMD with them, `eval "$(ccpack env A)"` exports them".
 [[nodiscard]] std::string settings_clause(const std::vector<std::string>& missing, const std::string& archive);
-// TORCHINDUCTOR_CACHE_DIR / TRITON_CACHE_DIR (manifest::folder_variable) for each of `dirs` that has one.
-[[nodiscard]] std::vector<PodVariable> folder_variables(const std::vector<manifest::CacheDir>& dirs);
 
 }  // namespace ccpack::cli

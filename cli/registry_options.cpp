@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "manifest/signature.hpp"
+#include "manifest/trusted_keys.hpp"
 #include "registry/cosign_signatures.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -95,7 +96,8 @@ std::string check_archive_signature(const manifest::ArchiveHeader& header, const
 std::string require_cosign(registry::Session& session, const registry::RemoteArchive& remote, const registry::oci::Reference& ref,
                            const TrustOptions& trust) {
   registry::CosignSubject subject{remote.manifest_digest, remote.index_digest, ref};
-  registry::CosignCheck check = registry::check_cosign_signatures(session, subject, load_trust(trust), cosign_identity(trust));
+  registry::CosignCheck check =
+      registry::check_cosign_signatures(session, subject, manifest::load_trusted_keys(trust.trust), cosign_identity(trust));
   registry::require_cosign(check, remote.what);
   return check.verified_by;
 }

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "manifest/signature.hpp"
+#include "manifest/trusted_keys.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
@@ -52,37 +53,6 @@ void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required) 
   cmd->add_option("--note", options.note, "Note stored with the signature, e.g. a pipeline id or git commit (at most 256 bytes)");
 }
 
-std::vector<fs::path> default_trust_dirs() {
-  std::vector<fs::path> dirs{"/etc/ccpack/trusted.d"};
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  const char* home = std::getenv("HOME");
-  if (xdg != nullptr && *xdg == '/') {
-    dirs.push_back(fs::path(xdg) / "ccpack/trusted.d");
-  } else if (home != nullptr && *home == '/') {
-    dirs.push_back(fs::path(home) / ".config/ccpack/trusted.d");
-  }
-  return dirs;
-}
-
-manifest::TrustStore load_trust(const TrustOptions& options) {
-  std::vector<fs::path> named = options.trust;
-  if (const char* env = std::getenv(kTrustedKeysVar)) {
-    std::string list = env;
-    for (std::size_t start = 0; start <= list.size();) {
-      std::size_t end = std::min(list.find(':', start), list.size());
-      if (end > start) named.emplace_back(list.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  manifest::TrustStore store;
-  if (!named.empty()) {
-    for (const fs::path& p : named) store.add(p, true);
-  } else {
-    for (const fs::path& p : default_trust_dirs()) store.add(p, false);
-  }
-  return store;
-}
-
 bool allow_unsigned(const TrustOptions& options) {
   const char* env = std::getenv(kAllowUnsignedVar);
   std::string value = env != nullptr ? env : "";
@@ -94,7 +64,7 @@ bool allow_unsigned(const TrustOptions& options) {
 unpack::Archive::HeaderGate trust_gate(const TrustOptions& options, const Reporter& out, unpack::TrustReport& report,
                                        const std::string* cosign_by) {
   const bool opt_out = allow_unsigned(options);
-  auto store = std::make_shared<const manifest::TrustStore>(load_trust(options));
+  auto store = std::make_shared<const manifest::TrustStore>(manifest::load_trusted_keys(options.trust));
   return [opt_out, store, &out, &report, cosign_by](const fs::path& p, const manifest::ArchiveHeader& header,
                                                     const std::vector<manifest::Signature>& signatures) {
     if (cosign_by != nullptr && !cosign_by->empty()) {

@@ -1,10 +1,8 @@
 // Options shared by the commands that check signatures (restore, verify, inspect, sign) and by those that sign
 // (create, import, sign), with the environment variables that stand in for them in entrypoints and CI.
 //
-// Trusted keys: --trust FILE|DIR (repeatable) and CCPACK_TRUSTED_KEYS (FILE|DIR, colon-separated). When neither
-// names anything, the default folders are read: /etc/ccpack/trusted.d (baked into an image or mounted) and
-// ${XDG_CONFIG_HOME:-~/.config}/ccpack/trusted.d. A command that names its keys gets exactly those, so no
-// machine-wide folder silently widens what one pipeline trusts.
+// Trusted keys: --trust FILE|DIR (repeatable), with CCPACK_TRUSTED_KEYS, else the default folders
+// (manifest/trusted_keys.hpp).
 //
 // --allow-unsigned (or CCPACK_ALLOW_UNSIGNED=1) turns the requirement off, and says so on every use, even -q.
 //
@@ -25,7 +23,6 @@
 
 namespace ccpack::cli {
 
-inline constexpr const char* kTrustedKeysVar = "CCPACK_TRUSTED_KEYS";
 inline constexpr const char* kAllowUnsignedVar = "CCPACK_ALLOW_UNSIGNED";
 
 struct TrustOptions {
@@ -50,9 +47,6 @@ void add_cosign_option(CLI::App* cmd, TrustOptions& options);
 // `required`: the command cannot run without a key (sign); else signing is optional (create).
 void add_signing_options(CLI::App* cmd, SigningOptions& options, bool required);
 
-// The folders read when no key is named: /etc/ccpack/trusted.d, ${XDG_CONFIG_HOME:-$HOME/.config}/ccpack/trusted.d.
-[[nodiscard]] std::vector<std::filesystem::path> default_trust_dirs();
-[[nodiscard]] manifest::TrustStore load_trust(const TrustOptions& options);
 // --allow-unsigned or CCPACK_ALLOW_UNSIGNED=1 (any value but 1, 0 or empty is a usage error).
 [[nodiscard]] bool allow_unsigned(const TrustOptions& options);
 

@@ -53,58 +53,61 @@ EntryTree::LinkVerdict EntryTree::resolve(std::uint32_t link, int depth) {
   if (self.state == State::resolving || depth > kMaxLinkHops) return LinkVerdict::loops;  // defence: link-loop
   if (self.target.empty() || self.target.front() == '/') return LinkVerdict::escapes;     // absolute: outside by definition
   self.state = State::resolving;
-  // A failure is not memoised (the first one ends validation and create); the mark goes, so that a later walk
-  // through this link fails the same way rather than as a loop.
-  auto fail = [&self](LinkVerdict v) {
+  Walk walk{self.parent};  // from the folder holding the link
+  LinkVerdict v = walk_target(self.target, depth, walk);
+  // `self` is still valid: nothing is added to nodes_ during resolution.
+  if (v != LinkVerdict::inside) {
+    // A failure is not memoised (the first one ends validation and create); the mark goes, so that a later walk
+    // through this link fails the same way rather than as a loop.
     self.state = State::unresolved;  // defence: link-failure-unmarks
     return v;
-  };
-  std::uint32_t at = self.parent;  // the folder holding the link
-  std::uint32_t extra = 0;         // names below `at` that are not in the tree
-  int hops = 0;
-  std::string_view rest = self.target;
+  }
+  self.state = State::resolved;
+  self.hops = static_cast<std::uint8_t>(walk.hops);
+  self.resolved = walk.at;
+  self.extra_depth = walk.extra;
+  return LinkVerdict::inside;
+}
+
+// Follows `rest` name by name from walk.at, through the links it meets (each resolved first, at depth + 1).
+EntryTree::LinkVerdict EntryTree::walk_target(std::string_view rest, int depth, Walk& walk) {
   while (!rest.empty()) {
     auto slash = rest.find('/');
     std::string_view name = rest.substr(0, slash);
     rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
     if (name.empty() || name == ".") continue;
     if (name == "..") {
-      if (extra > 0) {
-        --extra;
-      } else if (nodes_[at].parent == kNoParent) {
-        return fail(LinkVerdict::escapes);  // above the component root
+      if (walk.extra > 0) {
+        --walk.extra;
+      } else if (nodes_[walk.at].parent == kNoParent) {
+        return LinkVerdict::escapes;  // above the component root
       } else {
-        at = nodes_[at].parent;
+        walk.at = nodes_[walk.at].parent;
       }
       continue;
     }
-    if (extra > 0) {
-      ++extra;
+    if (walk.extra > 0) {
+      ++walk.extra;
       continue;
     }
-    auto it = children_.find(Key{at, name});
+    auto it = children_.find(Key{walk.at, name});
     if (it == children_.end()) {
-      extra = 1;  // defence: link-dangling-lexical
+      walk.extra = 1;  // defence: link-dangling-lexical
       continue;
     }
     std::uint32_t child = it->second;
     if (nodes_[child].type != EntryType::symlink) {
-      at = child;
+      walk.at = child;
       continue;
     }
     LinkVerdict v = resolve(child, depth + 1);
-    if (v != LinkVerdict::inside) return fail(v);
+    if (v != LinkVerdict::inside) return v;
     const Node& through = nodes_[child];
-    hops += 1 + through.hops;
-    if (hops >= kMaxLinkHops) return fail(LinkVerdict::loops);  // defence: link-hop-bound
-    at = through.resolved;
-    extra = through.extra_depth;
+    walk.hops += 1 + through.hops;
+    if (walk.hops >= kMaxLinkHops) return LinkVerdict::loops;  // defence: link-hop-bound
+    walk.at = through.resolved;
+    walk.extra = through.extra_depth;
   }
-  // `self` is still valid: nothing is added to nodes_ during resolution.
-  self.state = State::resolved;
-  self.hops = static_cast<std::uint8_t>(hops);
-  self.resolved = at;
-  self.extra_depth = extra;
   return LinkVerdict::inside;
 }
 

@@ -78,7 +78,14 @@ class EntryTree {
       return std::hash<std::string_view>{}(k.name) ^ (std::size_t{k.parent} * 0x9e3779b97f4a7c15ULL);
     }
   };
+  // Where a link's walk is: the node reached, how many names below it are not in the tree, the links followed.
+  struct Walk {
+    std::uint32_t at;
+    std::uint32_t extra = 0;
+    int hops = 0;
+  };
   LinkVerdict resolve(std::uint32_t link, int depth);
+  LinkVerdict walk_target(std::string_view rest, int depth, Walk& walk);
 
   std::vector<Node> nodes_;
   std::unordered_map<Key, std::uint32_t, KeyHash> children_;

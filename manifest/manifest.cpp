@@ -136,6 +136,15 @@ std::string_view relative_of(std::string_view path) {
   return pos == std::string_view::npos ? std::string_view{} : path.substr(pos + 1);
 }
 
+ComponentTotals totals(const std::vector<Component>& components) {
+  ComponentTotals sum;
+  for (const Component& c : components) {
+    sum.files += c.files;
+    sum.bytes += c.bytes;
+  }
+  return sum;
+}
+
 std::uint64_t Manifest::payload_size() const { return frames.empty() ? 0 : frames.back().offset + frames.back().compressed_size; }
 
 std::string Manifest::to_json() const {

@@ -65,6 +65,13 @@ struct Component {
   std::uint64_t bytes = 0;
 };
 
+// The files and bytes of a list of components together: what an archive holds, as create, import and inspect say.
+struct ComponentTotals {
+  std::uint64_t files = 0;
+  std::uint64_t bytes = 0;
+};
+[[nodiscard]] ComponentTotals totals(const std::vector<Component>& components);
+
 struct Frame {
   std::uint64_t offset = 0;  // from the start of the payload (the first byte after the header frame)
   std::uint64_t compressed_size = 0;

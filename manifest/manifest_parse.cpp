@@ -122,49 +122,63 @@ Entry parse_entry(const json& o, std::size_t i) {
 
 namespace {
 
-// The general reader: any JSON, every rule checked, every refusal named. `given`: entries already read from this
-// manifest's array (parse_canonical), `text` then holding an empty array in its place.
-Manifest parse_general_with(std::string_view text, const Limits& limits, EntryList* given) {
-  // Entries and frames are converted as they are parsed and dropped from the document tree, so memory holds one
-  // entry's tree at a time rather than a tree of every entry (1.6 KiB each: 160 MB at 100k files). Everything
-  // else stays in the tree, so it is counted: past limits.max_json_values the manifest is refused before the tree
-  // grows (a 512 MiB fingerprint or component list would otherwise cost gigabytes).
+// The general reader's filter. Entries and frames are converted as they are parsed and dropped from the document
+// tree, so memory holds one entry's tree at a time rather than a tree of every entry (1.6 KiB each: 160 MB at 100k
+// files). Everything else stays in the tree, so it is counted: past limits.max_json_values the manifest is refused
+// before the tree grows (a 512 MiB fingerprint or component list would otherwise cost gigabytes).
+class ItemStream {
+ public:
+  explicit ItemStream(const Limits& limits) : limits_(limits) {}
   EntryList entries;
   std::vector<Frame> frames;
-  std::string top_key;
-  bool in_entries = false;           // top_key is "entries"
-  bool in_frames = false;            // top_key is "frames"
-  std::size_t kept = 0;              // JSON values in the tree now
-  std::size_t kept_before_item = 0;  // ... when the entry or frame being parsed began
-  JsonFilter<json> stream = [&](int depth, json::parse_event_t event, json& parsed) {
+
+  // JsonFilter's call: false drops the value just parsed from the tree (an entry or a frame, once converted).
+  bool on_event(int depth, json::parse_event_t event, json& parsed) {
     using Event = json::parse_event_t;
     if (event == Event::key && depth == 1) {
-      top_key = parsed.get_ref<const std::string&>();
-      in_entries = top_key == "entries";
-      in_frames = top_key == "frames";
+      top_key_ = parsed.get_ref<const std::string&>();
+      in_entries_ = top_key_ == "entries";
+      in_frames_ = top_key_ == "frames";
     }
-    bool streamed = depth == 2 && (in_entries || in_frames);
+    bool streamed = depth == 2 && (in_entries_ || in_frames_);
     if (event == Event::value || event == Event::object_start || event == Event::array_start) {
-      if (streamed && event == Event::object_start) kept_before_item = kept;
+      if (streamed && event == Event::object_start) kept_before_item_ = kept_;
       // defence: json-values-bound
-      if (++kept > limits.max_json_values) {
-        bad(top_key.empty() ? "(root)" : escaped(top_key),
-            "holds more than " + std::to_string(limits.max_json_values) + " JSON values besides the entries and frames");
+      if (++kept_ > limits_.max_json_values) {
+        bad(top_key_.empty() ? "(root)" : escaped(top_key_),
+            "holds more than " + std::to_string(limits_.max_json_values) + " JSON values besides the entries and frames");
       }
     }
     if (!streamed || event != Event::object_end) return true;
-    if (in_entries) {
+    if (in_entries_) {
       // defence: entry-count-bound
-      if (entries.size() >= limits.max_entries)
-        bad("entries", "has more than " + std::to_string(limits.max_entries) + " entries");
+      if (entries.size() >= limits_.max_entries)
+        bad("entries", "has more than " + std::to_string(limits_.max_entries) + " entries");
       entries.push_back(parse_entry(parsed, entries.size()));
     } else {
       // defence: frame-count-bound
-      if (frames.size() >= limits.max_frames) bad("frames", "has more than " + std::to_string(limits.max_frames) + " frames");
+      if (frames.size() >= limits_.max_frames) bad("frames", "has more than " + std::to_string(limits_.max_frames) + " frames");
       frames.push_back(parse_frame(parsed, frames.size()));
     }
-    kept = kept_before_item;
+    kept_ = kept_before_item_;
     return false;
+  }
+
+ private:
+  const Limits& limits_;
+  std::string top_key_;
+  bool in_entries_ = false;           // top_key_ is "entries"
+  bool in_frames_ = false;            // top_key_ is "frames"
+  std::size_t kept_ = 0;              // JSON values in the tree now
+  std::size_t kept_before_item_ = 0;  // ... when the entry or frame being parsed began
+};
+
+// The general reader: any JSON, every rule checked, every refusal named. `given`: entries already read from this
+// manifest's array (parse_canonical), `text` then holding an empty array in its place.
+Manifest parse_general_with(std::string_view text, const Limits& limits, EntryList* given) {
+  ItemStream items(limits);
+  JsonFilter<json> stream = [&items](int depth, json::parse_event_t event, json& parsed) {
+    return items.on_event(depth, event, parsed);
   };
   json root;
   try {
@@ -173,10 +187,10 @@ Manifest parse_general_with(std::string_view text, const Limits& limits, EntryLi
     throw IntegrityError(std::string("manifest has a field of the wrong type: ") + escaped(e.what()));
   }
   if (!root.is_object()) bad("(root)", "is not an object");
-  if (given != nullptr) entries = std::move(*given);
+  EntryList entries = given != nullptr ? std::move(*given) : std::move(items.entries);
   entries.forget_folders();  // the folder index served the parse; validation walks the list's own folder links
   try {
-    return Manifest::from_json_tree(root, std::move(frames), std::move(entries), limits);
+    return Manifest::from_json_tree(root, std::move(items.frames), std::move(entries), limits);
   } catch (const json::exception& e) {
     throw IntegrityError(std::string("manifest has a field of the wrong type: ") + escaped(e.what()));
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "manifest/tuning_advice.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 
@@ -380,6 +381,41 @@ OnMismatch parse_on_mismatch(std::string_view text, std::string_view origin) {
   if (text == "force") return OnMismatch::force;
   if (text == "purge") return OnMismatch::purge;
   throw UsageError(std::string(origin) + " must be refuse, force or purge, got '" + escaped(text, 64) + "'");
+}
+
+std::vector<std::string> missing_settings(const Comparison& fit, bool* only) {
+  std::vector<std::string> missing;
+  std::string ptxas;  // said last, after the settings
+  bool others = false;
+  for (const ComparisonRow& row : fit.rows) {
+    bool blocks = std::any_of(row.verdicts.begin(), row.verdicts.end(), [](Verdict v) { return v >= Verdict::stale; });
+    if (!blocks) continue;
+    if (row.field == field::ptxas_version && row.archive) {
+      ptxas = std::string(kPtxasVariable) + "=<a ptxas " + *row.archive + ">";
+      continue;
+    }
+    if (row.field != field::env_inductor && row.field != field::env_triton) {
+      others = true;
+      continue;
+    }
+    auto entries = [](const std::optional<std::string>& v) {
+      return v ? split_entries(ListSyntax::settings, *v) : std::vector<std::string>{};
+    };
+    std::vector<std::string> archive = entries(row.archive);
+    std::vector<std::string> here = entries(row.local);
+    for (const std::string& e : archive) {
+      if (std::find(here.begin(), here.end(), e) == here.end()) missing.push_back(e);
+    }
+    for (const std::string& e : here) {
+      std::string name = e.substr(0, e.find('='));
+      bool named =
+          std::any_of(archive.begin(), archive.end(), [&](const std::string& a) { return a.substr(0, a.find('=')) == name; });
+      if (!named) missing.push_back("unset " + name);
+    }
+  }
+  if (!ptxas.empty()) missing.push_back(ptxas);
+  if (only) *only = !others && !missing.empty();
+  return missing;
 }
 
 }  // namespace ccpack::manifest

@@ -115,4 +115,10 @@ enum class OnMismatch : std::uint8_t { refuse, force, purge };
 // Parses "refuse" / "force" / "purge"; throws UsageError naming `origin` (the flag or variable) otherwise.
 [[nodiscard]] OnMismatch parse_on_mismatch(std::string_view text, std::string_view origin);
 
+// What this process must change to fit the archive, from the settings rows of a comparison that make a component
+// stale: "K=V" for each env.inductor / env.triton entry the archive records and this process lacks or holds
+// otherwise, "unset K" for one only this process has, "TRITON_PTXAS_PATH=<a ptxas V>" for another ptxas. Empty when
+// no settings row blocks. `only` (when given) says whether those rows are all that blocks.
+[[nodiscard]] std::vector<std::string> missing_settings(const Comparison& fit, bool* only = nullptr);
+
 }  // namespace ccpack::manifest

@@ -155,4 +155,11 @@ Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status)
   return fp;
 }
 
+Fingerprint probe_local(const std::string& python, const std::vector<CacheDir>& dirs, std::string* memo_status) {
+  ProbeOptions options;
+  options.python = python;
+  options.dirs = dirs;
+  return probe_machine(options, memo_status);
+}
+
 }  // namespace ccpack::probe

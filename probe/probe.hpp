@@ -40,6 +40,10 @@ struct ProbeOptions {
 // The python and gpu probes run concurrently. `memo_status` (when given) says how the python probe used the memo.
 [[nodiscard]] Fingerprint probe_machine(const ProbeOptions& options, std::string* memo_status = nullptr);
 
+// probe_machine for the interpreter `python` ("" as for ProbeOptions) and the folders `dirs`, with the default
+// limits and memo: the fingerprint every command that judges or records this machine probes.
+[[nodiscard]] Fingerprint probe_local(const std::string& python, const std::vector<CacheDir>& dirs,
+                                      std::string* memo_status = nullptr);
 // The interpreter the options name: --python, else $CCPACK_PYTHON, else python3.
 [[nodiscard]] std::string python_of(const ProbeOptions& options);
 

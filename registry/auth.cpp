@@ -50,14 +50,23 @@ bool same_registry(std::string_view key, std::string_view registry) {
   return k == registry || (hub(k) && hub(registry));
 }
 
-// Runs `docker-credential-<name> get` with the server on stdin; bounded output, no shell.
-std::optional<Credentials> run_helper(const std::string& name, std::string_view registry) {
-  for (char ch : name) {
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') {
-      throw Error("credential helper name for " + std::string(registry) + " has invalid characters");
-    }
+// Reads `fd` to its end, or until more than kMaxHelperOutput bytes came (the caller refuses that much).
+std::string read_helper_output(int fd) {
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxHelperOutput) break;
   }
-  std::string program = "docker-credential-" + name;
+  return text;
+}
+
+// Runs `program get` with `server` on stdin, no shell, and returns what it printed; nullopt when it failed or
+// printed more than kMaxHelperOutput bytes.
+std::optional<std::string> helper_answer(std::string program, const std::string& server) {
   int in[2];
   int out[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) throw_errno("cannot run " + program);
@@ -76,24 +85,20 @@ std::optional<Credentials> run_helper(const std::string& name, std::string_view 
   ::close(out[1]);
   UniqueFd to(in[1]);
   UniqueFd from(out[0]);
-  std::string server(registry);
   // SIGPIPE is ignored process-wide (cli/main.cpp), so a helper that exits early gives EPIPE here.
   (void)::write(to.get(), server.data(), server.size());
   to.reset();
-  std::string text;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(from.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxHelperOutput) break;
-  }
+  std::string text = read_helper_output(from.get());
   from.reset();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.size() > kMaxHelperOutput) return std::nullopt;
+  return text;
+}
+
+// A helper's answer as credentials: {"Username", "Secret"}, a Username of "<token>" making Secret an identity token.
+Credentials helper_credentials(const std::string& text, const std::string& program, std::string_view registry) {
   json doc = json::parse(text, nullptr, false);
   if (!doc.is_object() || !doc.contains("Secret") || !doc["Secret"].is_string()) {
     throw Error(program + " answered something other than credentials for " + std::string(registry));
@@ -108,6 +113,19 @@ std::optional<Credentials> run_helper(const std::string& name, std::string_view 
     c.password = doc["Secret"].get<std::string>();
   }
   return c;
+}
+
+// Runs `docker-credential-<name> get` with the server on stdin; bounded output, no shell.
+std::optional<Credentials> run_helper(const std::string& name, std::string_view registry) {
+  for (char ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') {
+      throw Error("credential helper name for " + std::string(registry) + " has invalid characters");
+    }
+  }
+  std::string program = "docker-credential-" + name;
+  std::optional<std::string> text = helper_answer(program, std::string(registry));
+  if (!text) return std::nullopt;
+  return helper_credentials(*text, program, registry);
 }
 
 std::optional<Credentials> lookup_file(const std::string& path, std::string_view registry, bool must_exist) {

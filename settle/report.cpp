@@ -11,6 +11,12 @@ std::string counted(std::uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+std::string joined(const std::vector<std::string>& list) {
+  std::string out;
+  for (const std::string& s : list) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
 std::string compiled_text(const manifest::CompiledCounts& c) {
   return counted(c.triton_kernels, "Triton kernel", "Triton kernels") + ", " + counted(c.fx_graphs, "FX graph", "FX graphs") +
          ", " + counted(c.autotune, "autotune result", "autotune results") + ", " + counted(c.other, "other file", "other files");
@@ -72,6 +78,14 @@ nlohmann::ordered_json outcome_json(const SettleOutcome* outcome) {
           {"runs", record.runs},
           {"last_run_compiled", record.last_run_compiled.to_tree()},
           {"run_reports", runs}};
+}
+
+std::string tuning_line(const manifest::TuningRecord& record) {
+  std::string line =
+      "tuned settings for the warm-up and its runs: " + (record.applied.empty() ? std::string("none") : joined(record.applied));
+  if (!record.kept.empty()) line += "; kept yours: " + joined(record.kept);
+  if (!record.skipped.empty()) line += "; not applied: " + joined(record.skipped);
+  return line;
 }
 
 }  // namespace ccpack::settle

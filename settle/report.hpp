@@ -15,6 +15,9 @@ namespace ccpack::settle {
 [[nodiscard]] std::string run_line(const RunReport& r);
 // Why settling stopped (fixed point, or the run limit `max_runs` reached).
 [[nodiscard]] std::string stop_line(const SettleOutcome& o, unsigned max_runs);
+// The tuned settings line create --settle says first: "tuned settings for the warm-up and its runs: K=V, ...; kept
+// yours: ...; not applied: ..." (probe/pod_settings.hpp's apply_tuned_settings made the record).
+[[nodiscard]] std::string tuning_line(const manifest::TuningRecord& record);
 // create's --json "settle": null without an outcome.
 [[nodiscard]] nlohmann::ordered_json outcome_json(const SettleOutcome* outcome);
 

@@ -10,15 +10,6 @@ const std::vector<std::string> kNames{"create",      "restore", "verify", "inspe
                                       "fingerprint", "check",   "import", "push",    "pull",   "purge"};
 }
 
-TEST_CASE("edit_distance counts inserts, deletes, substitutions and swapped neighbours") {
-  CHECK(edit_distance("creat", "create") == 1);
-  CHECK(edit_distance("craete", "create") == 1);
-  CHECK(edit_distance("restroe", "restore") == 1);
-  CHECK(edit_distance("", "sign") == 4);
-  CHECK(edit_distance("sign", "sign") == 0);
-  CHECK(edit_distance("kitten", "sitting") == 3);
-}
-
 TEST_CASE("unknown_command_message suggests the closest command") {
   CHECK(unknown_command_message("creat", kNames) == "unknown command 'creat'; did you mean 'create'?");
   CHECK(unknown_command_message("resotre", kNames) == "unknown command 'resotre'; did you mean 'restore'?");

@@ -329,3 +329,14 @@ TEST_CASE("parse and the general reader agree on whole manifests, accepted or re
   check_readers_agree(json + " ");
   check_readers_agree(json.substr(0, json.size() - 2) + ",{}]}");
 }
+
+TEST_CASE("component totals add every component's files and bytes") {
+  CHECK(totals({}).files == 0);
+  CHECK(totals({}).bytes == 0);
+  std::vector<Component> components{{"inductor", ComponentKind::inductor, "/a", 3, 1000},
+                                    {"triton", ComponentKind::triton, "/b", 4, 20},
+                                    {"ext", ComponentKind::extra, "/c", 0, 5}};
+  ComponentTotals t = totals(components);
+  CHECK(t.files == 7);
+  CHECK(t.bytes == 1025);
+}

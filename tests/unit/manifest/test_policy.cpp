@@ -152,3 +152,43 @@ TEST_CASE("on-mismatch policy values") {
   CHECK(parse_on_mismatch("purge", "--on-mismatch") == OnMismatch::purge);
   CHECK_THROWS_AS(parse_on_mismatch("yes", "CCPACK_ON_MISMATCH"), UsageError);
 }
+
+namespace {
+
+Fingerprint settings_machine(const std::string& inductor_env, const std::string& ptxas, const std::string& ptxas_source) {
+  Fingerprint fp;
+  fp.set(field::torch_version, "2.11.0+cu130", "python");
+  fp.set(field::env_inductor, inductor_env, "env");
+  fp.set(field::env_triton, "", "env");
+  fp.set(field::ptxas_version, ptxas, ptxas_source);
+  return fp;
+}
+
+const std::vector<ComponentRef> kSettingsComponents = {{"inductor", ComponentKind::inductor}, {"triton", ComponentKind::triton}};
+
+}  // namespace
+
+TEST_CASE("missing settings: a pod without the archive's settings is told each, with its value, the ptxas last") {
+  Fingerprint archive = settings_machine("TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0;TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0",
+                                         "13.0.88", "ptxas --version (TRITON_PTXAS_PATH)");
+  Fingerprint pod = settings_machine("TORCHINDUCTOR_MAX_AUTOTUNE=1", "12.8.93", "ptxas --version (triton's bundled ptxas)");
+  bool only = false;
+  std::vector<std::string> missing = missing_settings(compare(archive, pod, kSettingsComponents), &only);
+  CHECK(missing == std::vector<std::string>{"TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0",
+                                            "TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0", "unset TORCHINDUCTOR_MAX_AUTOTUNE",
+                                            "TRITON_PTXAS_PATH=<a ptxas 13.0.88>"});
+  CHECK(only);
+}
+
+TEST_CASE("missing settings: nothing missing when they match, and `only` is false when another field blocks too") {
+  Fingerprint archive =
+      settings_machine("TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0", "13.0.88", "ptxas --version (TRITON_PTXAS_PATH)");
+  bool only = true;
+  CHECK(missing_settings(compare(archive, archive, kSettingsComponents), &only).empty());
+  CHECK_FALSE(only);
+  Fingerprint pod = settings_machine("", "13.0.88", "ptxas --version (TRITON_PTXAS_PATH)");
+  pod.set(field::torch_version, "2.12.0", "python");
+  CHECK(missing_settings(compare(archive, pod, kSettingsComponents), &only) ==
+        std::vector<std::string>{"TORCHINDUCTOR_DYNAMIC_SCALE_RBLOCK=0"});
+  CHECK_FALSE(only);
+}

@@ -188,3 +188,16 @@ TEST_CASE("the recorded fingerprint never contradicts the cache") {
     CHECK(fp.get(field::gpu_arch)->source == "nvml");
   }
 }
+
+TEST_CASE("probe_local: the named interpreter and folders, the default limits, the memo as the environment says") {
+  ccpack::test::ScopedEnv memo("CCPACK_PROBE_CACHE", std::string("off"));
+  std::vector<CacheDir> dirs{{"inductor", ComponentKind::inductor, "/nowhere/ind", "--inductor-dir"},
+                             {"triton", ComponentKind::triton, "/nowhere/tri", "--triton-dir"}};
+  std::string status;
+  Fingerprint fp = probe::probe_local("/nonexistent/python3", dirs, &status);
+  CHECK(status == "off");
+  CHECK(value(fp, "paths.inductor") == "/nowhere/ind");
+  CHECK(value(fp, "paths.triton") == "/nowhere/tri");
+  CHECK_THAT(value(fp, "python.version"), Catch::StartsWith("<absent: python '/nonexistent/python3': "));
+  CHECK_THAT(value(fp, "torch.version"), Catch::StartsWith("<absent: python '/nonexistent/python3': "));
+}

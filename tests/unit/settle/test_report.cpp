@@ -59,3 +59,17 @@ TEST_CASE("settle report: the stop line and the --json object", "[settle_report]
   CHECK(j["run_reports"][1]["compiled"]["triton_kernels"] == 1);
   CHECK(j.contains("settled"));
 }
+
+TEST_CASE("settle report: the tuned settings line says what was set, kept and not applied", "[settle_report]") {
+  manifest::TuningRecord r;
+  CHECK(settle::tuning_line(r) == "tuned settings for the warm-up and its runs: none");
+  r.applied = {"A=0", "B=1"};
+  CHECK(settle::tuning_line(r) == "tuned settings for the warm-up and its runs: A=0, B=1");
+  r.kept = {"C=2"};
+  r.skipped = {"D: no ptxas found", "E: hurt"};
+  CHECK(settle::tuning_line(r) ==
+        "tuned settings for the warm-up and its runs: A=0, B=1; kept yours: C=2; not applied: D: no ptxas found, E: hurt");
+  r.applied.clear();
+  CHECK(settle::tuning_line(r) ==
+        "tuned settings for the warm-up and its runs: none; kept yours: C=2; not applied: D: no ptxas found, E: hurt");
+}

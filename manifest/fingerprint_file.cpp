@@ -1,5 +1,5 @@
-// Fingerprint files and this machine's probe (local_fingerprint.hpp).
-#include "cli/local_fingerprint.hpp"
+// Fingerprint files (fingerprint_file.hpp).
+#include "manifest/fingerprint_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,12 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "manifest/json_guard.hpp"
-#include "probe/probe.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
 #include "util/fs.hpp"
 
-namespace ccpack::cli {
+namespace ccpack::manifest {
 
 std::string read_fingerprint_file(const std::string& path) {
   constexpr std::size_t kMaxFingerprintBytes = 1u << 20;
@@ -35,26 +34,18 @@ std::string read_fingerprint_file(const std::string& path) {
   return text;
 }
 
-manifest::Fingerprint fingerprint_from_file(const std::string& path) {
+Fingerprint fingerprint_from_file(const std::string& path) {
   const std::string text = read_fingerprint_file(path);
   const std::string what = "fingerprint file " + quoted_path(path);
   try {
-    auto doc = manifest::parse_untrusted<nlohmann::json>(text, what);
+    auto doc = parse_untrusted<nlohmann::json>(text, what);
     if (!doc.is_object()) throw Error(what + " is not a JSON object (write it with `ccpack fingerprint --json`)");
     doc.erase("ok");  // the report marker of `ccpack fingerprint --json`; the rest is the manifest's shape
-    return manifest::Fingerprint::from_json(doc.dump());
+    return Fingerprint::from_json(doc.dump());
   } catch (const IntegrityError& e) {  // a local input, not an archive: exit 1, like any unreadable file
     std::string why = e.what();
     throw Error(why.starts_with(what) ? why : what + ": " + why);
   }
 }
 
-manifest::Fingerprint probe_local(const std::string& python, const std::vector<manifest::CacheDir>& dirs,
-                                  std::string* memo_status) {
-  probe::ProbeOptions options;
-  options.python = python;
-  options.dirs = dirs;
-  return probe::probe_machine(options, memo_status);
-}
-
-}  // namespace ccpack::cli
+}  // namespace ccpack::manifest
