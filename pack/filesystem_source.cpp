@@ -48,8 +48,10 @@ struct FileRef {
 
 // O_NONBLOCK: a FIFO put where a file was scanned opens at once (and its read fails) instead of waiting for a
 // writer; a regular file reads the same.
+constexpr int kOpenFlags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+
 UniqueFd open_source(const FileRef& e) {
-  UniqueFd fd(::open(e.source.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  UniqueFd fd(::open(e.source.c_str(), kOpenFlags));
   if (!fd.valid()) throw_errno("cannot read " + quoted_path(e.source));
   return fd;
 }
@@ -111,7 +113,7 @@ std::size_t read_with_extra(int fd, char* data, std::uint64_t size, const fs::pa
 // A racy file read whole (is_racy) proven again as read_file proves it: opened once more, the same file by its
 // stamp before and after, and the same SHA-256 when read again.
 bool proven_again(const FileRef& e, const Digest& digest) {
-  UniqueFd fd(::open(e.source.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  UniqueFd fd(::open(e.source.c_str(), kOpenFlags));
   struct stat st {};
   return fd.valid() && ::fstat(fd.get(), &st) == 0 && matches(e, st) && hash_again(fd.get(), e.size, e.source) == digest &&
          ::fstat(fd.get(), &st) == 0 && matches(e, st);

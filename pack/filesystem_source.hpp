@@ -9,6 +9,7 @@
 
 #include "manifest/cache_dir.hpp"
 #include "pack/entry_source.hpp"
+#include "util/file_batch.hpp"
 
 namespace ccpack::pack {
 
@@ -28,7 +29,7 @@ class FilesystemSource final : public EntrySource {
   [[nodiscard]] std::vector<std::string> skipped() const override { return scanned_.skipped; }
   [[nodiscard]] std::vector<manifest::Component> components() const override;
 
-  [[nodiscard]] bool reads_listed() const override { return true; }
+  [[nodiscard]] bool reads_listed() const override { return FileBatch::available(); }
   void read_listed(std::span<ListedFile> files) override;
   [[nodiscard]] Digest read_file(std::size_t i, FileSlot& slot) override;
   void read_piece(std::size_t i, std::uint64_t offset, std::uint64_t length, char* out) override;

@@ -263,14 +263,13 @@ class PackPipeline {
     std::string header;
     for (std::size_t i = b.first; i < b.first + b.count; ++i) {
       starts[i - b.first] = b.used;
-      std::uint64_t size = src_.type(i) == EntryType::file ? src_.file_size(i) : 0;
+      if (src_.type(i) == EntryType::file) {
+        files.push_back(ListedFile{i, BatchSlot(b, source_, src_, i).data(src_.file_size(i)), std::nullopt});
+        continue;
+      }
       header.clear();
-      manifest::append_tar_header(header, header_of(src_, i, size));
+      manifest::append_tar_header(header, header_of(src_, i, 0));
       b.append(header, source_, i);
-      if (src_.type(i) != EntryType::file) continue;
-      char* data = b.grow(size + manifest::tar_padding(size), source_, i);
-      std::memset(data + size, 0, manifest::tar_padding(size));
-      files.push_back(ListedFile{i, data, std::nullopt});
     }
     source_.read_listed(files);
     for (const ListedFile& f : files) {

@@ -139,10 +139,18 @@ void read_chunk(Ring& ring, std::span<FileRead> files) {
   }
 }
 
+// This thread's ring, made at its first use.
+Ring& this_thread_ring() {
+  thread_local Ring ring;
+  return ring;
+}
+
 }  // namespace
 
+bool FileBatch::available() { return this_thread_ring().ok(); }
+
 bool FileBatch::read_files(std::span<FileRead> files) {
-  thread_local Ring ring;
+  Ring& ring = this_thread_ring();
   if (!ring.ok()) return false;
   for (std::size_t at = 0; at < files.size(); at += kChunk) {
     read_chunk(ring, files.subspan(at, std::min<std::size_t>(kChunk, files.size() - at)));

@@ -34,7 +34,9 @@ class FileBatch {
   // Files of one submission (3 entries each in the ring).
   static constexpr unsigned kChunk = 64;
 
-  // Reads `files` through this thread's ring; false (nothing read) when this process cannot use io_uring.
+  // Whether this thread has a ring (false when this process cannot use io_uring).
+  static bool available();
+  // Reads `files` through this thread's ring; false (nothing read) when it has none.
   static bool read_files(std::span<FileRead> files);
 };
 
