@@ -7,46 +7,31 @@
 // The metadata files are untrusted: only small ones are read, and they are parsed by the one reader of kernel
 // metadata (manifest/kernel_json.hpp, as create's pack/kernel_targets does); a file it does not accept is ignored.
 #include <algorithm>
-#include <map>
 #include <optional>
-#include <tuple>
 
 #include "manifest/fingerprint.hpp"
 #include "manifest/kernel_json.hpp"
 #include "pack/import_source.hpp"
+#include "pack/kernel_targets.hpp"
 #include "util/error.hpp"
 
 namespace ccpack::pack {
 
-namespace {
-
-// A Triton kernel's metadata: triton/<hash>/<name>.json or inductor/triton/<n>/<hash>/<name>.json, not __grp__.
-bool is_kernel_metadata(const SourceEntry& e) {
-  return e.type == manifest::EntryType::file && e.size <= manifest::kMaxKernelJsonBytes && manifest::is_kernel_json_path(e.path);
-}
-
-}  // namespace
-
 std::optional<manifest::Fingerprint> ImportSource::derived_fingerprint() const {
-  std::map<std::tuple<std::string, std::string, int, std::string>, std::uint64_t> kernels;  // target -> kernel count
+  KernelTargetTally tally;
   std::string text;
   for (std::size_t i = 0; i < entries_.size(); ++i) {
-    if (!is_kernel_metadata(entries_[i])) continue;
+    if (!KernelTargetTally::wants(entries_[i].type, entries_[i].size, entries_[i].path)) continue;
     text.resize(entries_[i].size);
     if (pread_full(spool_.get(), text.data(), text.size(), static_cast<off_t>(offsets_[i]), "the import scratch file") !=
         text.size()) {
       throw Error("the import scratch file is shorter than expected");
     }
-    if (std::optional<manifest::TritonTarget> t = manifest::parse_kernel_json(text)) {
-      ++kernels[{t->backend, t->arch, t->warp_size, t->triton_version}];
-    }
+    tally.add(text);
   }
   // The contract's shape (manifest/fingerprint.hpp): what the cache says, every probed field absent.
   manifest::Fingerprint fp;
-  for (const auto& [key, count] : kernels) {
-    const auto& [backend, arch, warp_size, version] = key;
-    fp.triton_targets.push_back({backend, arch, warp_size, version, count});
-  }
+  fp.triton_targets = tally.targets();
   constexpr const char* kSource = "derived:triton-json (ccpack import)";
   if (fp.triton_targets.size() == 1) {
     const manifest::TritonTarget& t = fp.triton_targets.front();

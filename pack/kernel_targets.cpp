@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/enumerable_thread_specific.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,12 +29,6 @@ namespace field = manifest::field;
 
 namespace {
 
-using Key = std::tuple<std::string, std::string, int, std::string>;  // backend, arch, warp size, triton version
-
-struct Counter {
-  std::map<Key, std::uint64_t> kernels;
-};
-
 // Names in `dir` with their d_type (DT_UNKNOWN resolved with lstat), without following links.
 std::vector<std::pair<std::string, bool>> list(const fs::path& dir) {
   std::vector<std::pair<std::string, bool>> out;  // name, is a folder
@@ -54,8 +47,8 @@ std::vector<std::pair<std::string, bool>> list(const fs::path& dir) {
   return out;
 }
 
-// The target of one kernel .json, or nothing when it is not a kernel's metadata.
-std::optional<Key> read_target(const fs::path& file) {
+// The text of one kernel .json, or nothing when it is not a regular file of at most kMaxKernelJsonBytes.
+std::optional<std::string> read_small_file(const fs::path& file) {
   UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   struct stat st {};
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -64,9 +57,7 @@ std::optional<Key> read_target(const fs::path& file) {
   }
   std::string text(static_cast<std::size_t>(st.st_size), '\0');
   if (pread_full(fd.get(), text.data(), text.size(), 0, quoted_path(file)) != text.size()) return std::nullopt;
-  auto t = manifest::parse_kernel_json(text);
-  if (!t) return std::nullopt;
-  return Key{t->backend, t->arch, t->warp_size, t->triton_version};
+  return text;
 }
 
 // The kernel .json files of one Triton cache folder (<dir>/<hash>/<kernel>.json), appended to `files` until it
@@ -171,22 +162,40 @@ std::vector<TritonTarget> read_triton_targets(const std::vector<manifest::CacheD
     }
   }
   // Read and parsed on every core: at a million files (113,750 kernels) this took 4 s on one thread, before any
-  // packing. The counts are merged in a map, so the result does not depend on the order.
+  // packing.
   use_thread_pool();
-  oneapi::tbb::enumerable_thread_specific<Counter> counters;
+  KernelTargetTally tally;
   oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::size_t>(0, files.size(), 64),
                             [&](const oneapi::tbb::blocked_range<std::size_t>& r) {
-                              Counter& c = counters.local();
                               for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                                if (auto key = read_target(files[i])) ++c.kernels[*key];
+                                if (std::optional<std::string> text = read_small_file(files[i])) tally.add(*text);
                               }
                             });
-  Counter c;
-  for (const Counter& part : counters) {
-    for (const auto& [key, n] : part.kernels) c.kernels[key] += n;
-  }
+  return tally.targets();
+}
+
+bool KernelTargetTally::wants(manifest::EntryType type, std::uint64_t size, std::string_view path) {
+  return type == manifest::EntryType::file && size <= manifest::kMaxKernelJsonBytes && manifest::is_kernel_json_path(path);
+}
+
+bool KernelTargetTally::wants(const manifest::EntryList& entries, std::size_t i) {
+  if (entries.type(i) != manifest::EntryType::file || entries.file_size(i) > manifest::kMaxKernelJsonBytes) return false;
+  if (!entries.editable() && !manifest::is_kernel_json_name(entries.name(i))) return false;  // no path built for most
+  return wants(entries.type(i), entries.file_size(i), entries.path(i));
+}
+
+void KernelTargetTally::add(std::string_view text) {
+  std::optional<TritonTarget> t = manifest::parse_kernel_json(text);
+  if (!t) return;
+  Key key{std::move(t->backend), std::move(t->arch), t->warp_size, std::move(t->triton_version)};
+  std::lock_guard lock(mutex_);
+  ++kernels_[std::move(key)];
+}
+
+std::vector<TritonTarget> KernelTargetTally::targets() const {
+  std::lock_guard lock(mutex_);
   std::vector<TritonTarget> out;
-  for (const auto& [key, n] : c.kernels) {
+  for (const auto& [key, n] : kernels_) {
     const auto& [backend, arch, warp, version] = key;
     out.push_back(TritonTarget{backend, arch, warp, version, n});
   }

@@ -5,8 +5,9 @@
 //                          in kPieceBytes pieces), so memory is bounded by the tokens in flight, not the cache.
 //   2. parallel:           the source reads each file into the batch buffer behind its tar header (the
 //                          filesystem source proves it did not change while read); SHA-256 of small files.
-//   3. serial, in order:   hash large-file pieces in order, feed the batch to zstd, write compressed bytes to a
-//                          scratch file, and end a frame where pack/layout.hpp says (PackPipeline says why there).
+//   3. serial, in order:   hash large-file pieces in order, end a frame where pack/layout.hpp says (PackPipeline
+//                          says why there) and feed the batch to its frame's lane: frames are compressed several
+//                          at once, each into a scratch file (pack/frame_lanes.hpp).
 //
 // Finally the header (manifest, signatures) is written to the output and the payload copied after it, all inside
 // an AtomicFile.
@@ -24,7 +25,7 @@
 
 #include "manifest/format.hpp"
 #include "pack/filesystem_source.hpp"
-#include "pack/frame_writer.hpp"
+#include "pack/frame_lanes.hpp"
 #include "util/big_buffer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -54,6 +55,9 @@ constexpr std::uint64_t kPieceBytes = 1ULL << 20;
 // three jobs, so it sets most of create's memory past the window. Earlier, with 16 MiB jobs (single frame, real
 // fixture: 8 MiB 19.30 MB, 16 MiB 19.16 MB, 32 MiB 18.90 MB) a million files peaked at 482 MiB.
 constexpr int kJobBytes = 4 << 20;
+// Frames compressed at once, at most, and what they may cost together (FrameLanes::frame_cost).
+constexpr unsigned kMaxLanes = 8;
+constexpr std::uint64_t kLaneMemory = 256ULL << 20;
 
 [[noreturn]] void throw_grew(const fs::path& source) {
   throw Error("file " + quoted_path(source) + " grew while being packed; stop the writer (torch.compile) and run create again");
@@ -103,9 +107,15 @@ class BatchSlot final : public FileSlot {
     batch_.append(header, source_, entry_);
     char* at = batch_.grow(size + manifest::tar_padding(size), source_, entry_);
     std::memset(at + size, 0, manifest::tar_padding(size));
+    bytes_ = {at, size};
     return at;
   }
-  void discard() override { batch_.used = start_; }
+  void discard() override {
+    batch_.used = start_;
+    bytes_ = {};
+  }
+  // Where data() last laid out the file's bytes.
+  [[nodiscard]] std::string_view bytes() const { return bytes_; }
 
  private:
   Batch& batch_;
@@ -113,33 +123,21 @@ class BatchSlot final : public FileSlot {
   const manifest::EntryList& list_;
   std::size_t entry_;
   std::size_t start_;
+  std::string_view bytes_;
 };
 
-void copy_range(int from, int to, std::uint64_t size, const fs::path& output) {
-  loff_t in_off = 0;
-  while (size > 0) {
-    ssize_t n = ::copy_file_range(from, &in_off, to, nullptr, size, 0);
-    if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) {
-      std::vector<char> buf(1 << 20);
-      while (size > 0) {
-        std::size_t want = std::min<std::uint64_t>(size, buf.size());
-        std::size_t got = pread_full(from, buf.data(), want, in_off, "the archive scratch file");
-        if (got != want) throw Error("the archive scratch file is shorter than expected");
-        write_all(to, buf.data(), got, quoted_path(output));
-        in_off += static_cast<loff_t>(got);
-        size -= got;
-      }
-      return;
-    }
-    if (n < 0) throw_errno("cannot write " + quoted_path(output));
-    if (n == 0) throw Error("the archive scratch file is shorter than expected");
-    size -= static_cast<std::uint64_t>(n);
-  }
+// How many frames are compressed at once, by how many zstd workers each, in what memory (pack/frame_lanes.hpp).
+// Within a frame zstd's long-distance search runs one job after another, and at level 1 it costs about what the
+// compression of a job does: so about two workers keep one frame busy, and frames go in parallel past that. The
+// memory bound lets four frames of the rest (LayoutLimits::rest_frame_bytes) go at once, and a frame bigger than
+// zstd's window alone costs what one context has always cost. The payload is compressed into scratch files first,
+// since the header (which records the payload size and the frames) comes before it: next to the output when the
+// filesystem allows an unnamed file there, else in $TMPDIR.
+FrameLanes::Settings lane_settings(const PackOptions& options, unsigned jobs) {
+  unsigned lanes = options.lanes != 0 ? options.lanes : std::clamp(jobs / 2, 1U, kMaxLanes);
+  FrameWriter::Settings writer{options.level, options.window_log, std::max(1U, jobs / lanes), kJobBytes};
+  return FrameLanes::Settings{writer, lanes, kLaneMemory, 2 * static_cast<std::size_t>(kJobBytes)};
 }
-
-// The payload is compressed into a scratch file first, since the header (which records the payload size and the
-// frames) comes before it. Next to the output when the filesystem allows an unnamed file there, else in $TMPDIR.
-UniqueFd open_scratch(const fs::path& output) { return open_scratch_file(output.parent_path(), "a scratch file"); }
 
 // The manifest's fields known before the payload. Its entries are the source's list (moved in at the end), in
 // which the pipeline fills in sizes, hashes and frames as files are read. Returns the bytes the source listed,
@@ -163,23 +161,25 @@ std::uint64_t plan_manifest(manifest::Manifest& m, const manifest::EntryList& sr
 // which keep long-range matches across their jobs. Frames cut anywhere else would lose the cross-file redundancy
 // that dominates these caches (about twice the archive on the real fixture); 128 MiB is the largest window stock
 // `zstd -d` accepts without flags.
-// Members are destroyed ring, pool, writer: the batch buffers go back to the pool before it goes.
+// Members are destroyed ring, lanes, pool: the batch buffers go back to the pool before it goes.
 class PackPipeline {
  public:
-  PackPipeline(EntrySource& source, manifest::Manifest& m, Progress& progress, int scratch_fd, const PackOptions& options,
-               unsigned jobs, std::vector<std::size_t> frame_starts)
+  PackPipeline(EntrySource& source, manifest::Manifest& m, Progress& progress, const FrameLanes::Settings& lanes,
+               const std::filesystem::path& scratch_dir, const PackOptions& options, unsigned jobs,
+               std::vector<std::size_t> frame_starts)
       : source_(source),
         src_(source.entries()),
         m_(m),
         progress_(progress),
         options_(options),
-        writer_(scratch_fd, {options.level, options.window_log, jobs, kJobBytes}),
         pool_(kBatchBytes + kPieceBytes + (1 << 20)),
+        lanes_(scratch_dir, lanes),
         ring_(2 * static_cast<std::size_t>(jobs) + 2),
         frame_starts_(std::move(frame_starts)) {}
 
-  // Runs the pipeline over every entry and ends the last frame; returns the payload size.
-  std::uint64_t run() {
+  // Runs the pipeline over every entry and ends the last frame; returns the payload (the frames are also the
+  // manifest's).
+  CompressedPayload run() {
     use_thread_pool();
     oneapi::tbb::parallel_pipeline(
         ring_.size(), oneapi::tbb::make_filter<void, Batch*>(oneapi::tbb::filter_mode::serial_in_order,
@@ -244,6 +244,7 @@ class PackPipeline {
         BatchSlot slot(*b, source_, src_, i);
         // The source sets the entry's size in the list when it found the file changed since it listed it.
         src_.set_sha256(i, source_.read_file(i, slot));
+        if (options_.on_file) options_.on_file(src_, i, slot.bytes());
       } else {
         header.clear();
         manifest::append_tar_header(header, header_of(src_, i, 0));
@@ -278,6 +279,7 @@ class PackPipeline {
         return f.entry;
       }
       src_.set_sha256(f.entry, *f.digest);
+      if (options_.on_file) options_.on_file(src_, f.entry, {f.data, src_.file_size(f.entry)});
     }
     return b.first + b.count;
   }
@@ -301,11 +303,11 @@ class PackPipeline {
   // Stage 3 (serial, in order): frame boundaries, large-file hashes, progress, and the bytes into zstd.
   void compress_batch(Batch* b) {
     bool starts_entry = !b->piece || b->offset == 0;
-    if (starts_entry && writer_.raw_in_frame() > 0 &&
-        (writer_.raw_in_frame() >= options_.frame_limit || starts_frame(b->first))) {
+    if (starts_entry && lanes_.raw_in_frame() > 0 && (lanes_.raw_in_frame() >= options_.frame_limit || starts_frame(b->first))) {
       end_frame(b->first);
     }
-    auto frame_index = static_cast<std::uint32_t>(m_.frames.size());
+    if (!lanes_.in_frame()) lanes_.begin_frame(frame_bytes_from(b->first));
+    auto frame_index = static_cast<std::uint32_t>(lanes_.frames_begun() - 1);
     for (std::size_t i = b->first; i < b->first + b->count; ++i) src_.set_frame(i, frame_index);
     if (b->piece) {
       piece_hash_.update(b->buffer->data() + b->data_at, b->length);
@@ -320,7 +322,18 @@ class PackPipeline {
       for (std::size_t i = b->first; i < b->first + b->count; ++i) n += src_.file_size(i);
       progress_.advance(n);
     }
-    writer_.feed(b->buffer->data(), b->used);
+    lanes_.feed(b->buffer, b->buffer->data(), b->used);
+  }
+
+  // About how many raw bytes the frame that starts at entry `first` holds (where the layout or frame_limit ends
+  // it), for what its compression may cost (FrameLanes::begin_frame).
+  [[nodiscard]] std::uint64_t frame_bytes_from(std::size_t first) const {
+    std::uint64_t bytes = 0;
+    for (std::size_t i = first; i < src_.size() && bytes < options_.frame_limit; ++i) {
+      if (i > first && starts_frame(i)) break;
+      bytes += src_.file_size(i) + manifest::kTarBlock;
+    }
+    return bytes;
   }
 
   // Whether the layout starts a frame at entry `i`.
@@ -330,19 +343,19 @@ class PackPipeline {
 
   // Ends the current frame before entry `next_first` and records it in the manifest.
   void end_frame(std::size_t next_first) {
-    manifest::Frame f = writer_.end_frame();
-    f.first_entry = frame_first_entry_;
-    f.entry_count = next_first - frame_first_entry_;
+    lanes_.end_frame(frame_first_entry_, next_first - frame_first_entry_);
     frame_first_entry_ = next_first;
-    m_.frames.push_back(f);
   }
 
   // End of archive: two zero blocks, in the last frame.
-  std::uint64_t finish_frames() {
+  CompressedPayload finish_frames() {
     static const char zeros[2 * manifest::kTarBlock] = {};
-    writer_.feed(zeros, sizeof zeros);
+    if (!lanes_.in_frame()) lanes_.begin_frame(sizeof zeros);
+    lanes_.feed(nullptr, zeros, sizeof zeros);
     end_frame(src_.size());
-    return writer_.written();
+    CompressedPayload payload = lanes_.finish();
+    m_.frames = payload.frames;
+    return payload;
   }
 
   EntrySource& source_;
@@ -350,8 +363,8 @@ class PackPipeline {
   manifest::Manifest& m_;
   Progress& progress_;
   const PackOptions& options_;
-  FrameWriter writer_;
   BufferPool pool_;
+  FrameLanes lanes_;  // after the pool: the lanes hold batch buffers until zstd has taken them
   std::size_t next_ = 0;
   std::uint64_t next_offset_ = 0;  // within a large file being cut into pieces
   Sha256 piece_hash_;
@@ -381,18 +394,18 @@ void complete_manifest(manifest::Manifest& m, EntrySource& source, const PackOpt
   m.validate();
 }
 
-// The header (manifest, signatures) then the payload copied from the scratch file; returns the archive size.
-std::uint64_t write_archive(AtomicFile& out_file, int scratch_fd, const manifest::Manifest& m, std::uint64_t payload_size,
+// The header (manifest, signatures) then the payload copied from the scratch files; returns the archive size.
+std::uint64_t write_archive(AtomicFile& out_file, const CompressedPayload& payload, const manifest::Manifest& m,
                             const PackOptions& options, const fs::path& output) {
   manifest::ArchiveHeader header;
   header.manifest = m.to_json();
-  header.payload_size = payload_size;
+  header.payload_size = payload.size();
   if (options.sign) header.signatures = manifest::encode_signature_block(options.sign(header.manifest));
   manifest::HeaderAround around = manifest::encode_header_around(header);
   for (const std::string* part : {&around.before, &header.manifest, &around.after}) out_file.write(part->data(), part->size());
-  copy_range(scratch_fd, out_file.fd(), payload_size, output);
+  payload.copy_to(out_file.fd(), quoted_path(output));
   out_file.commit(true);
-  return around.before.size() + header.manifest.size() + around.after.size() + payload_size;
+  return around.before.size() + header.manifest.size() + around.after.size() + header.payload_size;
 }
 
 }  // namespace
@@ -408,7 +421,6 @@ PackResult create_archive(EntrySource& source, const fs::path& output, const Pac
   }
   // Open the output first: a bad output path is reported before any work is done.
   AtomicFile out_file(output);
-  UniqueFd scratch = open_scratch(output);
 
   source.open();
   std::vector<std::size_t> frame_starts = lay_out(source, options.layout);
@@ -418,15 +430,16 @@ PackResult create_archive(EntrySource& source, const fs::path& output, const Pac
 
   unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
   Progress progress("create", total_bytes, options.progress);
-  std::uint64_t payload_size = 0;
-  {  // The compressor and the batch buffers are freed before the manifest is serialised: peaks do not add up.
-    PackPipeline pipeline(source, m, progress, scratch.get(), options, jobs, std::move(frame_starts));
-    payload_size = pipeline.run();
+  CompressedPayload payload;
+  {  // The compressors and the batch buffers are freed before the manifest is serialised: peaks do not add up.
+    PackPipeline pipeline(source, m, progress, lane_settings(options, jobs), output.parent_path(), options, jobs,
+                          std::move(frame_starts));
+    payload = pipeline.run();
   }
   progress.finish();
 
   complete_manifest(m, source, options);
-  result.archive_size = write_archive(out_file, scratch.get(), m, payload_size, options, output);
+  result.archive_size = write_archive(out_file, payload, m, options, output);
   result.skipped = source.skipped();
   return result;
 }

@@ -36,9 +36,14 @@ struct PackOptions {
   int level = 1;                             // zstd level
   int window_log = manifest::kMaxWindowLog;  // zstd long-range window: at most what stock `zstd -d` decodes
   unsigned jobs = 0;                         // 0: all cores
+  unsigned lanes = 0;                        // frames compressed at once (pack/frame_lanes.hpp); 0: from jobs
   std::uint64_t frame_limit = 1ULL << 30;    // a new frame starts at the first entry boundary past this many raw bytes
   LayoutLimits layout;                       // where else frames end (pack/layout.hpp)
   bool progress = false;
+  // Called from the reading threads with each file read whole (one over kPieceBytes is read in pieces and not
+  // seen here) and its bytes as packed, once the source proved them: create counts the kernels' targets with it
+  // (pack/create.cpp), so their .json files are not walked and read a second time.
+  std::function<void(const manifest::EntryList& entries, std::size_t entry, std::string_view bytes)> on_file;
   // Returns the signatures over the exact manifest bytes (set by the CLI when a signing key is given); the
   // packer writes their block. Unset: the archive is unsigned ("[]").
   std::function<std::vector<manifest::Signature>(std::string_view manifest)> sign;

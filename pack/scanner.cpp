@@ -164,6 +164,9 @@ void flatten(Listing& listing, std::uint32_t parent, ScanResult& out) {
 // Refuses a symlink that the restore would refuse: resolved through the other links of the tree it was scanned
 // with (manifest/links.hpp owns the rule), it must stay inside its cache folder.
 void check_links(const std::vector<manifest::CacheDir>& dirs, const manifest::EntryList& entries) {
+  bool any_link = false;
+  for (std::size_t i = 0; i < entries.size() && !any_link; ++i) any_link = entries.type(i) == EntryType::symlink;
+  if (!any_link) return;  // nothing to resolve: the tree is not built (0.05 s at 100k files)
   manifest::EntryTree tree(entries.size());
   std::vector<std::pair<std::size_t, std::uint32_t>> links;
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -194,36 +197,30 @@ void check_links(const std::vector<manifest::CacheDir>& dirs, const manifest::En
 
 int group_of(const SourceEntry& e) { return archive_group(e.type, e.size); }
 
-// Byte order of the paths of entries a and b of `list`, compared piece by piece (folder path, '/', name) without
-// building either path.
-bool path_less(const manifest::EntryList& list, std::size_t a, std::size_t b) {
-  std::uint32_t pa = list.parent(a);
-  std::uint32_t pb = list.parent(b);
-  if (pa == pb && pa != manifest::EntryList::kNoParent && list.type(a) != EntryType::dir && list.type(b) != EntryType::dir) {
-    return list.name(a) < list.name(b);
-  }
-  thread_local std::string x;
-  thread_local std::string y;
-  x.clear();
-  y.clear();
-  list.append_path(x, a);
-  list.append_path(y, b);
-  return x < y;
-}
-
 // The entries of `walk` (in walk order) in archive order, with their stamps.
 ScanResult in_archive_order(ScanResult& walk) {
   const manifest::EntryList& w = walk.entries;
   std::vector<std::uint32_t> order(w.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
-  // The rule of sort_in_archive_order: folders keep walk order (parents first); the rest by group, then path.
-  std::stable_sort(order.begin(), order.end(), [&w](std::uint32_t a, std::uint32_t b) {
-    int ga = archive_group(w.type(a), w.file_size(a));
-    int gb = archive_group(w.type(b), w.file_size(b));
-    if (ga != gb) return ga < gb;
-    if (ga == 0) return false;
-    return path_less(w, a, b);
+  // The rule of sort_in_archive_order: folders keep walk order (parents first); the rest by group, then path. Each
+  // path is built once (one block of text) for the sort: building both paths in every comparison took 0.1 s at
+  // 100k files.
+  std::vector<int> group(w.size());
+  std::vector<std::uint64_t> path_at(w.size() + 1, 0);
+  std::string paths;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    group[i] = archive_group(w.type(i), w.file_size(i));
+    path_at[i] = paths.size();
+    if (group[i] != 0) w.append_path(paths, i);
+  }
+  path_at[w.size()] = paths.size();
+  auto path = [&](std::uint32_t i) { return std::string_view(paths).substr(path_at[i], path_at[i + 1] - path_at[i]); };
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    if (group[a] != group[b]) return group[a] < group[b];
+    if (group[a] == 0) return false;
+    return path(a) < path(b);
   });
+  std::string().swap(paths);
   ScanResult out;
   out.stamps.reserve(order.size());
   std::vector<std::uint32_t> moved_to(order.size(), manifest::EntryList::kNoParent);

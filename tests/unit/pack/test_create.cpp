@@ -9,6 +9,7 @@
 
 #include "manifest/fingerprint.hpp"
 #include "pack/create.hpp"
+#include "pack/kernel_targets.hpp"
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
 #include "util/error.hpp"
@@ -90,4 +91,28 @@ TEST_CASE("pack::create hands a caller's writer the folders, the output and the 
   CHECK(r.packed.archive_size == 4242);
   CHECK(r.packed.skipped == std::vector<std::string>{"inductor/skipped"});
   CHECK_FALSE(fs::exists(t / "out.ccpack"));  // the caller's writer wrote nothing
+}
+
+TEST_CASE("pack::create counts the kernels' targets from the bytes it packs, as the walk of the folders does", "[pack][create]") {
+  test::ScratchDir t;
+  pack::CreateRequest rq = create_request(t, "90");
+  auto kernel = [](const std::string& arch, const std::string& version) {
+    return R"({"target":{"backend":"cuda","arch":)" + arch + R"(,"warp_size":32},"triton_version":")" + version + "\"}";
+  };
+  for (int i = 0; i < 40; ++i)
+    test::write_file(t / "tri" / ("H" + std::to_string(i)) / "k.json", kernel(i % 3 ? "90" : "80", "3.6.0"));
+  test::write_file(t / "ind/triton/0/DEV/k.json", kernel("100", "3.5.1"));                    // in inductor's own Triton folder
+  test::write_file(t / "ind/fx/k.json", kernel("75", "3.6.0"));                               // not a kernel folder
+  test::write_file(t / "tri/G/__grp__k.json", kernel("75", "3.6.0"));                         // a group file
+  test::write_file(t / "tri/B/k.json", kernel("75", "3.6.0") + std::string(256 << 10, ' '));  // over the bound
+  test::write_file(t / "tri/S/real.txt", kernel("75", "3.6.0"));
+  fs::create_symlink("real.txt", t / "tri/S/k.json");  // a link, not a file
+  const std::vector<manifest::TritonTarget> walked = pack::read_triton_targets(rq.dirs);
+  REQUIRE(walked.size() == 3);
+  CHECK(walked[0] == manifest::TritonTarget{"cuda", "100", 32, "3.5.1", 1});
+  CHECK(walked[1] == manifest::TritonTarget{"cuda", "80", 32, "3.6.0", 14});
+  CHECK(walked[2] == manifest::TritonTarget{"cuda", "90", 32, "3.6.0", 27});  // 26 + create_request's own
+  (void)pack::create(rq);
+  unpack::Archive a = unpack::Archive::open(t / "out.ccpack");
+  CHECK(a.manifest.fingerprint.triton_targets == walked);
 }

@@ -180,6 +180,23 @@ TEST_CASE("each frame lies where the manifest says, hashes as recorded and decod
   CHECK(h.header_size + h.payload_size == file.size());
 }
 
+TEST_CASE("the archive is the same bytes whether its frames are compressed one at a time or several at once") {
+  test::ScratchDir t;
+  test::write_file(t / "ind/fx/big.bin", std::string(3 << 20, 'x'));
+  auto archive = [&](unsigned jobs, unsigned lanes) {
+    pack::PackOptions o;
+    o.frame_limit = 1;  // a frame per entry: many frames in flight
+    o.jobs = jobs;
+    o.lanes = lanes;
+    (void)pack_two(t, o);
+    return test::slurp(t / "a.ccpack");
+  };
+  std::string one = archive(1, 1);
+  CHECK(header_of(t / "a.ccpack").payload_size > 0);
+  CHECK(archive(4, 4) == one);
+  CHECK(archive(3, 2) == one);
+}
+
 TEST_CASE("a signer's signatures over the exact manifest bytes are written as their block") {
   test::ScratchDir t;
   manifest::Signature s;
