@@ -41,12 +41,12 @@ void copy_range(int from, std::uint64_t offset, int to, std::uint64_t size, cons
 }  // namespace
 
 std::uint64_t FrameLanes::frame_cost(std::uint64_t raw_bytes, const FrameWriter::Settings& writer) {
-  // zstd's input ring holds the window and three jobs; its long-distance hash table has 2^(window_log - 7)
-  // entries of 8 bytes; each worker holds a job's input and output.
+  // zstd's input ring holds the window and three jobs; then its long-distance match table; each worker with a
+  // job of the frame holds about a job's bytes (its output and sequences).
   std::uint64_t job = static_cast<std::uint64_t>(std::max(writer.job_bytes, 1 << 20));
   std::uint64_t ring = (std::uint64_t{1} << writer.window_log) + 3 * job;
-  std::uint64_t tables = std::uint64_t{8} << std::max(writer.window_log - 7, 0);
-  return std::min(raw_bytes, ring) + tables + 2 * job * std::max(1u, writer.jobs);
+  std::uint64_t workers = std::min<std::uint64_t>(std::max(1U, writer.jobs), (raw_bytes + job - 1) / job + 1);
+  return std::min(raw_bytes, ring) + FrameWriter::match_table_bytes(writer) + workers * job;
 }
 
 FrameLanes::FrameLanes(const std::filesystem::path& scratch_dir, const Settings& settings)

@@ -3,8 +3,9 @@
 // says; each frame comes back with its offset, sizes and the SHA-256 of its compressed bytes, for the manifest.
 //
 // Settings that make the bytes: the level, the long-distance window (at most manifest::kMaxWindowLog, what stock
-// `zstd -d` decodes), no zstd checksum (SHA-256 covers every frame and file), and always at least one worker thread
-// with a fixed job size, so the output is the same bytes whatever -j or the machine's core count.
+// `zstd -d` decodes) and its match table (frame_writer.cpp says why its size), no zstd checksum (SHA-256 covers every frame and
+// file), and always at least one worker thread with a fixed job size, so the output is the same bytes whatever -j or the
+// machine's core count.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,9 @@ class FrameWriter {
   ~FrameWriter();
   FrameWriter(const FrameWriter&) = delete;
   FrameWriter& operator=(const FrameWriter&) = delete;
+
+  // The bytes of the long-distance match table a context with these settings holds (zeroed for each frame).
+  [[nodiscard]] static std::uint64_t match_table_bytes(const Settings& settings);
 
   void feed(const char* data, std::size_t size);
   // Ends the current frame; returns it (offset, sizes, hash) for the manifest.

@@ -315,15 +315,33 @@ std::vector<Bundle> find_bundles(EntrySource& source, const KernelFolderIndex& i
 
 }  // namespace
 
+std::vector<std::size_t> even_frames(const EntryList& entries, const LayoutLimits& limits) {
+  std::vector<std::size_t> starts;
+  std::uint64_t total = tar_estimate(entries);
+  if (total < limits.split_threshold) return starts;
+  std::uint64_t frames = std::max<std::uint64_t>(1, (total + limits.plain_frame_bytes - 1) / limits.plain_frame_bytes);
+  std::uint64_t target = (total + frames - 1) / frames;
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (bytes >= target) {
+      starts.push_back(i);
+      bytes = 0;
+    }
+    bytes += tar_estimate(entries, i);
+  }
+  return starts;
+}
+
 std::vector<std::size_t> lay_out(EntrySource& source, const LayoutLimits& limits) {
   const EntryList& entries = source.entries();
   if (entries.editable() || tar_estimate(entries) < limits.split_threshold) return {};  // no reading for small caches
   std::vector<std::size_t> candidates = bundle_candidates(entries);
-  if (candidates.empty()) return {};
+  if (candidates.empty()) return even_frames(entries, limits);
   KernelFolderIndex index(entries);
-  if (index.empty()) return {};
+  if (index.empty()) return even_frames(entries, limits);
   Layout layout = plan_layout(entries, find_bundles(source, index, candidates), limits);
-  if (!layout.order.empty()) source.reorder(layout.order);
+  if (layout.order.empty()) return even_frames(entries, limits);  // no bundle names a kernel folder
+  source.reorder(layout.order);
   return layout.frame_starts;
 }
 

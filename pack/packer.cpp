@@ -126,16 +126,16 @@ class BatchSlot final : public FileSlot {
   std::string_view bytes_;
 };
 
-// How many frames are compressed at once, by how many zstd workers each, in what memory (pack/frame_lanes.hpp).
-// Within a frame zstd's long-distance search runs one job after another, and at level 1 it costs about what the
-// compression of a job does: so about two workers keep one frame busy, and frames go in parallel past that. The
-// memory bound lets four frames of the rest (LayoutLimits::rest_frame_bytes) go at once, and a frame bigger than
-// zstd's window alone costs what one context has always cost. The payload is compressed into scratch files first,
-// since the header (which records the payload size and the frames) comes before it: next to the output when the
-// filesystem allows an unnamed file there, else in $TMPDIR.
+// How many frames are compressed at once, in what memory (pack/frame_lanes.hpp). Each frame gets every worker
+// (zstd runs only as many as the frame has jobs), so a frame alone goes as fast as when frames went one at a time;
+// within a frame zstd's long-distance search runs one job after another, so a frame keeps about two workers busy
+// and others go beside it while the memory lets them: kLaneMemory is the peak one frame of zstd's whole window
+// cost before (its input ring, 16 workers' jobs), and a frame larger than that still goes, alone. The payload is
+// compressed into scratch files first, since the header (which records the payload size and the frames) comes
+// before it: next to the output when the filesystem allows an unnamed file there, else in $TMPDIR.
 FrameLanes::Settings lane_settings(const PackOptions& options, unsigned jobs) {
   unsigned lanes = options.lanes != 0 ? options.lanes : std::clamp(jobs / 2, 1U, kMaxLanes);
-  FrameWriter::Settings writer{options.level, options.window_log, std::max(1U, jobs / lanes), kJobBytes};
+  FrameWriter::Settings writer{options.level, options.window_log, jobs, kJobBytes};
   return FrameLanes::Settings{writer, lanes, kLaneMemory, 2 * static_cast<std::size_t>(kJobBytes)};
 }
 

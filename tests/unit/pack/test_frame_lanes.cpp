@@ -1,7 +1,7 @@
 // pack/frame_lanes.cpp: frames compressed several at once are the same bytes as one context compressing them one
 // after another (offsets, sizes and hashes too), whatever the lane count, worker count and memory bound; what the
 // in-order side fed is released once compressed, also when the lanes are given up mid-frame; a lane's error is
-// thrown on the in-order side; misuse is refused.
+// thrown on the in-order side, and misuse is refused.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -134,7 +134,7 @@ TEST_CASE("frame lanes: what was fed is released once compressed, and when the l
   CHECK(second_seen.expired());
 }
 
-TEST_CASE("frame lanes: a lane's error is thrown on the in-order side; misuse is refused", "[frame-lanes]") {
+TEST_CASE("frame lanes: a lane's error is thrown on the in-order side, and misuse is refused", "[frame-lanes]") {
   test::ScratchDir t;
   FrameWriter::Settings tiny_window = kWriter;
   tiny_window.window_log = 5;  // below ZSTD_WINDOWLOG_MIN: the lane's writer refuses it

@@ -105,6 +105,18 @@ TEST_CASE("layout: the rest is cut into frames of about equal size") {
   CHECK(l.frame_starts == std::vector<std::size_t>{5, 9, 13});
 }
 
+TEST_CASE("layout: a cache whose bundles name no kernel folder keeps its order, cut into even frames") {
+  std::vector<manifest::Entry> entries = {entry("inductor", EntryType::dir), entry("triton", EntryType::dir)};
+  for (int i = 0; i < 10; ++i) entries.push_back(entry("triton/f" + std::to_string(i), EntryType::file, (1 << 20) - 512));
+  pack::LayoutLimits limits;
+  limits.split_threshold = 8 << 20;
+  limits.plain_frame_bytes = 4 << 20;  // 10 MiB: 3 frames, each cut past 3.4 MiB (folders and 4 files, 4 files, 2)
+  manifest::EntryList list(entries);
+  CHECK(pack::even_frames(list, limits) == std::vector<std::size_t>{6, 10});
+  limits.split_threshold = 11 << 20;  // below it: one frame
+  CHECK(pack::even_frames(list, limits).empty());
+}
+
 namespace {
 
 // A cache whose FX-graph pickle embeds two of three Triton kernel folders (by name, as Inductor's pickles do).
