@@ -31,7 +31,10 @@ mkdir -p "$T/bin"
 fake_python "$T/bin/py-base" "$BASE"; fake_python "$T/bin/py-cudnn" "$CUDNN:$BASE"
 fake_python "$T/bin/py-cu128" "$CU128:$BASE"; fake_python "$T/bin/py-oldtriton" "$OLDTRI:$BASE"
 # A Python that hangs: the shell stays (no exec) with a child, so a kill of the shell alone would leave the child.
-printf '#!/bin/sh\nsleep 5999\necho never\n' >"$T/bin/py-hang"; chmod +x "$T/bin/py-hang"
+# The hung interpreter sleeps through a copy of sleep in $T, so the check below finds this run's processes only (not
+# those of the same suite running beside it).
+cp "$(command -v sleep)" "$T/bin/hang-sleep"
+printf '#!/bin/sh\n"%s" 5999\necho never\n' "$T/bin/hang-sleep" >"$T/bin/py-hang"; chmod +x "$T/bin/py-hang"
 printf '#!/bin/sh\necho "not json at all"\n' >"$T/bin/py-junk"; chmod +x "$T/bin/py-junk"
 # nvidia-smi: one that reports an A100, one that fails as it does without a driver.
 mkdir -p "$T/smi-a100"
@@ -86,7 +89,7 @@ expect 0 "" -- "$CCPACK" fingerprint --json --python "$T/no-python"
 json_is "$T/out" "j['fields']['torch.version']=={'value':None,'source':\"python '$T/no-python': not found\"} and j['fields']['ptxas.version']['value'] is None"
 expect 0 "" -- "$CCPACK" fingerprint --json --python "$T/bin/py-hang"
 json_is "$T/out" "j['fields']['python.abi']['value'] is None and j['fields']['python.abi']['source'].endswith('timed out after 2000 ms')"
-pgrep -f "$T/bin/py-hang|sleep 5999" >/dev/null && bad "the hung python was left running" || ok
+pgrep -f "$T/bin/py-hang|$T/bin/hang-sleep" >/dev/null && bad "the hung python was left running" || ok
 expect 0 "" -- "$CCPACK" fingerprint --json --python "$T/bin/py-junk"
 json_is "$T/out" "j['fields']['torch.version']['source']=='python: the probe printed no JSON'"
 fake_python "$T/bin/py-notorch" "$T/site/empty"
