@@ -73,6 +73,11 @@ void FrameLanes::stop() {
   }
 }
 
+void FrameLanes::drop_queue(Lane& lane) {
+  for (const Job& job : lane.queue) lane.queued_bytes -= job.size;  // a job being compressed stays counted
+  lane.queue.clear();
+}
+
 void FrameLanes::throw_if_failed() const {
   if (error_) std::rethrow_exception(error_);
 }
@@ -127,7 +132,7 @@ void FrameLanes::run_lane(std::size_t i) {
   for (;;) {
     changed_.wait(lock, [&] { return stopping_ || !lane.queue.empty(); });
     if (stopping_) {  // finished, or the in-order side gave up: what is queued is dropped
-      lane.queue.clear();
+      drop_queue(lane);
       return;
     }
     Job job = std::move(lane.queue.front());
@@ -139,10 +144,7 @@ void FrameLanes::run_lane(std::size_t i) {
     } catch (...) {
       lock.lock();
       if (!error_) error_ = std::current_exception();
-      for (Lane& l : lanes_) {  // nothing more is compressed: the in-order side throws at its next call
-        l.queue.clear();
-        l.queued_bytes = 0;
-      }
+      for (Lane& l : lanes_) drop_queue(l);  // nothing more is compressed: the in-order side throws at its next call
       changed_.notify_all();
       return;
     }

@@ -116,7 +116,8 @@ class FrameLanes {
   std::optional<manifest::Frame> compress(std::size_t lane, Job& job, std::unique_ptr<FrameWriter>& writer);
   void stop();
   void push(Job job);
-  void throw_if_failed() const;  // with the mutex held
+  void throw_if_failed() const;        // with the mutex held
+  static void drop_queue(Lane& lane);  // likewise
 
   Settings settings_;
   std::vector<Lane> lanes_;

@@ -30,6 +30,10 @@ namespace {
 constexpr int kLdmBucketSizeLog = 1;
 constexpr int kLdmHashLogBelowWindow = 6;
 
+int match_table_log(const FrameWriter::Settings& settings) {
+  return std::max(ZSTD_LDM_HASHLOG_MIN, settings.window_log - kLdmHashLogBelowWindow);
+}
+
 }  // namespace
 
 FrameWriter::FrameWriter(int out_fd, const Settings& settings)
@@ -39,7 +43,7 @@ FrameWriter::FrameWriter(int out_fd, const Settings& settings)
   set(ZSTD_c_windowLog, settings.window_log);
   set(ZSTD_c_enableLongDistanceMatching, 1);
   set(ZSTD_c_ldmBucketSizeLog, kLdmBucketSizeLog);
-  set(ZSTD_c_ldmHashLog, std::max(ZSTD_LDM_HASHLOG_MIN, settings.window_log - kLdmHashLogBelowWindow));  // match_table_bytes
+  set(ZSTD_c_ldmHashLog, match_table_log(settings));
   set(ZSTD_c_checksumFlag, 0);  // every frame and file is covered by SHA-256 in the manifest
   // Always at least one worker: zstd's multi-threaded format cuts jobs by size, not by thread count, so the
   // archive is the same bytes whatever -j or the machine's core count (single-threaded mode would differ).
@@ -50,7 +54,7 @@ FrameWriter::FrameWriter(int out_fd, const Settings& settings)
 
 std::uint64_t FrameWriter::match_table_bytes(const Settings& settings) {
   constexpr std::uint64_t kEntryBytes = 8;  // zstd's ldmEntry_t: an offset and a checksum
-  return kEntryBytes << std::max(ZSTD_LDM_HASHLOG_MIN, settings.window_log - kLdmHashLogBelowWindow);
+  return kEntryBytes << match_table_log(settings);
 }
 
 void FrameWriter::FreeContext::operator()(ZSTD_CCtx_s* cctx) const { ZSTD_freeCCtx(cctx); }

@@ -179,7 +179,6 @@ bool KernelTargetTally::wants(manifest::EntryType type, std::uint64_t size, std:
 }
 
 bool KernelTargetTally::wants(const manifest::EntryList& entries, std::size_t i) {
-  if (entries.type(i) != manifest::EntryType::file || entries.file_size(i) > manifest::kMaxKernelJsonBytes) return false;
   if (!entries.editable() && !manifest::is_kernel_json_name(entries.name(i))) return false;  // no path built for most
   return wants(entries.type(i), entries.file_size(i), entries.path(i));
 }

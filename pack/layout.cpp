@@ -150,6 +150,12 @@ std::size_t slot_of(const EntryList& list, const Claims& c, std::size_t i) {
   return kNone;
 }
 
+// The size of each of the about equal frames that `bytes` is cut into, near `frame_bytes` each.
+std::uint64_t even_frame_bytes(std::uint64_t bytes, std::uint64_t frame_bytes) {
+  std::uint64_t frames = std::max<std::uint64_t>(1, (bytes + frame_bytes - 1) / frame_bytes);
+  return (bytes + frames - 1) / frames;
+}
+
 // Appends entries to the order and cuts frames.
 class OrderBuilder {
  public:
@@ -251,8 +257,7 @@ Layout plan_layout(const EntryList& entries, const std::vector<Bundle>& bundles,
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (entries.type(i) != EntryType::dir && !placed[i]) rest += tar_estimate(entries, i);
   }
-  std::uint64_t frames = std::max<std::uint64_t>(1, (rest + limits.rest_frame_bytes - 1) / limits.rest_frame_bytes);
-  std::uint64_t target = (rest + frames - 1) / frames;
+  std::uint64_t target = even_frame_bytes(rest, limits.rest_frame_bytes);
   order.cut_if(limits.min_group_frame_bytes);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (entries.type(i) == EntryType::dir || placed[i]) continue;
@@ -316,20 +321,16 @@ std::vector<Bundle> find_bundles(EntrySource& source, const KernelFolderIndex& i
 }  // namespace
 
 std::vector<std::size_t> even_frames(const EntryList& entries, const LayoutLimits& limits) {
-  std::vector<std::size_t> starts;
   std::uint64_t total = tar_estimate(entries);
-  if (total < limits.split_threshold) return starts;
-  std::uint64_t frames = std::max<std::uint64_t>(1, (total + limits.plain_frame_bytes - 1) / limits.plain_frame_bytes);
-  std::uint64_t target = (total + frames - 1) / frames;
-  std::uint64_t bytes = 0;
+  if (total < limits.split_threshold) return {};
+  Layout out;  // its order is the scanner's: only the cuts are kept
+  OrderBuilder order(entries, out);
+  std::uint64_t target = even_frame_bytes(total, limits.plain_frame_bytes);
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (bytes >= target) {
-      starts.push_back(i);
-      bytes = 0;
-    }
-    bytes += tar_estimate(entries, i);
+    order.cut_if(target);
+    order.add(i);
   }
-  return starts;
+  return out.frame_starts;
 }
 
 std::vector<std::size_t> lay_out(EntrySource& source, const LayoutLimits& limits) {

@@ -288,4 +288,15 @@ void flip_byte(const std::filesystem::path& path, std::uint64_t offset, unsigned
   f.write(&c, 1);
 }
 
+std::string seeded_text(std::size_t n, unsigned seed, unsigned letters) {
+  std::string s;
+  s.reserve(n);
+  std::uint32_t x = seed;
+  for (std::size_t i = 0; i < n; ++i) {
+    x = x * 1103515245U + 12345U;
+    s.push_back(static_cast<char>('a' + (x >> 16) % letters));
+  }
+  return s;
+}
+
 }  // namespace ccpack::test

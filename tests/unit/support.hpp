@@ -109,6 +109,9 @@ class NoCredentials {
 };
 
 void write_file(const std::filesystem::path& path, const std::string& content, unsigned mode = 0644);
+// `n` bytes of the first `letters` lowercase letters, from a linear congruential generator seeded with `seed`: the
+// same text for the same arguments, compressible but not trivially.
+[[nodiscard]] std::string seeded_text(std::size_t n, unsigned seed, unsigned letters);
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);
 
 // Everything under `root`: relative path -> "type mode content-or-target" (folders: "dir mode").

@@ -24,17 +24,6 @@ namespace {
 
 using test::ccpack_error;
 
-std::string sample_text(std::size_t n, unsigned seed) {
-  std::string s;
-  s.reserve(n);
-  std::uint32_t x = seed;
-  for (std::size_t i = 0; i < n; ++i) {
-    x = x * 1103515245u + 12345u;
-    s.push_back(static_cast<char>('a' + (x >> 16) % 9));
-  }
-  return s;
-}
-
 const FrameWriter::Settings kWriter{3, 20, 1, 1 << 20};
 
 struct Packed {
@@ -87,8 +76,9 @@ Packed through_lanes(const std::vector<std::string>& frames, FrameLanes::Setting
 
 TEST_CASE("frame lanes: the same bytes, offsets, sizes and hashes as one context, whatever the lanes, workers and memory",
           "[frame-lanes]") {
-  const std::vector<std::string> frames = {sample_text(2'500'000, 1), sample_text(100, 2),    sample_text(1'200'000, 3), "",
-                                           sample_text(3'000'000, 4), sample_text(700'000, 5)};
+  const std::vector<std::string> frames = {test::seeded_text(2'500'000, 1, 9), test::seeded_text(100, 2, 9),
+                                           test::seeded_text(1'200'000, 3, 9), "",
+                                           test::seeded_text(3'000'000, 4, 9), test::seeded_text(700'000, 5, 9)};
   Packed one = one_context(frames);
   REQUIRE(one.frames.size() == frames.size());
   struct Case {
@@ -118,8 +108,8 @@ TEST_CASE("frame lanes: the same bytes, offsets, sizes and hashes as one context
 
 TEST_CASE("frame lanes: what was fed is released once compressed, and when the lanes are given up mid-frame", "[frame-lanes]") {
   test::ScratchDir t;
-  auto first = std::make_shared<std::string>(sample_text(500'000, 6));
-  auto second = std::make_shared<std::string>(sample_text(500'000, 7));
+  auto first = std::make_shared<std::string>(test::seeded_text(500'000, 6, 9));
+  auto second = std::make_shared<std::string>(test::seeded_text(500'000, 7, 9));
   std::weak_ptr<std::string> first_seen = first;
   std::weak_ptr<std::string> second_seen = second;
   {

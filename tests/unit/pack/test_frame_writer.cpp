@@ -24,17 +24,6 @@ namespace {
 
 using test::ccpack_error;
 
-std::string text(std::size_t n, unsigned seed) {
-  std::string s;
-  s.reserve(n);
-  std::uint32_t x = seed;
-  for (std::size_t i = 0; i < n; ++i) {
-    x = x * 1103515245u + 12345u;
-    s.push_back(static_cast<char>('a' + (x >> 16) % 7));
-  }
-  return s;
-}
-
 struct Written {
   std::string bytes;
   std::vector<manifest::Frame> frames;
@@ -75,7 +64,7 @@ const FrameWriter::Settings kSettings{3, 20, 1, 1 << 20};
 }  // namespace
 
 TEST_CASE("frame writer: frames back to back, each a zstd frame of what was fed, hashed as written", "[frame-writer]") {
-  const std::vector<std::string> pieces = {text(300'000, 1), "tiny", text(70'000, 2)};
+  const std::vector<std::string> pieces = {test::seeded_text(300'000, 1, 7), "tiny", test::seeded_text(70'000, 2, 7)};
   Written w = write_frames(pieces, kSettings);
   REQUIRE(w.frames.size() == 3);
   std::uint64_t at = 0;
@@ -96,7 +85,7 @@ TEST_CASE("frame writer: frames back to back, each a zstd frame of what was fed,
 }
 
 TEST_CASE("frame writer: the same bytes whatever the worker count (0 counts as 1)", "[frame-writer]") {
-  const std::vector<std::string> pieces = {text(3'000'000, 7), text(1000, 8)};
+  const std::vector<std::string> pieces = {test::seeded_text(3'000'000, 7, 7), test::seeded_text(1000, 8, 7)};
   Written one = write_frames(pieces, kSettings);
   FrameWriter::Settings four = kSettings;
   four.jobs = 4;
