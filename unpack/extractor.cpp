@@ -1,9 +1,8 @@
 // The restore/verify pipeline. Frames end at tar entry boundaries, so each frame is decoded, checked and written
 // on its own (unpack/frame_stream.hpp), several at once: decompression, a single thread's work per frame, is the
 // critical path of a restore (pack/layout.hpp cuts the payload into frames that can be decoded apart).
-//   0. every folder of the manifest is created (parents before children: the manifest's order) on a thread of its
-//      own while the first chunks decode (with one thread, -j1 or a quota of one CPU, first, on this thread);
-//      files wait for it in stage 1b, so a file of any frame finds its folder;
+//   0. a folder is made when the first entry inside it is about to be, by whichever thread gets there first,
+//      parents first (unpack/folder_maker.hpp), beside its files as tar makes them; empty ones at the end;
 //   per frame, a oneTBB parallel_pipeline:
 //   1. serial, in order:   decode the next 4 MiB chunk of the frame and parse its tar headers, each checked
 //                          against the manifest (FrameStream::next);
@@ -24,14 +23,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <thread>
+#include <string>
 
+#include "unpack/folder_maker.hpp"
 #include "unpack/frame_stream.hpp"
 #include "unpack/streamed_pickle.hpp"
 #include "util/error.hpp"
@@ -59,9 +57,6 @@ constexpr unsigned kThreadsPerLane = 4;
 // Chunks in flight per frame (the pipeline's tokens), at most: enough for the writers of one frame to overlap.
 constexpr std::size_t kMaxTokensPerFrame = 8;
 
-// A folder is created with its final mode when that leaves its owner full access; others get 0700 until the end.
-bool needs_final_chmod(const Entry& e) { return (e.mode & 0700) != 0700; }
-
 // Creates a file of an entry below a staging root: never through a symlink, never over an existing name. The
 // process's umask is left alone: where it took bits of the entry's mode (`umask` holds them), fchmod puts them back.
 UniqueFd create_file(int root, const Entry& e, mode_t umask) {
@@ -71,14 +66,6 @@ UniqueFd create_file(int root, const Entry& e, mode_t umask) {
   if (!fd.valid()) throw_errno("cannot create " + quoted(e));
   if ((e.mode & umask) != 0 && ::fchmod(fd.get(), e.mode) != 0) throw_errno("cannot set the mode of " + quoted(e));
   return fd;
-}
-
-// Creates a folder of an entry with `mode` exactly, whatever the umask.
-void create_folder(int root, const Entry& e, mode_t mode, mode_t umask) {
-  std::string rel(manifest::relative_of(e.path));
-  if (::mkdirat(root, rel.c_str(), mode) != 0) throw_errno("cannot create folder " + quoted(e));
-  // No symlink exists yet in the staging tree (they come last), so fchmodat cannot be led astray.
-  if ((mode & umask) != 0 && ::fchmodat(root, rel.c_str(), mode, 0) != 0) throw_errno("cannot set the mode of " + quoted(e));
 }
 
 void check_digest(const Digest& got, const Entry& e, std::size_t index) {
@@ -149,53 +136,22 @@ ExtractStats count_files(const manifest::Manifest& m) {
 // Stages 0, 1b, 2 and 3 of the pipeline (see the top of this file); stage 1 is FrameStream::next.
 class Writer {
  public:
-  Writer(const manifest::Manifest& m, const Roots& roots) : m_(m), roots_(roots), umask_(current_umask()) {}
-  ~Writer() {
-    if (folder_thread_.joinable()) folder_thread_.join();
-  }
+  Writer(const manifest::Manifest& m, const Roots& roots)
+      : m_(m), roots_(roots), umask_(current_umask()), folders_(m.entries, [&roots](const Entry& e) { return roots.of(e); }) {}
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  // Stage 0, on a thread of its own while the first chunks decode (hundreds of mkdir calls, off the critical
-  // path): every folder, in the manifest's order (each after its parent). With one thread to run on (a CPU
-  // quota of one CPU), a second thread would only take turns with the decoder and hand off through a wait: the
-  // folders are made here, before the first chunk.
-  void start_folders(bool own_thread) {
-    auto make = [this] {
-      std::exception_ptr error;
-      try {
-        make_folders();
-      } catch (...) {
-        error = std::current_exception();
-      }
-      std::lock_guard lock(folder_mutex_);
-      folder_error_ = error;
-      folders_done_ = true;
-      folder_changed_.notify_all();
-    };
-    if (own_thread) {
-      folder_thread_ = std::thread(make);
-    } else {
-      make();
-    }
-  }
+  // Stage 0's folders: extract() makes the empty ones and sets the modes once every frame is done.
+  FolderMaker& folders() { return folders_; }
 
-  // Waits until every folder exists; rethrows what stopped their creation.
-  void wait_for_folders() {
-    std::unique_lock lock(folder_mutex_);
-    folder_changed_.wait(lock, [&] { return folders_done_; });
-    if (folder_error_) std::rethrow_exception(folder_error_);
-  }
-
-  // Stage 1b: the chunk's files that span chunks, opened before any of their pieces is written. A chunk reaches
-  // stage 2 (which creates the other files) only through here, so this is where files wait for their folders.
+  // Stage 1b: the chunk's files that span chunks, created (their folders first) before any piece is written.
   Chunk* open_large(Chunk* c) {
-    wait_for_folders();
     for (const Piece& p : c->pieces) {
       if (!p.large || p.file_offset != 0) continue;
       const Entry& e = m_.entries[p.entry];
       Roots::Target t = roots_.target(e, p.entry);
       if (t.root < 0) continue;
+      folders_.ensure_folder_of(p.entry);
       p.large->fd = create_file(t.root, e, umask_);
       if (t.relocator != nullptr && t.relocator->streams(p.entry)) {
         PathRelocator* r = t.relocator;
@@ -228,6 +184,7 @@ class Writer {
       check_digest(Sha256::of(data, p.length), e, p.entry);
       Roots::Target t = roots_.target(e, p.entry);
       if (t.root < 0) continue;
+      folders_.ensure_folder_of(p.entry);
       UniqueFd fd = create_file(t.root, e, umask_);
       write_content(fd, e, p.entry, std::string_view(data, p.length), t.relocator);
       ++local_written;
@@ -275,25 +232,11 @@ class Writer {
     write_all(fd.get(), out.data(), out.size(), quoted(e));
   }
 
-  void make_folders() const {
-    for (std::size_t i = 0; i < m_.entries.size(); ++i) {
-      if (m_.entries.type(i) != EntryType::dir) continue;
-      Entry e = m_.entries[i];
-      int root = roots_.of(e);
-      if (root < 0 || manifest::relative_of(e.path).empty()) continue;
-      create_folder(root, e, needs_final_chmod(e) ? 0700 : e.mode, umask_);
-    }
-  }
-
   const manifest::Manifest& m_;
   const Roots& roots_;
   mode_t umask_;  // read once, never changed: modes it would take are restored by fchmod
   std::atomic<std::uint64_t> written_{0};
-  std::thread folder_thread_;
-  std::mutex folder_mutex_;
-  std::condition_variable folder_changed_;
-  bool folders_done_ = false;
-  std::exception_ptr folder_error_;
+  FolderMaker folders_;
 };
 
 // Symlinks last, after every file, so no write can pass through a link.
@@ -306,19 +249,6 @@ void create_symlinks(const manifest::Manifest& m, const Roots& roots) {
     if (root >= 0 && ::symlinkat(e.link_target.c_str(), root, rel.c_str()) != 0) {
       throw_errno("cannot create symlink " + quoted(e));
     }
-  }
-}
-
-// The remaining folder modes last, deepest first, so folders without owner write access could be filled.
-void apply_folder_modes(const manifest::Manifest& m, const Roots& roots) {
-  for (std::size_t i = m.entries.size(); i-- > 0;) {
-    if (m.entries.type(i) != EntryType::dir) continue;
-    Entry e = m.entries[i];
-    int root = roots.of(e);
-    std::string rel(manifest::relative_of(e.path));
-    if (root < 0 || (!rel.empty() && !needs_final_chmod(e))) continue;
-    int rc = rel.empty() ? ::fchmod(root, e.mode) : ::fchmodat(root, rel.c_str(), e.mode, 0);
-    if (rc != 0) throw_errno("cannot set the mode of " + quoted(e));
   }
 }
 
@@ -431,11 +361,10 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
   unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
   Progress progress(targets.empty() ? "verify" : "restore", stats.bytes, options.progress);
   Writer writer(m, roots);
-  writer.start_folders(jobs > 1);
   FrameRunner(archive, writer, progress, jobs).run();
-  writer.wait_for_folders();
+  writer.folders().finish();
   create_symlinks(m, roots);
-  apply_folder_modes(m, roots);
+  writer.folders().apply_modes();
   progress.finish();
   stats.written_files = writer.written();
   return stats;

@@ -148,3 +148,42 @@ TEST_CASE("extract names the entry whose bytes do not hash as the manifest says,
   CHECK((fs::status(t / "out2/ro/in").permissions() & fs::perms::all) == fs::perms(0600));
   make_removable(t / "out2");
 }
+
+TEST_CASE("extract makes each folder when its first entry needs it, and a folder it cannot make stops every thread") {
+  test::ScratchDir t;
+  // Folders whose first entry is a folder, one holding only a folder, files spread over several 4 MiB chunks
+  // (small ones and two that span chunks) and an empty folder last.
+  for (int i = 0; i < 40; ++i)
+    test::write_file(t / "src/ind/a/b" / ("f" + std::to_string(i)), test::seeded_text(300'000, static_cast<unsigned>(i), 26));
+  test::write_file(t / "src/ind/a/b/big1", test::seeded_text(5'000'000, 41, 26));
+  test::write_file(t / "src/ind/a/c/d/big2", test::seeded_text(6'000'000, 42, 26));
+  test::write_file(t / "src/ind/z/last", "last\n");
+  fs::create_directories(t / "src/ind/z/empty/deeper");
+  test::write_file(t / "src/tri/k/kernel.cubin", "CUBIN");
+  (void)pack::create_archive(test::dirs_of(t / "src/ind", t / "src/tri"), t / "a.ccpack", {});
+  unpack::Archive a = unpack::Archive::open(t / "a.ccpack");
+  for (unsigned jobs : {1u, 2u, 4u}) {
+    INFO("jobs " << jobs);
+    const fs::path out = t / ("out" + std::to_string(jobs));
+    UniqueFd ind = open_folder(out / "ind");
+    UniqueFd tri = open_folder(out / "tri");
+    unpack::ExtractStats s = unpack::extract(a, {{"inductor", ind.get(), nullptr}, {"triton", tri.get(), nullptr}},
+                                             unpack::ExtractOptions{jobs, false});
+    CHECK(s.written_files == 44);
+    CHECK(test::snapshot(out / "ind") == test::snapshot(t / "src/ind"));
+    CHECK(test::snapshot(out / "tri") == test::snapshot(t / "src/tri"));
+    // A name already taken where a folder goes: its creation fails, and the threads whose files wait for it (every
+    // chunk holds files of a/b) report that failure, not one of their own.
+    const fs::path blocked = t / ("blocked" + std::to_string(jobs));
+    UniqueFd broot = open_folder(blocked / "ind");
+    test::write_file(blocked / "ind/a", "in the way\n");
+    std::string what = "(no error)";
+    try {
+      (void)unpack::extract(a, {{"inductor", broot.get(), nullptr}}, unpack::ExtractOptions{jobs, false});
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    CHECK(what == "cannot create folder 'inductor/a': File exists");
+    CHECK(test::slurp(blocked / "ind/a") == "in the way\n");
+  }
+}
