@@ -137,7 +137,11 @@ ExtractStats count_files(const manifest::Manifest& m) {
 class Writer {
  public:
   Writer(const manifest::Manifest& m, const Roots& roots)
-      : m_(m), roots_(roots), umask_(current_umask()), folders_(m.entries, [&roots](const Entry& e) { return roots.of(e); }) {}
+      : m_(m),
+        roots_(roots),
+        umask_(current_umask()),
+        folders_(
+            m.entries, [&roots](const Entry& e) { return roots.of(e); }, umask_) {}
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 

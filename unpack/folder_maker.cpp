@@ -10,7 +10,6 @@
 
 #include "unpack/frame_stream.hpp"
 #include "util/error.hpp"
-#include "util/fs.hpp"
 
 namespace ccpack::unpack {
 namespace {
@@ -40,8 +39,8 @@ std::vector<std::uint32_t> folders_by_path(const EntryList& list) {
 
 }  // namespace
 
-FolderMaker::FolderMaker(const EntryList& entries, std::function<int(const Entry&)> root_of)
-    : entries_(entries), root_of_(std::move(root_of)), umask_(current_umask()), state_(entries.size()) {
+FolderMaker::FolderMaker(const EntryList& entries, std::function<int(const Entry&)> root_of, mode_t umask)
+    : entries_(entries), root_of_(std::move(root_of)), umask_(umask), state_(entries.size()) {
   if (entries.editable()) loose_folders_ = folders_by_path(entries);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     bool ours = entries.type(i) == EntryType::dir && !manifest::relative_of(entries.path(i)).empty() && root_of_(entries[i]) >= 0;

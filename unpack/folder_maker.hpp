@@ -27,8 +27,9 @@ namespace ccpack::unpack {
 
 class FolderMaker {
  public:
-  // `root_of`: the staging root (an open folder) of an entry's component, -1 where that component is not restored.
-  FolderMaker(const manifest::EntryList& entries, std::function<int(const manifest::Entry&)> root_of);
+  // `root_of`: the staging root (an open folder) of an entry's component, -1 where that component is not restored;
+  // `umask`: the process's (current_umask()), whose bits a folder's mode gets back where it took them.
+  FolderMaker(const manifest::EntryList& entries, std::function<int(const manifest::Entry&)> root_of, mode_t umask);
   FolderMaker(const FolderMaker&) = delete;
   FolderMaker& operator=(const FolderMaker&) = delete;
 
@@ -50,7 +51,7 @@ class FolderMaker {
 
   const manifest::EntryList& entries_;
   std::function<int(const manifest::Entry&)> root_of_;
-  mode_t umask_;                                  // read once, never changed: the bits it would take are set back
+  mode_t umask_;
   std::vector<std::atomic<std::uint8_t>> state_;  // per entry (kMade: nothing to make)
   std::vector<std::uint32_t> loose_folders_;      // an editable list's folder of each entry (compact lists know)
   std::mutex error_mutex_;

@@ -88,8 +88,9 @@ TEST_CASE("folders are made where threads need them, each once, parents first; e
     REQUIRE(list.editable() == editable);
     fs::create_directories(t / "ind");
     UniqueFd root(::open((t / "ind").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    unpack::FolderMaker maker(list,
-                              [&root](const Entry& e) { return manifest::component_of(e.path) == "inductor" ? root.get() : -1; });
+    unpack::FolderMaker maker(
+        list, [&root](const Entry& e) { return manifest::component_of(e.path) == "inductor" ? root.get() : -1; },
+        current_umask());
     std::vector<std::string> caught = ensure_from_threads(maker, files_of(list), 8);
     CHECK(caught == std::vector<std::string>(8, ""));
     CHECK(fs::is_directory(t / "ind/c0/c1/c2/c3/c4/c5/c6/c7/c8/c9/c10/c11"));
@@ -114,8 +115,8 @@ TEST_CASE("a folder that cannot be made stops every thread that needs it, with i
   fs::create_directories(t / "ind");
   test::write_file(t / "ind/c0", "in the way\n");
   UniqueFd root(::open((t / "ind").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  unpack::FolderMaker maker(list,
-                            [&root](const Entry& e) { return manifest::component_of(e.path) == "inductor" ? root.get() : -1; });
+  unpack::FolderMaker maker(
+      list, [&root](const Entry& e) { return manifest::component_of(e.path) == "inductor" ? root.get() : -1; }, current_umask());
   std::vector<std::size_t> chain_file = {13};  // inductor/c0/.../c11/end
   REQUIRE(list.path(13) == "inductor/c0/c1/c2/c3/c4/c5/c6/c7/c8/c9/c10/c11/end");
   std::vector<std::string> caught = ensure_from_threads(maker, chain_file, 6);
