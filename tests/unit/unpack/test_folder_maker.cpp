@@ -79,7 +79,7 @@ unsigned mode_of(const fs::path& p) { return static_cast<unsigned>(fs::status(p)
 
 }  // namespace
 
-TEST_CASE("folders are made where threads need them, each once, parents first; empty ones at the end, modes last") {
+TEST_CASE("folders are made where threads need them, each once, parents first, empty ones at the end, modes last") {
   for (bool editable : {false, true}) {
     INFO("editable list " << editable);
     test::ScratchDir t;
