@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "unpack/frame_stream.hpp"
@@ -21,38 +20,18 @@ using manifest::EntryType;
 // A folder is made with its final mode when that leaves its owner full access; others get 0700 until the end.
 bool needs_final_chmod(const Entry& e) { return (e.mode & 0700) != 0700; }
 
-// For an editable list (built by hand): the folder entry of each entry, found by path.
-std::vector<std::uint32_t> folders_by_path(const EntryList& list) {
-  std::unordered_map<std::string, std::uint32_t> folders;
-  std::vector<std::uint32_t> out(list.size(), EntryList::kNoParent);
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    std::string path = list.path(i);
-    auto slash = path.rfind('/');
-    if (slash != std::string::npos) {
-      auto it = folders.find(path.substr(0, slash));
-      if (it != folders.end()) out[i] = it->second;
-    }
-    if (list.type(i) == EntryType::dir) folders.emplace(std::move(path), static_cast<std::uint32_t>(i));
-  }
-  return out;
-}
-
 }  // namespace
 
 FolderMaker::FolderMaker(const EntryList& entries, std::function<int(const Entry&)> root_of, mode_t umask)
-    : entries_(entries), root_of_(std::move(root_of)), umask_(umask), state_(entries.size()) {
-  if (entries.editable()) loose_folders_ = folders_by_path(entries);
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    bool ours = entries.type(i) == EntryType::dir && !manifest::relative_of(entries.path(i)).empty() && root_of_(entries[i]) >= 0;
+    : entries_(entries.compact(scratch_)), root_of_(std::move(root_of)), umask_(umask), state_(entries_.size()) {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    bool ours =
+        entries_.type(i) == EntryType::dir && !manifest::relative_of(entries_.path(i)).empty() && root_of_(entries_[i]) >= 0;
     state_[i].store(ours ? kAbsent : kMade, std::memory_order_relaxed);
   }
 }
 
-std::uint32_t FolderMaker::folder_of(std::size_t i) const {
-  return loose_folders_.empty() ? entries_.parent(i) : loose_folders_[i];
-}
-
-void FolderMaker::ensure_folder_of(std::size_t i) { ensure(folder_of(i)); }
+void FolderMaker::ensure_folder_of(std::size_t i) { ensure(entries_.parent(i)); }
 
 void FolderMaker::finish() {
   for (std::size_t i = 0; i < entries_.size(); ++i) ensure(static_cast<std::uint32_t>(i));
@@ -61,7 +40,8 @@ void FolderMaker::finish() {
 void FolderMaker::ensure(std::uint32_t dir) {
   if (dir == EntryList::kNoParent || state_[dir].load(std::memory_order_acquire) == kMade) return;
   std::vector<std::uint32_t> missing;  // from `dir` up to the first folder made
-  for (std::uint32_t d = dir; d != EntryList::kNoParent && state_[d].load(std::memory_order_acquire) != kMade; d = folder_of(d)) {
+  for (std::uint32_t d = dir; d != EntryList::kNoParent && state_[d].load(std::memory_order_acquire) != kMade;
+       d = entries_.parent(d)) {
     missing.push_back(d);
   }
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) make(*it);

@@ -45,15 +45,14 @@ class FolderMaker {
  private:
   enum : std::uint8_t { kAbsent, kMaking, kMade, kFailed };
 
-  [[nodiscard]] std::uint32_t folder_of(std::size_t i) const;
   void ensure(std::uint32_t dir);
   void make(std::uint32_t dir);
 
-  const manifest::EntryList& entries_;
+  manifest::EntryList scratch_;         // a compact copy of an edited list (entries_ may point here)
+  const manifest::EntryList& entries_;  // compact: each entry knows its folder (parent)
   std::function<int(const manifest::Entry&)> root_of_;
   mode_t umask_;
   std::vector<std::atomic<std::uint8_t>> state_;  // per entry (kMade: nothing to make)
-  std::vector<std::uint32_t> loose_folders_;      // an editable list's folder of each entry (compact lists know)
   std::mutex error_mutex_;
   std::exception_ptr error_;  // the first folder that could not be made
 };
