@@ -111,8 +111,11 @@ class FrameLanes {
   };
 
   void run_lane(std::size_t lane);
-  // Compresses one job into the lane's frame; `writer` is made at a frame's first job and freed at its end, when
-  // the frame is returned (its offset in the lane's scratch file).
+  // Compresses one job into the lane's frame; `writer` is made at a frame's first job and, with several lanes,
+  // freed at its end, when the frame is returned (its offset in the lane's scratch file). A single lane keeps it
+  // for its next frame: frames then go one at a time, so holding the context adds nothing to the peak, and zstd
+  // reuses its input ring, job buffers and workers' contexts (same parameters) instead of faulting in fresh
+  // memory for every frame.
   std::optional<manifest::Frame> compress(std::size_t lane, Job& job, std::unique_ptr<FrameWriter>& writer);
   void stop();
   void push(Job job);
