@@ -171,7 +171,7 @@ std::optional<manifest::Frame> FrameLanes::compress(std::size_t i, Job& job, std
   if (job.frame == kNone) return std::nullopt;
   manifest::Frame f = writer->end_frame();
   if (lanes_.size() > 1) writer.reset();  // its memory goes back before the lane's next frame
-  f.offset = lane.written;  // only this lane's thread writes to its scratch file
+  f.offset = lane.written;                // only this lane's thread writes to its scratch file
   lane.written += f.compressed_size;
   return f;
 }
