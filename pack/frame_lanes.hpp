@@ -8,7 +8,8 @@
 // cuts jobs by size, not by thread count).
 //
 // How: the packer's in-order stage calls begin_frame, feed and end_frame as before; each frame goes to a free lane
-// (a thread that feeds one FrameWriter, made for that frame and freed after it, into the lane's scratch file).
+// (a thread that feeds one FrameWriter, made for that frame and freed after it, into the lane's scratch file; a
+// single lane keeps its FrameWriter for the next frame, see compress).
 // begin_frame waits while every lane is busy or the frames in flight would hold more than Settings::memory (a
 // frame counts its raw bytes up to zstd's window and job ring, plus its long-distance tables: what its context
 // touches); feed waits while the lane holds Settings::queue_bytes not yet compressed. finish hands over the payload:
