@@ -87,13 +87,17 @@ void FrameLanes::begin_frame(std::uint64_t raw_bytes) {
   std::uint64_t cost = frame_cost(raw_bytes, settings_.writer);
   std::unique_lock lock(mutex_);
   auto free_lane = [this] { return std::find_if(lanes_.begin(), lanes_.end(), [](const Lane& l) { return !l.busy; }); };
-  changed_.wait(lock,
-                [&] { return error_ || (free_lane() != lanes_.end() && (in_use_ == 0 || in_use_ + cost <= settings_.memory)); });
+  // What the frame holds in that lane: its own cost, or what the lane's kept context already holds.
+  auto cost_in = [&](const Lane& lane) { return std::max(cost, lane.held); };
+  changed_.wait(lock, [&] {
+    auto lane = free_lane();
+    return error_ || (lane != lanes_.end() && (in_use_ == 0 || in_use_ + cost_in(*lane) <= settings_.memory));
+  });
   throw_if_failed();
   Lane& lane = *free_lane();
   lane.busy = true;
-  lane.cost = cost;
-  in_use_ += cost;
+  lane.cost = cost_in(lane);
+  in_use_ += lane.cost;
   current_ = static_cast<std::size_t>(&lane - lanes_.data());
   records_.push_back(Record{{}, current_, false});
   raw_in_frame_ = 0;
@@ -158,6 +162,7 @@ void FrameLanes::run_lane(std::size_t i) {
       records_[job.frame].done = true;
       lane.busy = false;
       in_use_ -= lane.cost;
+      lane.held = i == 0 ? lane.cost : 0;  // the first lane keeps its context (compress)
     }
     changed_.notify_all();
   }
@@ -170,8 +175,8 @@ std::optional<manifest::Frame> FrameLanes::compress(std::size_t i, Job& job, std
   job.keep.reset();
   if (job.frame == kNone) return std::nullopt;
   manifest::Frame f = writer->end_frame();
-  if (lanes_.size() > 1) writer.reset();  // its memory goes back before the lane's next frame
-  f.offset = lane.written;                // only this lane's thread writes to its scratch file
+  if (i != 0) writer.reset();  // its memory goes back before the lane's next frame
+  f.offset = lane.written;     // only this lane's thread writes to its scratch file
   lane.written += f.compressed_size;
   return f;
 }
@@ -193,6 +198,8 @@ CompressedPayload FrameLanes::finish() {
   }
   for (Lane& lane : lanes_) payload.files_.push_back(std::move(lane.scratch));
   finished_ = true;
+  lock.unlock();
+  stop();  // the lanes end: the first one's kept context goes now, not when the lanes go
   return payload;
 }
 

@@ -8,8 +8,8 @@
 // cuts jobs by size, not by thread count).
 //
 // How: the packer's in-order stage calls begin_frame, feed and end_frame as before; each frame goes to a free lane
-// (a thread that feeds one FrameWriter, made for that frame and freed after it, into the lane's scratch file; a
-// single lane keeps its FrameWriter for the next frame, see compress).
+// (a thread that feeds one FrameWriter into the lane's scratch file: the first lane keeps its FrameWriter from
+// frame to frame, the others make one per frame and free it after; see compress).
 // begin_frame waits while every lane is busy or the frames in flight would hold more than Settings::memory (a
 // frame counts its raw bytes up to zstd's window and job ring, plus its long-distance tables: what its context
 // touches); feed waits while the lane holds Settings::queue_bytes not yet compressed. finish hands over the payload:
@@ -102,8 +102,9 @@ class FrameLanes {
     std::uint64_t written = 0;  // bytes in the scratch file
     std::deque<Job> queue;
     std::size_t queued_bytes = 0;
-    bool busy = false;  // from begin_frame until its frame is compressed
-    std::uint64_t cost = 0;
+    bool busy = false;       // from begin_frame until its frame is compressed
+    std::uint64_t cost = 0;  // what its frame holds, counted in in_use_ while busy
+    std::uint64_t held = 0;  // what its kept FrameWriter holds between frames (the first lane only)
   };
   struct Record {
     manifest::Frame frame;  // offset: in the lane's scratch file until finish
@@ -112,11 +113,13 @@ class FrameLanes {
   };
 
   void run_lane(std::size_t lane);
-  // Compresses one job into the lane's frame; `writer` is made at a frame's first job and, with several lanes,
-  // freed at its end, when the frame is returned (its offset in the lane's scratch file). A single lane keeps it
-  // for its next frame: frames then go one at a time, so holding the context adds nothing to the peak, and zstd
-  // reuses its input ring, job buffers and workers' contexts (same parameters) instead of faulting in fresh
-  // memory for every frame.
+  // Compresses one job into the lane's frame; `writer` is made at a frame's first job and freed at its end, when
+  // the frame is returned (its offset in the lane's scratch file), except in the first lane, which keeps it for
+  // its next frame: zstd then reuses its input ring, job buffers and workers' contexts (same parameters) instead
+  // of faulting in fresh memory for every frame. The count stays exact: begin_frame gives a frame the first free
+  // lane, so another lane is used only while the first is busy (its cost counted), and a frame in the first lane
+  // counts what the kept context already holds, if more than the frame's own cost. With one lane (up to three
+  // CPUs) or large frames (which go one at a time) every frame runs in the first lane.
   std::optional<manifest::Frame> compress(std::size_t lane, Job& job, std::unique_ptr<FrameWriter>& writer);
   void stop();
   void push(Job job);
