@@ -135,7 +135,7 @@ class BatchSlot final : public FileSlot {
 // before it: next to the output when the filesystem allows an unnamed file there, else in $TMPDIR.
 FrameLanes::Settings lane_settings(const PackOptions& options, unsigned jobs) {
   unsigned lanes = options.lanes != 0 ? options.lanes : std::clamp(jobs / 2, 1U, kMaxLanes);
-  FrameWriter::Settings writer{options.level, options.window_log, jobs, kJobBytes};
+  FrameWriter::Settings writer{options.level, options.window_log, pipeline_width(jobs), kJobBytes};
   return FrameLanes::Settings{writer, lanes, kLaneMemory, 2 * static_cast<std::size_t>(kJobBytes)};
 }
 
@@ -157,7 +157,7 @@ std::uint64_t plan_manifest(manifest::Manifest& m, const manifest::EntryList& sr
 // The three pipeline stages (see the top of this file) and the state they share; one member function per stage.
 // Compression ratio vs parallelism: frames end where pack/layout.hpp says (each FX-graph pickle with the Triton
 // kernels it embeds, so restore can decode frames in parallel), or past PackOptions::frame_limit; each is
-// compressed with long-distance matching over a 128 MiB window by zstd's own worker threads (nbWorkers = jobs),
+// compressed with long-distance matching over a 128 MiB window by zstd's own worker threads (pipeline_width),
 // which keep long-range matches across their jobs. Frames cut anywhere else would lose the cross-file redundancy
 // that dominates these caches (about twice the archive on the real fixture); 128 MiB is the largest window stock
 // `zstd -d` accepts without flags.
@@ -174,7 +174,7 @@ class PackPipeline {
         options_(options),
         pool_(kBatchBytes + kPieceBytes + (1 << 20)),
         lanes_(scratch_dir, lanes),
-        ring_(2 * static_cast<std::size_t>(jobs) + 2),
+        ring_(2 * static_cast<std::size_t>(pipeline_width(jobs)) + 2),
         frame_starts_(std::move(frame_starts)) {}
 
   // Runs the pipeline over every entry and ends the last frame; returns the payload (the frames are also the

@@ -195,6 +195,15 @@ TEST_CASE("the archive is the same bytes whether its frames are compressed one a
   CHECK(header_of(t / "a.ccpack").payload_size > 0);
   CHECK(archive(4, 4) == one);
   CHECK(archive(3, 2) == one);
+  CHECK(archive(64, 0) == one);  // past the pipeline's width: as many zstd workers and batches as with 16 threads
+}
+
+TEST_CASE("create's pipeline follows the threads up to its width, then stops growing") {
+  CHECK(pack::pipeline_width(0) == 1);
+  CHECK(pack::pipeline_width(1) == 1);
+  CHECK(pack::pipeline_width(pack::kMaxPipelineWidth) == pack::kMaxPipelineWidth);
+  CHECK(pack::pipeline_width(64) == pack::kMaxPipelineWidth);
+  CHECK(pack::pipeline_width(1024) == pack::kMaxPipelineWidth);
 }
 
 TEST_CASE("a signer's signatures over the exact manifest bytes are written as their block") {
