@@ -82,6 +82,11 @@ void FrameLanes::throw_if_failed() const {
   if (error_) std::rethrow_exception(error_);
 }
 
+std::uint64_t FrameLanes::memory_in_use() const {
+  std::lock_guard lock(mutex_);
+  return in_use_;
+}
+
 void FrameLanes::begin_frame(std::uint64_t raw_bytes) {
   if (current_ != kNone || finished_) throw Error("internal: a frame begun inside another or after the last");
   std::uint64_t cost = frame_cost(raw_bytes, settings_.writer);

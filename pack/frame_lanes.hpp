@@ -83,6 +83,9 @@ class FrameLanes {
   [[nodiscard]] bool in_frame() const { return current_ != kNone; }
   [[nodiscard]] std::uint64_t raw_in_frame() const { return raw_in_frame_; }
   [[nodiscard]] std::size_t frames_begun() const { return records_.size(); }
+  // What the frames in flight count against Settings::memory now (a frame in the first lane: at least what its kept
+  // context holds).
+  [[nodiscard]] std::uint64_t memory_in_use() const;
 
   // Waits for every frame and hands over the payload; the lanes take no more frames.
   [[nodiscard]] CompressedPayload finish();

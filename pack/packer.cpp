@@ -126,19 +126,6 @@ class BatchSlot final : public FileSlot {
   std::string_view bytes_;
 };
 
-// How many frames are compressed at once, in what memory (pack/frame_lanes.hpp). Each frame gets every worker
-// (zstd runs only as many as the frame has jobs), so a frame alone goes as fast as when frames went one at a time;
-// within a frame zstd's long-distance search runs one job after another, so a frame keeps about two workers busy
-// and others go beside it while the memory lets them: kLaneMemory is the peak one frame of zstd's whole window
-// cost before (its input ring, 16 workers' jobs), and a frame larger than that still goes, alone. The payload is
-// compressed into scratch files first, since the header (which records the payload size and the frames) comes
-// before it: next to the output when the filesystem allows an unnamed file there, else in $TMPDIR.
-FrameLanes::Settings lane_settings(const PackOptions& options, unsigned jobs) {
-  unsigned lanes = options.lanes != 0 ? options.lanes : std::clamp(jobs / 2, 1U, kMaxLanes);
-  FrameWriter::Settings writer{options.level, options.window_log, pipeline_width(jobs), kJobBytes};
-  return FrameLanes::Settings{writer, lanes, kLaneMemory, 2 * static_cast<std::size_t>(kJobBytes)};
-}
-
 // The manifest's fields known before the payload. Its entries are the source's list (moved in at the end), in
 // which the pipeline fills in sizes, hashes and frames as files are read. Returns the bytes the source listed,
 // for the progress total.
@@ -174,7 +161,7 @@ class PackPipeline {
         options_(options),
         pool_(kBatchBytes + kPieceBytes + (1 << 20)),
         lanes_(scratch_dir, lanes),
-        ring_(2 * static_cast<std::size_t>(pipeline_width(jobs)) + 2),
+        ring_(batches_in_flight(jobs)),
         frame_starts_(std::move(frame_starts)) {}
 
   // Runs the pipeline over every entry and ends the last frame; returns the payload (the frames are also the
@@ -409,6 +396,19 @@ std::uint64_t write_archive(AtomicFile& out_file, const CompressedPayload& paylo
 }
 
 }  // namespace
+
+// How many frames are compressed at once, in what memory (pack/frame_lanes.hpp). Each frame gets every worker
+// (zstd runs only as many as the frame has jobs), so a frame alone goes as fast as when frames went one at a time;
+// within a frame zstd's long-distance search runs one job after another, so a frame keeps about two workers busy
+// and others go beside it while the memory lets them: kLaneMemory is the peak one frame of zstd's whole window
+// cost before (its input ring, 16 workers' jobs), and a frame larger than that still goes, alone. The payload is
+// compressed into scratch files first, since the header (which records the payload size and the frames) comes
+// before it: next to the output when the filesystem allows an unnamed file there, else in $TMPDIR.
+FrameLanes::Settings lane_settings(const PackOptions& options, unsigned jobs) {
+  unsigned lanes = options.lanes != 0 ? options.lanes : std::clamp(jobs / 2, 1U, kMaxLanes);
+  FrameWriter::Settings writer{options.level, options.window_log, pipeline_width(jobs), kJobBytes};
+  return FrameLanes::Settings{writer, lanes, kLaneMemory, 2 * static_cast<std::size_t>(kJobBytes)};
+}
 
 PackResult create_archive(const std::vector<manifest::CacheDir>& dirs, const fs::path& output, const PackOptions& options) {
   FilesystemSource source(dirs);

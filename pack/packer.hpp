@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "manifest/manifest.hpp"
 #include "manifest/signature.hpp"
 #include "pack/entry_source.hpp"
+#include "pack/frame_lanes.hpp"
 #include "pack/layout.hpp"
 
 namespace ccpack::pack {
@@ -65,6 +67,11 @@ struct PackResult {
 // 2-core VM at 100k files, peak RSS with -j 16 / 32 / 64 before the bound: 313 / 364 / 499 MiB.
 inline constexpr unsigned kMaxPipelineWidth = 16;
 [[nodiscard]] constexpr unsigned pipeline_width(unsigned jobs) { return std::clamp(jobs, 1U, kMaxPipelineWidth); }
+// The batches create keeps in flight with `jobs` threads: two per pipeline thread, and two more.
+[[nodiscard]] constexpr std::size_t batches_in_flight(unsigned jobs) { return 2 * std::size_t{pipeline_width(jobs)} + 2; }
+// How many frames create compresses at once with `jobs` threads, with how many zstd workers each, in what memory
+// (packer.cpp says why).
+[[nodiscard]] FrameLanes::Settings lane_settings(const PackOptions& options, unsigned jobs);
 
 // Packs the entries of `source` into `output`. On any error the output path is untouched. Throws Error.
 [[nodiscard]] PackResult create_archive(EntrySource& source, const std::filesystem::path& output, const PackOptions& options);

@@ -1,7 +1,8 @@
 // pack/frame_lanes.cpp: frames compressed several at once are the same bytes as one context compressing them one
 // after another (offsets, sizes and hashes too), whatever the lane count, worker count and memory bound; what the
-// in-order side fed is released once compressed, also when the lanes are given up mid-frame; a lane's error is
-// thrown on the in-order side, and misuse is refused.
+// in-order side fed is released once compressed, also when the lanes are given up mid-frame; a frame in the first
+// lane counts the memory of the context that lane keeps; a lane's error is thrown on the in-order side, and misuse
+// is refused.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -122,6 +123,32 @@ TEST_CASE("frame lanes: what was fed is released once compressed, and when the l
   }
   CHECK(first_seen.expired());
   CHECK(second_seen.expired());
+}
+
+TEST_CASE("frame lanes: a frame in the first lane counts what that lane's kept context holds", "[frame-lanes]") {
+  // The first lane keeps its zstd context from frame to frame, so a small frame after a large one holds the large
+  // one's memory. With room for the large frame and not for a small one beside it, the small frame waits for the
+  // first lane (never beside it in the second) and counts the large frame's cost there.
+  test::ScratchDir t;
+  const std::uint64_t large = 64 << 20;
+  const std::uint64_t small = 1000;
+  const std::uint64_t large_cost = FrameLanes::frame_cost(large, kWriter);
+  const std::uint64_t small_cost = FrameLanes::frame_cost(small, kWriter);
+  REQUIRE(small_cost < large_cost);
+  FrameLanes lanes(t.path(), {kWriter, 2, large_cost + small_cost - 1, 1 << 20});
+  CHECK(lanes.memory_in_use() == 0);
+  lanes.begin_frame(large);
+  CHECK(lanes.memory_in_use() == large_cost);
+  lanes.feed(nullptr, "large", 5);
+  lanes.end_frame(0, 1);
+  lanes.begin_frame(small);
+  CHECK(lanes.memory_in_use() == large_cost);
+  lanes.feed(nullptr, "small", 5);
+  lanes.end_frame(1, 1);
+  CompressedPayload payload = lanes.finish();
+  CHECK(lanes.memory_in_use() == 0);
+  REQUIRE(payload.frames.size() == 2);
+  CHECK(payload.frames[1].raw_size == 5);
 }
 
 TEST_CASE("frame lanes: a lane's error is thrown on the in-order side, and misuse is refused", "[frame-lanes]") {

@@ -204,6 +204,18 @@ TEST_CASE("create's pipeline follows the threads up to its width, then stops gro
   CHECK(pack::pipeline_width(pack::kMaxPipelineWidth) == pack::kMaxPipelineWidth);
   CHECK(pack::pipeline_width(64) == pack::kMaxPipelineWidth);
   CHECK(pack::pipeline_width(1024) == pack::kMaxPipelineWidth);
+  CHECK(pack::batches_in_flight(1) == 4);
+  CHECK(pack::batches_in_flight(4) == 10);
+  CHECK(pack::batches_in_flight(64) == 2 * pack::kMaxPipelineWidth + 2);
+  pack::PackOptions o;
+  CHECK(pack::lane_settings(o, 1).writer.jobs == 1);
+  CHECK(pack::lane_settings(o, 4).writer.jobs == 4);
+  CHECK(pack::lane_settings(o, 64).writer.jobs == pack::kMaxPipelineWidth);
+  CHECK(pack::lane_settings(o, 1).lanes == 1);
+  CHECK(pack::lane_settings(o, 4).lanes == 2);
+  CHECK(pack::lane_settings(o, 64).lanes == pack::lane_settings(o, 1024).lanes);
+  o.lanes = 3;
+  CHECK(pack::lane_settings(o, 64).lanes == 3);
 }
 
 TEST_CASE("a signer's signatures over the exact manifest bytes are written as their block") {
