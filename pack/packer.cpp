@@ -49,7 +49,7 @@ namespace {
 // 3.76 s, 274 vs 205 MiB, 71.36 vs 71.49 MB.
 constexpr std::uint64_t kBatchBytes = 1ULL << 20;
 // Every batch buffer can hold a piece, so this sets the pool's buffer size (kBatchBytes + kPieceBytes + 1 MiB) and,
-// times the tokens in flight (2 per job + 2), create's memory besides zstd's.
+// times the batches in flight (batches_in_flight), create's memory besides zstd's.
 constexpr std::uint64_t kPieceBytes = 1ULL << 20;
 // zstd worker job size: each job in flight holds its input, and zstd's input ring holds the 128 MiB window plus
 // three jobs, so it sets most of create's memory past the window. Earlier, with 16 MiB jobs (single frame, real

@@ -59,7 +59,7 @@ struct PackResult {
   std::vector<std::string> skipped;
 };
 
-// How much of create's pipeline `jobs` threads get: the batches in flight (2 per thread + 2, each a pooled buffer of
+// How much of create's pipeline `jobs` threads get: the batches in flight (batches_in_flight, each a pooled buffer of
 // about 3 MiB) and the zstd workers of each frame (each holding about a job's bytes) follow the threads up to
 // kMaxPipelineWidth, then stop growing, so create's peak memory does not grow with the machine's core count. More
 // would add memory, not speed: a frame's long-distance search runs one job after another, keeping about two of its
