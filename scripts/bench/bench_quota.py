@@ -50,7 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (prepare_cache, tree_stats, warm_page_cache, GEN)
-from benchkit import freshfs  # noqa: E402
+from benchkit import freshfs, timing  # noqa: E402
 from benchkit.caches import SYNTHETIC, synthetic_cache  # noqa: E402
 from benchkit.treecmp import Mismatch, verify_in_child  # noqa: E402
 
@@ -114,12 +114,6 @@ class Limit:
     def argv(self, cmd):
         return ["taskset", "-c", self.cpu_list()] + cmd if self.method == "taskset" else cmd
 
-    def preexec(self):
-        if self.dir is None:
-            return None
-        procs = self.dir / "cgroup.procs"
-        return lambda: procs.write_text(str(os.getpid()))  # the child, before it execs
-
     def close(self):
         if self.dir is not None:
             for _ in range(50):  # the last child may take a moment to leave
@@ -131,19 +125,9 @@ class Limit:
 
 
 def timed(cmd, limit, settle):
-    """(wall s, CPU s) of cmd run under limit, after sync and `settle` seconds. Raises bench.Failure."""
-    subprocess.run(["sync"], check=False)
-    time.sleep(settle)
-    with tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(limit.argv(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                             preexec_fn=limit.preexec())
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            err.seek(0)
-            raise bench.Failure(f"command failed: {' '.join(cmd)}\n{err.read().decode(errors='replace').rstrip()}")
-    return wall, ru.ru_utime + ru.ru_stime
+    """(wall s, CPU s) of cmd run under limit, after sync and `settle` seconds (benchkit/timing.py: the limit is
+    entered before the clock starts). Raises bench.Failure."""
+    return timing.timed(cmd, limit, settle)[:2]
 
 
 def pack_both(cache, work, ccpack, python):

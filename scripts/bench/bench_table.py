@@ -13,9 +13,9 @@ limit; N: a cgroup CFS quota of N CPUs where one can be made, else taskset, as b
 of: create (ccpack signed, stock), restore into fresh folders (each into its own new ext4 when root can make one,
 else a new folder of --workdir), then --noops no-op restores of ccpack's restored folders (their median is the
 pair's). ccpack goes first in even pairs, stock in odd ones; `sync` and --settle seconds before each timed command.
-Reported: the median over pairs of the per-pair wall ratio ccpack/stock, the median wall and CPU time (user+sys
-of the command and its children, os.wait4) of each, the median of the per-pair CPU ratios, the median no-op, and
-the largest peak RSS. The first ccpack restore of each case is compared with the source (benchkit/treecmp.py).
+Each command's clock starts once its shell is inside the limit (benchkit/timing.py). Reported: the median over
+pairs of the per-pair wall ratio ccpack/stock, the median wall and CPU time (user+sys of the command and its
+children, os.wait4) of each, the median of the per-pair CPU ratios, the median no-op, and the largest peak RSS. The first ccpack restore of each case is compared with the source (benchkit/treecmp.py).
 
 Usage: bench_table.py [--cases fixture,100k] [--cpus all] [--pairs 7] [--ccpack BIN] [--zstd BIN] [--json]
 Exit status: 0 when it ran, 1 when a command failed or a restore did not match, 2 when a limit cannot be set here.
@@ -31,13 +31,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (prepare_cache, tree_stats, warm_page_cache, Failure, REPO, GEN)
 import bench_quota  # noqa: E402  (Limit, cgroup_hierarchy)
 from benchkit import freshfs, report  # noqa: E402
+from benchkit.timing import timed  # noqa: E402
 from benchkit.caches import synthetic_cache  # noqa: E402
 from benchkit.treecmp import Mismatch, verify_in_child  # noqa: E402
 
@@ -60,30 +60,6 @@ class NoLimit:
 
     def close(self):
         pass
-
-
-def limited(cmd, limit):
-    """cmd under limit. A cgroup limit is entered by a small shell that moves itself into the cgroup and execs cmd,
-    not by a hook in the forked Python child: that child copies this process's page tables and pays their faults
-    on its own clock, 15-20 ms added to a no-op restore of 25 ms."""
-    if getattr(limit, "dir", None) is not None:
-        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(limit.dir / "cgroup.procs"), *cmd]
-    return limit.argv(cmd)
-
-
-def timed(cmd, limit, settle):
-    """(wall s, CPU s, peak RSS MiB) of cmd under limit, after sync and `settle` s. Raises bench.Failure."""
-    subprocess.run(["sync"], check=False)
-    time.sleep(settle)
-    with tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(limited(cmd, limit), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            err.seek(0)
-            raise bench.Failure(f"command failed: {shlex.join(cmd)}\n{err.read().decode(errors='replace').rstrip()}")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024 / MIB
 
 
 class Commands:
