@@ -15,7 +15,8 @@ else a new folder of --workdir), then --noops no-op restores of ccpack's restore
 pair's). ccpack goes first in even pairs, stock in odd ones; `sync` and --settle seconds before each timed command.
 Each command's clock starts once its shell is inside the limit (benchkit/timing.py). Reported: the median over
 pairs of the per-pair wall ratio ccpack/stock, the median wall and CPU time (user+sys of the command and its
-children, os.wait4) of each, the median of the per-pair CPU ratios, the median no-op, and the largest peak RSS. The first ccpack restore of each case is compared with the source (benchkit/treecmp.py).
+children, os.wait4) of each, the median of the per-pair CPU ratios, the median no-op, and the largest peak RSS.
+The first ccpack restore of each case is compared with the source (benchkit/treecmp.py).
 
 Usage: bench_table.py [--cases fixture,100k] [--cpus all] [--pairs 7] [--ccpack BIN] [--zstd BIN] [--json]
 Exit status: 0 when it ran, 1 when a command failed or a restore did not match, 2 when a limit cannot be set here.

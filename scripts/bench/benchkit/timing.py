@@ -19,22 +19,15 @@ MIB = 1024 * 1024
 
 
 def limited(cmd, limit):
-    """cmd under limit, as the argv of a shell that joins the limit, says so on its standard output (then pointed
-    at /dev/null for cmd), and waits for a line on its standard input before it execs cmd: timed() starts the clock
-    when it sends that line. A cgroup is entered by that shell, not by a hook in the forked Python child (which
-    copies this process's page tables and pays their faults on its own clock, 15-20 ms added to a no-op restore of
-    25 ms), and before the clock: moving a task into a cgroup can wait for an RCU grace period, 14 ms of a 20 ms
-    no-op after `sync` and the settle pause on the 2-core VM (perf sched timehist: the shell blocked in its write
-    to cgroup.procs), which a pod started in its cgroup never pays."""
-    if getattr(limit, "dir", None) is not None:
-        join = 'echo $$ > "$0" && '
-        argv0 = str(limit.dir / "cgroup.procs")
-        cmd = list(cmd)
-    else:
-        join = ""
-        argv0 = "sh"
-        cmd = limit.argv(cmd)
-    return ["sh", "-c", join + 'echo && exec >/dev/null && read -r _ && exec "$@"', argv0, *cmd]
+    """cmd under limit, as the argv of a shell that joins the limit's cgroup (if it has one), says so on its standard
+    output (then pointed at /dev/null for cmd), and waits for a line on its standard input before it execs cmd:
+    timed() starts the clock when it sends that line. The shell joins, not a hook in the forked Python child, which
+    copies this process's page tables and pays their faults on its own clock (15-20 ms added to a no-op restore of
+    25 ms)."""
+    cgroup = getattr(limit, "dir", None)
+    join = 'echo $$ > "$0" && ' if cgroup is not None else ""
+    argv0 = str(cgroup / "cgroup.procs") if cgroup is not None else "sh"
+    return ["sh", "-c", join + 'echo && exec >/dev/null && read -r _ && exec "$@"', argv0, *limit.argv(cmd)]
 
 
 def timed(cmd, limit, settle):
