@@ -8,6 +8,7 @@
 #include "manifest/cache_dir.hpp"
 #include "manifest/json_guard.hpp"
 #include "manifest/kernel_json.hpp"
+#include "unpack/group_file.hpp"
 #include "unpack/pickle_paths.hpp"
 #include "util/error.hpp"
 #include "util/escape.hpp"
@@ -98,23 +99,33 @@ bool PathRelocator::skips(std::size_t entry) {
 
 bool PathRelocator::streams(std::size_t entry) const { return entry < pickled_.size() && pickled_[entry]; }
 
+// Where child path `path` of a group file in folder `folder` (relative to the component root: "" at the root, else
+// ending in '/'; its folder entry `parent`) moves to; nullopt when it stays.
+std::optional<std::string> PathRelocator::moved_child(std::uint32_t parent, std::string_view folder,
+                                                      std::string_view path) const {
+  std::string_view base = path.substr(path.rfind('/') + 1);
+  std::string rel = std::string(folder) + std::string(base);  // where this child lies in the archive
+  bool ours = path.size() > rel.size() && path.ends_with(rel) && path[path.size() - rel.size() - 1] == '/' && path.front() == '/';
+  if (!ours || files_.count(ChildKey{parent, base}) == 0 || path == to_ + rel) return std::nullopt;
+  return to_ + rel;
+}
+
+// The folder of group file `entry` relative to its component root ("" at the root, else ending in '/').
+std::string PathRelocator::group_folder(std::size_t entry) const {
+  std::string file_path = entries_->path(entry);
+  std::string_view file_rel = manifest::relative_of(file_path);
+  return std::string(file_rel.substr(0, file_rel.rfind('/') + 1));
+}
+
 // Rewrites one parsed group document in place; false when it is not {"child_paths": {...}} of strings.
 bool PathRelocator::rewrite_paths(ojson& doc, std::size_t entry, RelocationStats& stats) const {
   if (!doc.is_object() || !doc.contains("child_paths") || !doc["child_paths"].is_object()) return false;
-  std::string file_path = entries_->path(entry);
-  std::string_view file_rel = manifest::relative_of(file_path);
-  // The group file's folder relative to the component root ("" at the root, else ending in '/').
-  std::string folder(file_rel.substr(0, file_rel.rfind('/') + 1));
+  std::string folder = group_folder(entry);
   std::uint32_t parent = entries_->parent(entry);
   for (auto& [key, value] : doc["child_paths"].items()) {
     if (!value.is_string()) return false;
-    const std::string& path = value.get_ref<const std::string&>();
-    std::string_view base = std::string_view(path).substr(path.rfind('/') + 1);
-    std::string rel = folder + std::string(base);  // where this child lies in the archive
-    bool ours =
-        path.size() > rel.size() && path.ends_with(rel) && path[path.size() - rel.size() - 1] == '/' && path.front() == '/';
-    if (ours && files_.count(ChildKey{parent, base}) != 0 && path != to_ + rel) {
-      value = to_ + rel;
+    if (std::optional<std::string> moved = moved_child(parent, folder, value.get_ref<const std::string&>())) {
+      value = std::move(*moved);
       ++stats.paths_rewritten;
     } else {
       ++stats.paths_kept;
@@ -169,6 +180,27 @@ std::optional<std::string> PathRelocator::rewrite_group(std::size_t entry, std::
   RelocationStats mine;
   mine.group_files = 1;
   std::optional<std::string> out;
+  if (packed.size() <= kMaxGroupFileBytes) {
+    if (std::optional<std::vector<GroupMember>> members = read_simple_group(packed)) {
+      // Triton's own form: no tree built (unpack/group_file.hpp); the same paths move as below.
+      std::string folder = group_folder(entry);
+      std::uint32_t parent = entries_->parent(entry);
+      std::vector<std::string> moved;
+      moved.reserve(members->size());  // the members' views point into it: no reallocation
+      for (GroupMember& m : *members) {
+        if (std::optional<std::string> to = moved_child(parent, folder, m.value)) {
+          m.value = moved.emplace_back(std::move(*to));
+          m.replaced = true;
+          ++mine.paths_rewritten;
+        } else {
+          ++mine.paths_kept;
+        }
+      }
+      if (mine.paths_rewritten != 0) out = write_group(*members);
+      count(mine);
+      return out;
+    }
+  }
   ojson doc;
   bool parsed = packed.size() <= kMaxGroupFileBytes;
   if (parsed) {

@@ -86,6 +86,9 @@ class PathRelocator {
   using FileSet = std::unordered_set<ChildKey, ChildHash>;
 
   [[nodiscard]] bool rewrite_paths(nlohmann::ordered_json& doc, std::size_t entry, RelocationStats& stats) const;
+  [[nodiscard]] std::optional<std::string> moved_child(std::uint32_t parent, std::string_view folder,
+                                                       std::string_view path) const;
+  [[nodiscard]] std::string group_folder(std::size_t entry) const;
   [[nodiscard]] bool is_group(std::size_t entry) const;
   [[nodiscard]] std::optional<std::string> rewrite_group(std::size_t entry, std::string_view packed);
   [[nodiscard]] std::optional<std::string> rewrite_pickle(std::string_view packed);

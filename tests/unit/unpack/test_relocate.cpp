@@ -2,6 +2,7 @@
 // file names a restored file; nothing else changes; paths that are not the cache's own files are left alone.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "pack/packer.hpp"
 #include "unit/support.hpp"
@@ -91,6 +92,36 @@ TEST_CASE("relocated restore: group files name the new folder, other bytes are a
   r = unpack::install(a, test::dirs_of(t / "build/ind", t / "build/tri"), {});
   CHECK(r.components[1].relocation.paths_rewritten == 0);
   CHECK(test::slurp(t / "build/tri/HASH1/__grp__k.json") == test::slurp(t / "build.orig/tri/HASH1/__grp__k.json"));
+}
+
+TEST_CASE("a group file in Triton's form and the same document in another form are rewritten alike") {
+  // Triton's form is read without a JSON tree (unpack/group_file.hpp); an escaped '/' sends the same document
+  // through the full parser. Both must end as the same bytes, with the same counts.
+  test::ScratchDir t;
+  fs::path h1 = t / "build/tri/HASH1", h2 = t / "build/tri/HASH2";
+  for (const fs::path& h : {h1, h2}) {
+    test::write_file(h / "k.cubin", "cubin");
+    test::write_file(h / "k.json", "{}");
+  }
+  auto doc = [](const fs::path& h, bool escaped) {
+    std::string dir = h.string();
+    if (escaped) dir = std::regex_replace(dir, std::regex("/"), "\\/");
+    return R"({"child_paths": {"k.cubin": ")" + dir + R"(/k.cubin", "libdevice": "/usr/lib/libdevice.10.bc", "k.json": ")" + dir +
+           R"(/k.json"}})";
+  };
+  test::write_file(h1 / "__grp__k.json", doc(h1, false));
+  test::write_file(h2 / "__grp__k.json", doc(h2, true));
+  test::write_file(t / "build/ind/x", "x");
+  unpack::Archive a;
+  unpack::InstallReport r = pack_and_restore(t, a);
+  check_stats(r.components[1].relocation, 2, 4, 2, 0);
+  std::string pod = (t / "pod/tri").lexically_normal().string();
+  auto expected = [&](const char* hash) {
+    return R"({"child_paths":{"k.cubin":")" + pod + "/" + hash +
+           R"(/k.cubin","libdevice":"/usr/lib/libdevice.10.bc","k.json":")" + pod + "/" + hash + R"(/k.json"}})";
+  };
+  CHECK(test::slurp(t / "pod/tri/HASH1/__grp__k.json") == expected("HASH1"));
+  CHECK(test::slurp(t / "pod/tri/HASH2/__grp__k.json") == expected("HASH2"));
 }
 
 TEST_CASE("relocated restore of the real fixture: every __grp__ child path exists", "[fixture]") {
