@@ -181,7 +181,9 @@ class Writer {
         } else if (p.large->held.size() != 0) {
           std::memcpy(p.large->held.data() + p.file_offset, data, p.length);  // pieces of one file never overlap
         } else if (p.large->fd.valid()) {
-          pwrite_all(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset), quoted(e));
+          if (int err = pwrite_fully(p.large->fd.get(), data, p.length, static_cast<off_t>(p.file_offset)); err != 0) {
+            throw Error(errno_message("cannot write " + quoted(e), err));
+          }
         }
         continue;
       }
@@ -233,7 +235,9 @@ class Writer {
                      PathRelocator* relocator) const {
     std::optional<std::string> rewritten = relocator != nullptr ? relocator->rewrite(index, packed) : std::nullopt;
     std::string_view out = rewritten ? std::string_view(*rewritten) : packed;
-    write_all(fd.get(), out.data(), out.size(), quoted(e));
+    // The name is made only on failure: a restore writes a hundred thousand files.
+    if (int err = write_fully(fd.get(), out.data(), out.size()); err != 0)
+      throw Error(errno_message("cannot write " + quoted(e), err));
   }
 
   const manifest::Manifest& m_;

@@ -24,31 +24,41 @@ void UniqueFd::reset(int fd) noexcept {
   fd_ = fd;
 }
 
-void write_all(int fd, const void* data, std::size_t size, const std::string& what) {
+int write_fully(int fd, const void* data, std::size_t size) noexcept {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     ssize_t n = ::write(fd, p, size);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw_errno("cannot write " + what);
+      return errno;
     }
     p += n;
     size -= static_cast<std::size_t>(n);
   }
+  return 0;
 }
 
-void pwrite_all(int fd, const void* data, std::size_t size, off_t offset, const std::string& what) {
+int pwrite_fully(int fd, const void* data, std::size_t size, off_t offset) noexcept {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     ssize_t n = ::pwrite(fd, p, size, offset);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw_errno("cannot write " + what);
+      return errno;
     }
     p += n;
     size -= static_cast<std::size_t>(n);
     offset += n;
   }
+  return 0;
+}
+
+void write_all(int fd, const void* data, std::size_t size, const std::string& what) {
+  if (int err = write_fully(fd, data, size); err != 0) throw Error(errno_message("cannot write " + what, err));
+}
+
+void pwrite_all(int fd, const void* data, std::size_t size, off_t offset, const std::string& what) {
+  if (int err = pwrite_fully(fd, data, size, offset); err != 0) throw Error(errno_message("cannot write " + what, err));
 }
 
 std::size_t pread_full(int fd, void* data, std::size_t size, off_t offset, const std::string& what) {

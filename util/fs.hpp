@@ -44,6 +44,10 @@ class UniqueFd {
 // Writes everything or throws Error naming `what`.
 void write_all(int fd, const void* data, std::size_t size, const std::string& what);
 void pwrite_all(int fd, const void* data, std::size_t size, off_t offset, const std::string& what);
+// The same, for callers that name the file only when it fails (a restore writes a hundred thousand): 0, or the
+// errno of the write that failed (EINTR is retried).
+[[nodiscard]] int write_fully(int fd, const void* data, std::size_t size) noexcept;
+[[nodiscard]] int pwrite_fully(int fd, const void* data, std::size_t size, off_t offset) noexcept;
 // Reads exactly `size` bytes at `offset`; returns the count actually read (short only at end of file).
 std::size_t pread_full(int fd, void* data, std::size_t size, off_t offset, const std::string& what);
 
