@@ -21,15 +21,14 @@ constexpr std::size_t kFlushBytes = 1 << 20;
 constexpr std::size_t kReadBytes = 1 << 20;
 constexpr std::string_view kEntriesMagic = "ccpack-entries ";
 
+// Appends `path` with '\\' and newline escaped, the runs between them whole (a list holds a line per file).
 void append_escaped(std::string& out, std::string_view path) {
-  for (char c : path) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
+  while (!path.empty()) {
+    std::size_t special = path.find_first_of("\\\n");
+    out.append(path.substr(0, special));
+    if (special == std::string_view::npos) return;
+    out += path[special] == '\\' ? "\\\\" : "\\n";
+    path.remove_prefix(special + 1);
   }
 }
 
@@ -178,8 +177,13 @@ void write_restored_entries(int dir_fd, const Manifest& m, std::string_view comp
     EntryType type = entries.type(i);
     if (type == EntryType::dir || entries.component(i) != component) continue;
     if (type == EntryType::file) {
-      out += (rewritable && rewritable(i) ? "g " : "f ") + std::to_string(entries.file_size(i)) + " " +
-             to_hex(entries.sha256(i)) + " ";
+      out += rewritable && rewritable(i) ? "g " : "f ";
+      char digits[24];
+      auto [end, ec] = std::to_chars(digits, digits + sizeof digits, entries.file_size(i));
+      out.append(digits, end);
+      out += ' ';
+      out += to_hex(entries.sha256(i));
+      out += ' ';
     } else {
       out += "l ";
     }
