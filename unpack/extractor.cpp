@@ -10,6 +10,9 @@
 //   2. parallel:           write the pieces: a file that lies whole in one chunk is created, written, hashed and
 //                          checked here (most cache files); pieces of larger files are written with pwrite;
 //   3. serial, in order:   hash the pieces of large files in order; check and close them at their last piece.
+//   Files are hashed only where ExtractOptions::file_digests asks or the frame is a stream's: an archive file's
+//   frames are checked whole before they are decoded (FrameStream::authenticates), which covers every byte
+//   written (hashing each file cost a restore of the real H200 cache a third of its CPU under one CPU).
 //   Last, once every frame is done: symlinks (so no write can pass through a link), then folder modes (so a
 //   read-only folder could still be filled). Frames run concurrently: FrameRunner says how many, and whose error wins.
 #include "unpack/extractor.hpp"
@@ -136,9 +139,10 @@ ExtractStats count_files(const manifest::Manifest& m) {
 // Stages 0, 1b, 2 and 3 of the pipeline (see the top of this file); stage 1 is FrameStream::next.
 class Writer {
  public:
-  Writer(const manifest::Manifest& m, const Roots& roots)
+  Writer(const manifest::Manifest& m, const Roots& roots, bool file_digests)
       : m_(m),
         roots_(roots),
+        file_digests_(file_digests),
         umask_(current_umask()),
         folders_(
             m.entries, [&roots](const Entry& e) { return roots.of(e); }, umask_) {}
@@ -187,7 +191,7 @@ class Writer {
         }
         continue;
       }
-      check_digest(Sha256::of(data, p.length), e, p.entry);
+      if (file_digests_) check_digest(Sha256::of(data, p.length), e, p.entry);
       Roots::Target t = roots_.target(e, p.entry);
       if (t.root < 0) continue;
       folders_.ensure_folder_of(p.entry);
@@ -203,11 +207,11 @@ class Writer {
   void finish_large(Chunk* c) {
     for (const Piece& p : c->pieces) {
       if (!p.large) continue;
-      p.large->hash.update(c->data() + p.at, p.length);
+      if (file_digests_) p.large->hash.update(c->data() + p.at, p.length);
       if (p.large->pickle) p.large->pickle->piece(p.file_offset, std::string_view(c->data() + p.at, p.length));
       if (p.last) {
         const Entry& e = m_.entries[p.entry];
-        check_digest(p.large->hash.finish(), e, p.entry);
+        if (file_digests_) check_digest(p.large->hash.finish(), e, p.entry);
         if (p.large->pickle) {
           bool rewritten = p.large->pickle->finish(e.size);
           // (A pickle is streamed only where a relocator is, open_large.)
@@ -242,6 +246,7 @@ class Writer {
 
   const manifest::Manifest& m_;
   const Roots& roots_;
+  bool file_digests_;  // each file's SHA-256 checked (ExtractOptions::file_digests)
   mode_t umask_;  // read once, never changed: modes it would take are restored by fchmod
   std::atomic<std::uint64_t> written_{0};
   FolderMaker folders_;
@@ -368,7 +373,7 @@ ExtractStats extract(const Archive& archive, const std::vector<StagingTarget>& t
 
   unsigned jobs = options.jobs != 0 ? options.jobs : static_cast<unsigned>(oneapi::tbb::info::default_concurrency());
   Progress progress(targets.empty() ? "verify" : "restore", stats.bytes, options.progress);
-  Writer writer(m, roots);
+  Writer writer(m, roots, options.file_digests || !FrameStream::authenticates(archive));
   FrameRunner(archive, writer, progress, jobs).run();
   writer.folders().finish();
   create_symlinks(m, roots);

@@ -22,6 +22,11 @@ struct StagingTarget {
 struct ExtractOptions {
   unsigned jobs = 0;  // 0: all cores
   bool progress = false;
+  // Whether each file's SHA-256 is checked against its manifest entry. Where the frames were checked before
+  // decoding (an archive file: FrameStream::authenticates), what is written is exactly the bytes create compressed
+  // and signed for, so a restore leaves this off; verify, sign and merge keep it on, to also hold the manifest's
+  // per-file digests to the content. A stream's files are always checked.
+  bool file_digests = true;
 };
 
 struct ExtractStats {

@@ -67,6 +67,7 @@ std::uint64_t FrameStream::memory(const manifest::Frame& f, int window_log, std:
 bool FrameStream::next(Chunk& chunk) {
   if (frame_done_) return false;
   interrupt::check();  // SIGINT/SIGTERM: the installer removes the staging folders (util/interrupt.hpp)
+  if (!authenticated_ && authenticates(a_)) authenticate();
   chunk.size = 0;
   chunk.pieces.clear();
   if (whole_.size() != 0) {
@@ -83,6 +84,26 @@ bool FrameStream::next(Chunk& chunk) {
 }
 
 std::string FrameStream::frame_name() const { return quoted_path(a_.path) + ": frame " + std::to_string(frame_); }
+
+// The frame's compressed bytes, read through the input buffer and hashed, before zstd sees any of them. The
+// same bytes are read again to be decoded (page-cache copies: the frame's compressed size, against its raw size
+// for hashing each file).
+void FrameStream::authenticate() {
+  Sha256 hash;
+  std::uint64_t offset = in_offset_;
+  for (std::uint64_t left = f_.compressed_size; left != 0;) {
+    interrupt::check();
+    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(left, input_.size()));
+    std::size_t got = a_.read_payload(input_.data(), want, offset);
+    if (got != want) throw IntegrityError(quoted_path(a_.path) + " is truncated inside frame " + std::to_string(frame_));
+    hash.update(input_.data(), got);
+    offset += got;
+    left -= got;
+  }
+  // defence: frame-sha256-first
+  if (hash.finish() != f_.sha256) throw IntegrityError(frame_name() + ": SHA-256 of the compressed bytes mismatch");
+  authenticated_ = true;
+}
 
 // The next piece of the frame's compressed bytes into the input buffer, hashed, once zstd has taken the last.
 void FrameStream::read_input() {

@@ -104,7 +104,16 @@ class FrameStream {
   // mode, size, link), and the chunk carries the pieces of file data that lie in it, for the writer. At the
   // frame's end it checks the SHA-256 of the compressed bytes, the raw size, and that the frame ends where the
   // manifest says: after its last entry, or, for the last frame, after the end-of-archive blocks.
+  //
+  // From an archive file (not a stream), the first call also reads and hashes the frame's compressed bytes whole
+  // before decoding any of them: zstd, the tar parser and the writer only see bytes whose SHA-256 is the one the
+  // (signed) manifest gives the frame, so each file's content is exactly what create compressed (authenticates()).
+  // The hash at the frame's end still runs: the file could change between the two reads.
   bool next(Chunk& chunk);
+
+  // Whether next() checks each frame of `a` before decoding it: for an archive file, not for a stream (read once,
+  // in order), whose bytes are checked only at each frame's end: its files' own SHA-256 vouch for them as written.
+  [[nodiscard]] static bool authenticates(const Archive& a) { return !a.payload; }
 
   // The memory a FrameStream of frame `f` and its decoder take at most, with `tokens` chunks in flight.
   [[nodiscard]] static std::uint64_t memory(const manifest::Frame& f, int window_log, std::size_t tokens, bool whole);
@@ -113,6 +122,7 @@ class FrameStream {
   enum class Phase { header, pax, data, padding, end, done };
 
   [[nodiscard]] std::string frame_name() const;
+  void authenticate();
   void read_input();
   void fill(Chunk& c);
   void fill_whole(Chunk& c);
@@ -139,6 +149,7 @@ class FrameStream {
   std::uint64_t in_offset_ = 0;
   std::uint64_t raw_in_frame_ = 0;
   Sha256 frame_hash_;
+  bool authenticated_ = false;
   bool frame_done_ = false;
   BigBuffer whole_;  // the frame's raw bytes, when decoded whole (raw size plus one block, see fill_whole)
 

@@ -194,7 +194,8 @@ void stage(const Archive& archive, std::vector<Slot*>& todo, const InstallOption
     targets.push_back(
         StagingTarget{archive.manifest.components[s->component].name, s->staging_fd.get(), relocators.back().get()});
   }
-  (void)extract(archive, targets, ExtractOptions{options.jobs, options.progress});
+  // The frames are checked before they are decoded: each file need not be hashed again (unpack/extractor.hpp).
+  (void)extract(archive, targets, ExtractOptions{options.jobs, options.progress, /*file_digests=*/false});
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (relocators[i]) report.components[todo[i]->component].relocation = relocators[i]->stats();
   }

@@ -5,8 +5,9 @@
 // For a stream the extractor decodes the frames one after the other (a file's frames are decoded several at once),
 // so it reads the payload strictly in order and a stream needs no random access: StreamedPayload is a bounded queue between a
 // producer thread (the download) and the reader. The producer starts on the first read, so a restore that finds every folder
-// already restored transfers no payload byte. Its bytes are not trusted: the extractor checks every frame's SHA-256 and every
-// file's against the manifest, as for a file. A producer failure (network, integrity) is rethrown to the reader with its type;
+// already restored transfers no payload byte. Its bytes are not trusted, and cannot be read twice: the extractor checks each
+// frame's SHA-256 at the frame's end and every file's as it is written (an archive file's frames are checked whole
+// before decoding instead: FrameStream::authenticates). A producer failure (network, integrity) is rethrown to the reader with its type;
 // destroying the queue cancels and joins the producer.
 #pragma once
 

@@ -92,7 +92,14 @@ hostile newline-path "manifest field 'entries[1].mode' has setuid, setgid or sti
 hostile payload-max "header field 'payload_size' is 18446744073709551615: the header and payload sizes overflow 64 bits"
 hostile frame-overflow "manifest field 'frames[1].compressed_size' makes the payload size overflow 64 bits"
 # --- the payload against the manifest: each check alone, the rest of the archive consistent ---------------------
-damaged file-sha "entry 1 'inductor/a.py': SHA-256 mismatch (corrupt or tampered archive)"
+# One file's bytes against its manifest digest, the frame's hash right: only the signer can make this (both hashes
+# are in the signed manifest). verify holds the manifest to each file and refuses it, naming the entry; restore
+# checks each frame before decoding it and writes the bytes the frame holds, which create compressed.
+cases=$((cases + 1))
+"$CRAFT" file-sha "$T/file-sha.ccpack"
+expect_line 4 "ccpack: error: entry 1 'inductor/a.py': SHA-256 mismatch (corrupt or tampered archive)" -- "$CCPACK" verify "$T/file-sha.ccpack"
+expect_line 0 "" -- "$CCPACK" restore -q "$T/file-sha.ccpack" --inductor-dir "$T/file-sha/ind"
+[ "$(cat "$T/file-sha/ind/a.py")" = "print(2)" ] && ok || bad "file-sha: restore did not write the frame's bytes"
 damaged frame-sha "'ARCHIVE': frame 0: SHA-256 of the compressed bytes mismatch"
 damaged tar-name "'ARCHIVE': tar offset 512: tar header 'inductor/a.py' does not match manifest entry 1 'inductor/b.py'"
 damaged tar-size "'ARCHIVE': tar offset 512: tar header 'inductor/a.py' does not match manifest entry 1 'inductor/a.py'"

@@ -1,12 +1,16 @@
 // unpack/extractor.hpp's extract(), through its interface alone: what it writes into each staging folder (bytes,
 // modes, symlinks, empty files and folders, a read-only folder filled before its mode is set), the counts it returns, a component
-// given no folder (-1) or not named at all (checked, never written), the same result for any number of jobs, and an entry whose
-// bytes do not hash as the manifest says, named by its index and path.
+// given no folder (-1) or not named at all (checked, never written), the same result for any number of jobs, an entry whose
+// bytes do not hash as the manifest says, named by its index and path (with file digests: verify, sign, merge, a stream),
+// and a frame whose compressed bytes are not the manifest's, refused before any of it is decoded.
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "cli/helpers/archive_builder.hpp"
@@ -14,8 +18,10 @@
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/extractor.hpp"
+#include "unpack/payload_source.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
+#include "util/sha256.hpp"
 
 using namespace ccpack;
 namespace fs = std::filesystem;
@@ -147,6 +153,120 @@ TEST_CASE("extract names the entry whose bytes do not hash as the manifest says,
   CHECK((fs::status(t / "out2/ro").permissions() & fs::perms::all) == fs::perms(0555));
   CHECK((fs::status(t / "out2/ro/in").permissions() & fs::perms::all) == fs::perms(0600));
   make_removable(t / "out2");
+}
+
+namespace {
+
+using manifest::Entry;
+using manifest::EntryType;
+
+// The archive's payload as a stream delivers it (`restore oci://`): read once, in order; a read anywhere else fails
+// the test (a stream cannot be read twice).
+class InOrderPayload : public unpack::PayloadSource {
+ public:
+  InOrderPayload(std::string file, std::uint64_t first) : file_(std::move(file)), next_(first) {}
+  std::size_t read(void* data, std::size_t size, std::uint64_t offset) override {
+    REQUIRE(offset == next_);
+    std::size_t n = offset >= file_.size() ? 0 : std::min<std::size_t>(size, file_.size() - offset);
+    std::memcpy(data, file_.data() + offset, n);
+    next_ += n;
+    return n;
+  }
+
+ private:
+  std::string file_;
+  std::uint64_t next_;
+};
+
+// One frame: a 6 MB file (so the frame spans chunks, and its first chunk could be written before the frame's end
+// is reached), then small files; `bad_file`: one of them differs from what its manifest entry hashes;
+// `frame_sha`: the frame's recorded SHA-256 is flipped.
+fs::path damaged_archive(const fs::path& dir, const std::string& name, bool bad_file, bool frame_sha) {
+  const std::string big = test::seeded_text(6'000'000, 7, 26);
+  auto entry = [](std::string path, EntryType type, std::string_view bytes) {
+    Entry e;
+    e.path = std::move(path);
+    e.type = type;
+    e.mode = type == EntryType::dir ? 0755 : 0644;
+    e.size = type == EntryType::file ? bytes.size() : 0;
+    if (type == EntryType::file) e.sha256 = Sha256::of(bytes);
+    return e;
+  };
+  std::vector<Entry> entries = {entry("inductor", EntryType::dir, ""), entry("inductor/a", EntryType::file, big),
+                                entry("inductor/sub", EntryType::dir, ""), entry("inductor/sub/b", EntryType::file, "b!\n"),
+                                entry("inductor/c", EntryType::file, "c\n")};
+  std::map<std::string, std::string> content = {
+      {"inductor/a", big}, {"inductor/sub/b", bad_file ? "b?\n" : "b!\n"}, {"inductor/c", "c\n"}};
+  test::BuiltArchive b = test::build_archive({{"inductor", manifest::ComponentKind::inductor, "/src", 0, 0}}, entries, content);
+  if (frame_sha) b.manifest.frames[0].sha256[0] ^= 1;
+  test::write_file(dir / name, test::archive_file(b.manifest.to_json(), b.payload, b.payload.size()));
+  return dir / name;
+}
+
+std::string integrity_error_of(const unpack::Archive& a, int root, bool file_digests) {
+  try {
+    (void)unpack::extract(a, {{"inductor", root, nullptr}}, unpack::ExtractOptions{2, false, file_digests});
+  } catch (const IntegrityError& e) {
+    return e.what();
+  }
+  return "(no IntegrityError)";
+}
+
+}  // namespace
+
+TEST_CASE("extract decodes nothing of a frame whose compressed bytes are not the manifest's") {
+  test::ScratchDir t;
+  unpack::Archive a = unpack::Archive::open(damaged_archive(t.path(), "frame.ccpack", false, true));
+  const std::string refused = "'" + (t / "frame.ccpack").string() + "': frame 0: SHA-256 of the compressed bytes mismatch";
+  for (bool file_digests : {false, true}) {
+    const fs::path out = t / (file_digests ? "out-files" : "out");
+    UniqueFd root = open_folder(out);
+    CHECK(integrity_error_of(a, root.get(), file_digests) == refused);
+    // Checked before decoding: not one folder or file of the frame was made.
+    CHECK(fs::is_empty(out));
+  }
+}
+
+TEST_CASE("restore writes an archive file's checked frames without hashing each file, verify and streams hash each") {
+  test::ScratchDir t;
+  // The frame's hash is right, one file's manifest digest is not: only a signer can make this (both are in the
+  // signed manifest). Without file digests the frame's bytes, which the signer compressed, are written as they are.
+  const fs::path bad = damaged_archive(t.path(), "bad.ccpack", true, false);
+  unpack::Archive a = unpack::Archive::open(bad);
+  UniqueFd root = open_folder(t / "out");
+  unpack::ExtractStats s = unpack::extract(a, {{"inductor", root.get(), nullptr}}, unpack::ExtractOptions{2, false, false});
+  CHECK(s.written_files == 3);
+  CHECK(test::slurp(t / "out/sub/b") == "b?\n");
+  CHECK(test::slurp(t / "out/a") == test::seeded_text(6'000'000, 7, 26));
+  // With file digests (verify, sign, merge), the entry is named.
+  const std::string named = "entry 3 'inductor/sub/b': SHA-256 mismatch (corrupt or tampered archive)";
+  UniqueFd root2 = open_folder(t / "out2");
+  CHECK(integrity_error_of(a, root2.get(), true) == named);
+  CHECK(integrity_error_of(a, -1, true) == named);
+  // A stream is read once, in order: its frames are checked at their end, so each file is hashed whatever is asked.
+  {
+    unpack::Archive streamed = unpack::Archive::open(bad);
+    streamed.payload = std::make_shared<InOrderPayload>(test::slurp(bad), streamed.header.header_size);
+    UniqueFd root3 = open_folder(t / "out3");
+    CHECK(integrity_error_of(streamed, root3.get(), false) == named);
+  }
+  // A stream whose frame's recorded hash is wrong, every file intact: the frame's end names it.
+  {
+    const fs::path frame = damaged_archive(t.path(), "frame.ccpack", false, true);
+    unpack::Archive streamed = unpack::Archive::open(frame);
+    streamed.payload = std::make_shared<InOrderPayload>(test::slurp(frame), streamed.header.header_size);
+    UniqueFd root4 = open_folder(t / "out4");
+    CHECK(integrity_error_of(streamed, root4.get(), false) ==
+          "'" + frame.string() + "': frame 0: SHA-256 of the compressed bytes mismatch");
+  }
+  // The same archive with the right bytes, streamed, restores whole.
+  const fs::path good = damaged_archive(t.path(), "good.ccpack", false, false);
+  unpack::Archive streamed = unpack::Archive::open(good);
+  streamed.payload = std::make_shared<InOrderPayload>(test::slurp(good), streamed.header.header_size);
+  UniqueFd root5 = open_folder(t / "out5");
+  s = unpack::extract(streamed, {{"inductor", root5.get(), nullptr}}, unpack::ExtractOptions{2, false, false});
+  CHECK(s.written_files == 3);
+  CHECK(test::slurp(t / "out5/sub/b") == "b!\n");
 }
 
 TEST_CASE("extract makes each folder when its first entry needs it, and a folder it cannot make stops every thread") {
