@@ -247,7 +247,7 @@ class Writer {
   const manifest::Manifest& m_;
   const Roots& roots_;
   bool file_digests_;  // each file's SHA-256 checked (ExtractOptions::file_digests)
-  mode_t umask_;  // read once, never changed: modes it would take are restored by fchmod
+  mode_t umask_;       // read once, never changed: modes it would take are restored by fchmod
   std::atomic<std::uint64_t> written_{0};
   FolderMaker folders_;
 };

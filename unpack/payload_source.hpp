@@ -7,8 +7,8 @@
 // producer thread (the download) and the reader. The producer starts on the first read, so a restore that finds every folder
 // already restored transfers no payload byte. Its bytes are not trusted, and cannot be read twice: the extractor checks each
 // frame's SHA-256 at the frame's end and every file's as it is written (an archive file's frames are checked whole
-// before decoding instead: FrameStream::authenticates). A producer failure (network, integrity) is rethrown to the reader with its type;
-// destroying the queue cancels and joins the producer.
+// before decoding instead: FrameStream::authenticates). A producer failure (network, integrity) is rethrown to the reader with
+// its type; destroying the queue cancels and joins the producer.
 #pragma once
 
 #include <atomic>
