@@ -37,7 +37,7 @@ int match_table_log(const FrameWriter::Settings& settings) {
 }  // namespace
 
 FrameWriter::FrameWriter(int out_fd, const Settings& settings)
-    : out_fd_(out_fd), cctx_(ZSTD_createCCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})) {
+    : out_fd_(out_fd), cctx_(ZSTD_createCCtx_advanced(ZSTD_customMem{big_alloc, big_free, nullptr})) {
   if (cctx_ == nullptr) throw Error("zstd: cannot create a compression context");
   set(ZSTD_c_compressionLevel, settings.level);
   set(ZSTD_c_windowLog, settings.window_log);

@@ -28,7 +28,7 @@ std::string quoted(const Entry& e) { return "'" + escaped(e.path) + "'"; }
 
 std::string entry_name(const Entry& e, std::size_t index) { return "entry " + std::to_string(index) + " " + quoted(e); }
 
-FrameDecoder::FrameDecoder() : dctx_(ZSTD_createDCtx_advanced(ZSTD_customMem{huge_alloc, huge_free, nullptr})) {
+FrameDecoder::FrameDecoder() : dctx_(ZSTD_createDCtx_advanced(ZSTD_customMem{big_alloc, big_free, nullptr})) {
   if (dctx_ == nullptr) throw Error("zstd: cannot create a decompression context");
 }
 

@@ -10,20 +10,18 @@
 namespace ccpack {
 namespace {
 
-constexpr std::size_t kHuge = 2 << 20;
-constexpr std::size_t kHeader = 64;  // huge_alloc keeps the mapping size in front of the block
+constexpr std::size_t kLarge = 2 << 20;  // big_alloc maps blocks of at least this size
+constexpr std::size_t kHeader = 64;      // big_alloc keeps the mapping size in front of the block
 
-void* map_huge(std::size_t size) {
+void* map_pages(std::size_t size) {
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  ::madvise(p, size, MADV_HUGEPAGE);
-  return p;
+  return p == MAP_FAILED ? nullptr : p;
 }
 
 }  // namespace
 
 BigBuffer::BigBuffer(std::size_t size) : size_(size) {
-  data_ = static_cast<char*>(map_huge(size));
+  data_ = static_cast<char*>(map_pages(size));
   if (data_ == nullptr) throw std::bad_alloc();
 }
 
@@ -43,22 +41,22 @@ BigBuffer& BigBuffer::operator=(BigBuffer&& other) noexcept {
   return *this;
 }
 
-void* huge_alloc(void* /*opaque*/, std::size_t size) {
-  if (size < kHuge) {
+void* big_alloc(void* /*opaque*/, std::size_t size) {
+  if (size < kLarge) {
     auto* p = static_cast<char*>(std::malloc(size + kHeader));
     if (p == nullptr) return nullptr;
     std::size_t tag = 0;
     std::memcpy(p, &tag, sizeof tag);
     return p + kHeader;
   }
-  auto* p = static_cast<char*>(map_huge(size + kHeader));
+  auto* p = static_cast<char*>(map_pages(size + kHeader));
   if (p == nullptr) return nullptr;
   std::size_t total = size + kHeader;
   std::memcpy(p, &total, sizeof total);
   return p + kHeader;
 }
 
-void huge_free(void* /*opaque*/, void* address) {
+void big_free(void* /*opaque*/, void* address) {
   if (address == nullptr) return;
   char* p = static_cast<char*>(address) - kHeader;
   std::size_t total = 0;

@@ -1,9 +1,15 @@
-// Large, page-aligned buffers backed by transparent huge pages where the kernel allows them.
+// Large, page-aligned buffers of their own mappings, and zstd's allocation hooks for its large blocks.
 //
-// Restore and create move hundreds of MB through a handful of big buffers (zstd's 128 MiB window, 4 MiB chunks).
-// With 4 KiB pages every first touch is a page fault, and on virtual machines a fault is expensive (it showed as
-// the top kernel cost of restore in perf). madvise(MADV_HUGEPAGE) cuts the faults 512-fold. Buffers are never
-// zero-filled by us: the kernel's fresh pages already are, and their content is always overwritten before use.
+// Restore and create move hundreds of MB through a handful of big buffers (zstd's 128 MiB window, 1-4 MiB batches
+// and chunks). Their own mappings give the memory back to the system when they go (malloc may keep it), and
+// BufferPool hands the same buffers out again, so the stream is not page-faulted through fresh memory chunk after
+// chunk (that was the top kernel cost of restore in perf). They are not advised onto transparent huge pages: on a
+// virtual machine whose free memory the host takes back (virtio-balloon free page reporting, which the 2-core dev VM
+// has), a fresh huge page is backed again page by page by the host: 200 MiB first touched took 440-640 ms in huge
+// pages against 100-130 ms in 4 KiB pages once the memory had been free for 2 s (17-20 ms in huge pages right after
+// it was freed), and the benchmark's create and restore of the fixture paid it every run (docs/PERFORMANCE.md).
+// The system's own THP policy still applies. Buffers are never zero-filled by us: the kernel's fresh pages already
+// are, and their content is always overwritten before use.
 #pragma once
 
 #include <cstddef>
@@ -31,9 +37,9 @@ class BigBuffer {
   std::size_t size_ = 0;
 };
 
-// Allocation hooks for zstd contexts: large blocks through mmap + MADV_HUGEPAGE, small ones through malloc.
-void* huge_alloc(void* opaque, std::size_t size);
-void huge_free(void* opaque, void* address);
+// Allocation hooks for zstd contexts: large blocks in mappings of their own, small ones through malloc.
+void* big_alloc(void* opaque, std::size_t size);
+void big_free(void* opaque, void* address);
 
 }  // namespace ccpack
 
