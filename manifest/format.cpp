@@ -1,5 +1,6 @@
 #include "manifest/format.hpp"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "util/big_buffer.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
@@ -30,6 +32,22 @@ std::uint64_t get_le(const char* p, int bytes) {
   std::uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = v << 8 | static_cast<unsigned char>(p[i]);
   return v;
+}
+
+// Sizes `out` to `size` bytes for pread to fill. A manifest at a million files is ~250 MB: with 4 KiB pages the
+// first touch of the string (resize's zero fill) takes ~61,000 page faults, the top kernel cost of a no-op restore
+// there; advising huge pages on its storage first cuts them 512-fold, where this process advises them at all
+// (util/big_buffer.hpp says when).
+void size_for_read(std::string& out, std::size_t size) {
+  constexpr std::uintptr_t kHuge = 2u << 20;
+  out.reserve(size);
+  char* base = out.data();
+  auto begin = reinterpret_cast<std::uintptr_t>(base);
+  std::uintptr_t lo = (begin + kHuge - 1) & ~(kHuge - 1);
+  std::uintptr_t hi = (begin + size) & ~(kHuge - 1);
+  // The aligned start as an offset from the string's own pointer (no integer-to-pointer cast).
+  if (hi > lo && huge_pages_advised()) (void)::madvise(base + (lo - begin), hi - lo, MADV_HUGEPAGE);  // best effort
+  out.resize(size);
 }
 
 // The fixed part of the header frame as read from the file, and what read_header learns from it step by step.
@@ -77,7 +95,7 @@ struct HeaderReader {
   }
 
   void read_manifest() {
-    h.manifest.resize(manifest_size);
+    size_for_read(h.manifest, manifest_size);
     if (pread_full(fd, h.manifest.data(), manifest_size, kFixedBytes, name) != manifest_size) {
       throw IntegrityError(name + " is truncated inside the manifest");
     }

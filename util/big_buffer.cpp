@@ -4,7 +4,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <new>
+#include <string>
 #include <utility>
 
 namespace ccpack {
@@ -13,12 +16,32 @@ namespace {
 constexpr std::size_t kLarge = 2 << 20;  // big_alloc maps blocks of at least this size
 constexpr std::size_t kHeader = 64;      // big_alloc keeps the mapping size in front of the block
 
+constexpr std::size_t kReportingBit = 5;  // VIRTIO_BALLOON_F_REPORTING (the virtio specification, 5.5.3)
+
 void* map_pages(std::size_t size) {
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  if (p == MAP_FAILED) return nullptr;
+  if (huge_pages_advised()) (void)::madvise(p, size, MADV_HUGEPAGE);  // best effort
+  return p;
 }
 
 }  // namespace
+
+bool free_pages_reported(const char* driver_dir) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(driver_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind("virtio", 0) != 0) continue;  // the driver's devices: virtio0, ...
+    std::ifstream features(it->path() / "features");
+    std::string bits;
+    if (std::getline(features, bits) && bits.size() > kReportingBit && bits[kReportingBit] == '1') return true;
+  }
+  return false;
+}
+
+bool huge_pages_advised() {
+  static const bool advised = !free_pages_reported("/sys/bus/virtio/drivers/virtio_balloon");
+  return advised;
+}
 
 BigBuffer::BigBuffer(std::size_t size) : size_(size) {
   data_ = static_cast<char*>(map_pages(size));

@@ -3,13 +3,16 @@
 // Restore and create move hundreds of MB through a handful of big buffers (zstd's 128 MiB window, 1-4 MiB batches
 // and chunks). Their own mappings give the memory back to the system when they go (malloc may keep it), and
 // BufferPool hands the same buffers out again, so the stream is not page-faulted through fresh memory chunk after
-// chunk (that was the top kernel cost of restore in perf). They are not advised onto transparent huge pages: on a
-// virtual machine whose free memory the host takes back (virtio-balloon free page reporting, which the 2-core dev VM
-// has), a fresh huge page is backed again page by page by the host: 200 MiB first touched took 440-640 ms in huge
-// pages against 100-130 ms in 4 KiB pages once the memory had been free for 2 s (17-20 ms in huge pages right after
-// it was freed), and the benchmark's create and restore of the fixture paid it every run (docs/PERFORMANCE.md).
-// The system's own THP policy still applies. Buffers are never zero-filled by us: the kernel's fresh pages already
-// are, and their content is always overwritten before use.
+// chunk (that was the top kernel cost of restore in perf). Buffers are never zero-filled by us: the kernel's fresh
+// pages already are, and their content is always overwritten before use.
+//
+// Huge pages: the mappings are advised onto transparent huge pages (fewer faults, and zstd's random reads into its
+// window and match tables miss the TLB less), except on a virtual machine whose host takes free memory back
+// (a virtio balloon that reports free pages): there a fresh huge page is backed again by the host 4 KiB at a time,
+// and costs several times its 4 KiB pages. Measured, 200 MiB first touched after the memory had been free for 3 s:
+// the 2-core dev VM (free page reporting) 440-640 ms in huge pages, 100-130 ms in 4 KiB pages; an H100 host (no
+// reporting) 98-132 ms against 95-109 ms, where the advice made the fixture's create 0.72 s instead of 0.81 s and
+// its restore 0.32 s instead of 0.38 s under two CPUs (docs/PERFORMANCE.md).
 #pragma once
 
 #include <cstddef>
@@ -36,6 +39,15 @@ class BigBuffer {
   char* data_ = nullptr;
   std::size_t size_ = 0;
 };
+
+// Whether this process advises its big mappings onto huge pages: decided once, from the virtio balloon drivers'
+// devices in sysfs (free_pages_reported).
+[[nodiscard]] bool huge_pages_advised();
+
+// Whether a device of the virtio balloon driver folder `driver_dir` (sysfs:
+// /sys/bus/virtio/drivers/virtio_balloon) offers free page reporting (VIRTIO_BALLOON_F_REPORTING, feature bit 5,
+// in its `features` file of one '0' or '1' per bit). A missing folder or file counts as no.
+[[nodiscard]] bool free_pages_reported(const char* driver_dir);
 
 // Allocation hooks for zstd contexts: large blocks in mappings of their own, small ones through malloc.
 void* big_alloc(void* opaque, std::size_t size);

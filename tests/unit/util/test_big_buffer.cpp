@@ -1,5 +1,6 @@
 // util/big_buffer.cpp: a BigBuffer's size and writable bytes, moves that hand the memory over, the zstd allocation
-// hooks for small and large blocks, and BufferPool giving a returned buffer out again (and a larger one fresh).
+// hooks for small and large blocks, the huge-page advice the policy says (and the sysfs reading it rests on), and
+// BufferPool giving a returned buffer out again (and a larger one fresh).
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
@@ -8,9 +9,12 @@
 #include <string>
 #include <utility>
 
+#include "unit/support.hpp"
 #include "util/big_buffer.hpp"
 
 using namespace ccpack;
+using ccpack::test::ScratchDir;
+using ccpack::test::write_file;
 
 TEST_CASE("BigBuffer: size, writable bytes, moves hand the memory over") {
   BigBuffer empty;
@@ -67,19 +71,43 @@ std::string vm_flags_at(const void* address) {
 
 }  // namespace
 
-TEST_CASE("BigBuffer and big_alloc: their mappings are not advised onto huge pages") {
-  // A fresh huge page on a VM whose free memory the host takes back costs several times its 4 KiB pages
-  // (util/big_buffer.hpp); the system's own THP policy is left to decide.
+TEST_CASE("BigBuffer and big_alloc: their mappings are advised onto huge pages as huge_pages_advised() says") {
+  // Advised except where the host takes free memory back (util/big_buffer.hpp): the policy, whichever it is on
+  // this machine, is what the mappings carry.
+  bool advised = huge_pages_advised();
+  CHECK(advised == !free_pages_reported("/sys/bus/virtio/drivers/virtio_balloon"));
   BigBuffer b(8u << 20);
   std::string flags = vm_flags_at(b.data());
   REQUIRE(flags.rfind("VmFlags:", 0) == 0);
-  CHECK(flags.find(" hg") == std::string::npos);
+  CHECK((flags.find(" hg") != std::string::npos) == advised);
   void* p = big_alloc(nullptr, 8u << 20);
   REQUIRE(p != nullptr);
   flags = vm_flags_at(p);
   REQUIRE(flags.rfind("VmFlags:", 0) == 0);
-  CHECK(flags.find(" hg") == std::string::npos);
+  CHECK((flags.find(" hg") != std::string::npos) == advised);
   big_free(nullptr, p);
+}
+
+TEST_CASE("free_pages_reported: feature bit 5 of a virtio balloon device's features, missing counts as no") {
+  ScratchDir t;
+  const std::string dir = (t.path() / "virtio_balloon").string();
+  CHECK_FALSE(free_pages_reported(dir.c_str()));  // no driver folder: not a VM with a balloon
+  auto device = [&](const std::string& name, const std::string& bits) {
+    std::filesystem::create_directories(t.path() / "virtio_balloon" / name);
+    write_file(t.path() / "virtio_balloon" / name / "features", bits + "\n");
+  };
+  std::filesystem::create_directories(dir);
+  write_file(t.path() / "virtio_balloon" / "uevent", "DRIVER=virtio_balloon\n");
+  CHECK_FALSE(free_pages_reported(dir.c_str()));  // the driver, no device
+  device("virtio0", "01100001000000000000000000000000100000000000000000000000000000000000000000000000");
+  CHECK_FALSE(free_pages_reported(dir.c_str()));  // statistics, deflate on OOM: no reporting
+  device("virtio1", "0110");
+  CHECK_FALSE(free_pages_reported(dir.c_str()));  // too short to hold bit 5
+  device("virtio2", "01100101000000000000000000000000100000000000000000000000000000000000000000000000");
+  CHECK(free_pages_reported(dir.c_str()));  // the dev VM's balloon: bit 5 set
+  std::filesystem::remove_all(t.path() / "virtio_balloon" / "virtio2");
+  device("other5", "11111111");
+  CHECK_FALSE(free_pages_reported(dir.c_str()));  // not one of the driver's devices
 }
 
 TEST_CASE("BufferPool: a returned buffer is given out again, a larger request gets its own") {
