@@ -2,8 +2,9 @@
 
 #include <fcntl.h>
 #include <liburing.h>
-#include <sys/sysmacros.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -20,14 +21,14 @@ namespace {
 std::atomic<bool> g_unavailable{false};
 
 // What the completions of one chunk stand for: the operation in the low two bits, the file above them.
-enum Op : std::uint64_t { kOpen = 0, kRead = 1, kStatx = 2, kClose = 3 };
+enum Op : std::uint64_t { kOpen = 0, kRead = 1 };
 std::uint64_t tag(std::size_t file, Op op) { return (static_cast<std::uint64_t>(file) << 2) | op; }
 
 class Ring {
  public:
   Ring() {
     if (g_unavailable.load(std::memory_order_relaxed)) return;
-    int rc = io_uring_queue_init(4 * FileBatch::kChunk, &ring_, 0);
+    int rc = io_uring_queue_init(FileBatch::kChunk, &ring_, 0);
     if (rc < 0) {
       g_unavailable.store(true, std::memory_order_relaxed);
       return;
@@ -71,19 +72,22 @@ class Ring {
   bool ok_ = false;
 };
 
-void fill_stat(const struct statx& sx, struct stat& st) {
-  st = {};
-  st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-  st.st_ino = sx.stx_ino;
-  st.st_mode = sx.stx_mode;
-  st.st_size = static_cast<off_t>(sx.stx_size);
-  st.st_mtim = {static_cast<time_t>(sx.stx_mtime.tv_sec), static_cast<long>(sx.stx_mtime.tv_nsec)};
-  st.st_ctim = {static_cast<time_t>(sx.stx_ctime.tv_sec), static_cast<long>(sx.stx_ctime.tv_nsec)};
-}
-
-// One chunk of at most kChunk files: their opens, then each open file's read, statx and close.
+// One chunk of at most kChunk files: their opens, then each open file's read, through the ring; then each file's
+// fstat and close here (see file_batch.hpp for why not in the ring).
 void read_chunk(Ring& ring, std::span<FileRead> files) {
-  std::array<int, FileBatch::kChunk> fds{};
+  // The chunk's descriptors, closed however this returns (a failed submission throws).
+  struct Descriptors {
+    std::array<int, FileBatch::kChunk> fd;
+    Descriptors() { fd.fill(-1); }
+    ~Descriptors() {
+      for (int d : fd) {
+        if (d >= 0) ::close(d);  // a read-only descriptor's close reports nothing worth acting on
+      }
+    }
+    Descriptors(const Descriptors&) = delete;
+    Descriptors& operator=(const Descriptors&) = delete;
+  } open;
+  std::array<int, FileBatch::kChunk>& fds = open.fd;
   for (std::size_t k = 0; k < files.size(); ++k) {
     files[k].error = 0;
     files[k].got = 0;
@@ -98,44 +102,25 @@ void read_chunk(Ring& ring, std::span<FileRead> files) {
 
   std::array<char, FileBatch::kChunk> extra{};
   std::array<std::array<iovec, 2>, FileBatch::kChunk> iov{};
-  std::array<struct statx, FileBatch::kChunk> sx{};
-  unsigned ops = 0;
+  unsigned reads = 0;
   for (std::size_t k = 0; k < files.size(); ++k) {
     if (fds[k] < 0) continue;
     iov[k] = {iovec{files[k].data, files[k].size}, iovec{&extra[k], 1}};
     io_uring_sqe* sqe = ring.entry();
     io_uring_prep_readv(sqe, fds[k], iov[k].data(), 2, 0);
     io_uring_sqe_set_data64(sqe, tag(k, kRead));
-    sqe->flags |= IOSQE_IO_HARDLINK;  // the statx after the read even when it is short
-    sqe = ring.entry();
-    io_uring_prep_statx(sqe, fds[k], "", AT_EMPTY_PATH, STATX_BASIC_STATS, &sx[k]);
-    io_uring_sqe_set_data64(sqe, tag(k, kStatx));
-    sqe->flags |= IOSQE_IO_HARDLINK;
-    sqe = ring.entry();
-    io_uring_prep_close(sqe, fds[k]);
-    io_uring_sqe_set_data64(sqe, tag(k, kClose));
-    ops += 3;
+    ++reads;
   }
-  if (ops == 0) return;
-  ring.run(ops, [&](std::uint64_t t, int res) {
+  if (reads == 0) return;
+  ring.run(reads, [&](std::uint64_t t, int res) {
     FileRead& f = files[t >> 2];
-    switch (static_cast<Op>(t & 3)) {
-      case kRead:
-        if (res < 0)
-          f.error = -res;
-        else
-          f.got = static_cast<std::uint64_t>(res);
-        break;
-      case kStatx:
-        if (res < 0 && f.error == 0) f.error = -res;
-        break;
-      case kOpen:
-      case kClose:  // a read-only descriptor's close reports nothing worth acting on
-        break;
-    }
+    if (res < 0)
+      f.error = -res;
+    else
+      f.got = static_cast<std::uint64_t>(res);
   });
   for (std::size_t k = 0; k < files.size(); ++k) {
-    if (fds[k] >= 0 && files[k].error == 0) fill_stat(sx[k], files[k].after);
+    if (fds[k] >= 0 && files[k].error == 0 && ::fstat(fds[k], &files[k].after) != 0) files[k].error = errno;
   }
 }
 

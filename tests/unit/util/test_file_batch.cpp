@@ -34,7 +34,15 @@ TEST_CASE("file batch: bytes, counts and status of each file, errors by file, ac
     buffers[k].assign(size, '\0');
     reads[k] = FileRead{paths[k].c_str(), buffers[k].data(), size};
   }
+  auto open_descriptors = [] {
+    std::size_t count = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++count;
+    return count;
+  };
+  REQUIRE(FileBatch::available());  // the ring is made before the count, so only the files' descriptors can differ
+  const std::size_t before = open_descriptors();
   REQUIRE(FileBatch::read_files(reads));
+  CHECK(open_descriptors() == before);  // every file opened was closed
   for (std::size_t k = 0; k < n; ++k) {
     INFO("file " << k);
     struct stat st {};
