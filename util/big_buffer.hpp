@@ -9,10 +9,11 @@
 // Huge pages: the mappings are advised onto transparent huge pages (fewer faults, and zstd's random reads into its
 // window and match tables miss the TLB less), except on a virtual machine whose host takes free memory back
 // (a virtio balloon that reports free pages): there a fresh huge page is backed again by the host 4 KiB at a time,
-// and costs several times its 4 KiB pages. Measured, 200 MiB first touched after the memory had been free for 3 s:
-// the 2-core dev VM (free page reporting) 440-640 ms in huge pages, 100-130 ms in 4 KiB pages; an H100 host (no
-// reporting) 98-132 ms against 95-109 ms, where the advice made the fixture's create 0.72 s instead of 0.81 s and
-// its restore 0.32 s instead of 0.38 s under two CPUs (docs/PERFORMANCE.md).
+// and costs several times its 4 KiB pages. Measured on the 2-core dev VM (free page reporting), 200 MiB first
+// written after the memory had been free for 3 s (scripts/bench/first_touch.py): 500-560 ms in huge pages, 130 ms
+// in 4 KiB pages (23 ms in huge pages right after a free). On an H100 host (a balloon without reporting) the same
+// package with the advice switched off made the fixture's create under two CPUs 0.81 s instead of 0.72 s and its
+// restore 0.38 s instead of 0.32 s (docs/PERFORMANCE.md).
 #pragma once
 
 #include <cstddef>
