@@ -20,7 +20,8 @@ std::optional<TritonTarget> make_target(std::string backend, std::string arch, s
   return TritonTarget{std::move(backend), std::move(arch), static_cast<int>(warp), std::move(version), 1};
 }
 
-// The reader of Triton's own form (see scan_plain_kernel_json). `plain` turns false at the first thing outside it.
+// The reader of Triton's own form (see scan_plain_kernel_json). Each reading member returns false at the first
+// thing outside the form.
 class PlainCursor {
  public:
   explicit PlainCursor(std::string_view text) : s_(text) {}

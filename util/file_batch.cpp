@@ -4,7 +4,6 @@
 #include <liburing.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -13,16 +12,13 @@
 #include <string>
 
 #include "util/error.hpp"
+#include "util/fs.hpp"
 
 namespace ccpack {
 namespace {
 
 // Set once any thread finds io_uring unusable: the others do not try again.
 std::atomic<bool> g_unavailable{false};
-
-// What the completions of one chunk stand for: the operation in the low two bits, the file above them.
-enum Op : std::uint64_t { kOpen = 0, kRead = 1 };
-std::uint64_t tag(std::size_t file, Op op) { return (static_cast<std::uint64_t>(file) << 2) | op; }
 
 class Ring {
  public:
@@ -75,52 +71,42 @@ class Ring {
 // One chunk of at most kChunk files: their opens, then each open file's read, through the ring; then each file's
 // fstat and close here (see file_batch.hpp for why not in the ring).
 void read_chunk(Ring& ring, std::span<FileRead> files) {
-  // The chunk's descriptors, closed however this returns (a failed submission throws).
-  struct Descriptors {
-    std::array<int, FileBatch::kChunk> fd;
-    Descriptors() { fd.fill(-1); }
-    ~Descriptors() {
-      for (int d : fd) {
-        if (d >= 0) ::close(d);  // a read-only descriptor's close reports nothing worth acting on
-      }
-    }
-    Descriptors(const Descriptors&) = delete;
-    Descriptors& operator=(const Descriptors&) = delete;
-  } open;
-  std::array<int, FileBatch::kChunk>& fds = open.fd;
+  // The chunk's descriptors, closed however this returns (a failed submission throws). Each completion's data is
+  // its file's index in the chunk: opens and reads go in separate submissions.
+  std::array<UniqueFd, FileBatch::kChunk> fds;
   for (std::size_t k = 0; k < files.size(); ++k) {
     files[k].error = 0;
     files[k].got = 0;
     io_uring_sqe* sqe = ring.entry();
     io_uring_prep_openat(sqe, AT_FDCWD, files[k].path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
-    io_uring_sqe_set_data64(sqe, tag(k, kOpen));
+    io_uring_sqe_set_data64(sqe, k);
   }
-  ring.run(static_cast<unsigned>(files.size()), [&](std::uint64_t t, int res) {
-    fds[t >> 2] = res;
-    if (res < 0) files[t >> 2].error = -res;
+  ring.run(static_cast<unsigned>(files.size()), [&](std::uint64_t k, int res) {
+    fds[k] = UniqueFd(res);
+    if (res < 0) files[k].error = -res;
   });
 
   std::array<char, FileBatch::kChunk> extra{};
   std::array<std::array<iovec, 2>, FileBatch::kChunk> iov{};
   unsigned reads = 0;
   for (std::size_t k = 0; k < files.size(); ++k) {
-    if (fds[k] < 0) continue;
+    if (!fds[k].valid()) continue;
     iov[k] = {iovec{files[k].data, files[k].size}, iovec{&extra[k], 1}};
     io_uring_sqe* sqe = ring.entry();
-    io_uring_prep_readv(sqe, fds[k], iov[k].data(), 2, 0);
-    io_uring_sqe_set_data64(sqe, tag(k, kRead));
+    io_uring_prep_readv(sqe, fds[k].get(), iov[k].data(), 2, 0);
+    io_uring_sqe_set_data64(sqe, k);
     ++reads;
   }
   if (reads == 0) return;
-  ring.run(reads, [&](std::uint64_t t, int res) {
-    FileRead& f = files[t >> 2];
+  ring.run(reads, [&](std::uint64_t k, int res) {
+    FileRead& f = files[k];
     if (res < 0)
       f.error = -res;
     else
       f.got = static_cast<std::uint64_t>(res);
   });
   for (std::size_t k = 0; k < files.size(); ++k) {
-    if (fds[k] >= 0 && files[k].error == 0 && ::fstat(fds[k], &files[k].after) != 0) files[k].error = errno;
+    if (fds[k].valid() && files[k].error == 0 && ::fstat(fds[k].get(), &files[k].after) != 0) files[k].error = errno;
   }
 }
 
