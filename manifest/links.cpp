@@ -7,20 +7,20 @@ EntryTree::AddResult EntryTree::add(std::string_view path, EntryType type, std::
   while (true) {
     auto slash = path.find('/');
     std::string_view name = path.substr(0, slash);
-    auto it = children_.find(Key{parent, name});
+    std::uint32_t found = children_.find(parent, name);
     if (slash == std::string_view::npos) {
-      if (it != children_.end()) return {Added::duplicate, 0};
+      if (found != ChildMap::kNone) return {Added::duplicate, 0};
       auto node = static_cast<std::uint32_t>(nodes_.size());
       Node n;
       n.target = link_target;
       n.parent = parent;
       n.type = type;
       nodes_.push_back(n);
-      children_.emplace(Key{parent, name}, node);
+      (void)children_.emplace(parent, name, node);
       return {Added::ok, node};
     }
-    if (it == children_.end() || nodes_[it->second].type != EntryType::dir) return {Added::no_folder, 0};
-    parent = it->second;
+    if (found == ChildMap::kNone || nodes_[found].type != EntryType::dir) return {Added::no_folder, 0};
+    parent = found;
     path.remove_prefix(slash + 1);
   }
 }
@@ -29,7 +29,7 @@ EntryTree::AddResult EntryTree::add_child(std::uint32_t parent, std::string_view
                                           std::string_view link_target) {
   if (parent != kNoParent && (parent >= nodes_.size() || nodes_[parent].type != EntryType::dir)) return {Added::no_folder, 0};
   auto node = static_cast<std::uint32_t>(nodes_.size());
-  if (!children_.emplace(Key{parent, name}, node).second) return {Added::duplicate, 0};
+  if (children_.emplace(parent, name, node) != ChildMap::kNone) return {Added::duplicate, 0};
   Node n;
   n.target = link_target;
   n.parent = parent;
@@ -90,12 +90,11 @@ EntryTree::LinkVerdict EntryTree::walk_target(std::string_view rest, int depth, 
       ++walk.extra;
       continue;
     }
-    auto it = children_.find(Key{walk.at, name});
-    if (it == children_.end()) {
+    std::uint32_t child = children_.find(walk.at, name);
+    if (child == ChildMap::kNone) {
       walk.extra = 1;  // defence: link-dangling-lexical
       continue;
     }
-    std::uint32_t child = it->second;
     if (nodes_[child].type != EntryType::symlink) {
       walk.at = child;
       continue;

@@ -12,17 +12,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "manifest/tar.hpp"
+#include "util/child_map.hpp"
 
 namespace ccpack::manifest {
 
 // The kernel's MAXSYMLINKS: more symlinks followed to resolve one link is refused as a loop.
 inline constexpr int kMaxLinkHops = 40;
 
-// Memory: one node (32 bytes) and one map slot per entry; the paths and targets are not copied, so the entries
+// Memory: one node (32 bytes) and two map slots (24 bytes each) per entry; the paths and targets are not copied, so the entries
 // they point into must outlive the tree. Cost: each symlink's target is walked once (results are memoised), each
 // step one hash lookup of one name.
 class EntryTree {
@@ -68,16 +68,6 @@ class EntryTree {
     std::uint32_t resolved = 0;     // the node the link leads to ...
     std::uint32_t extra_depth = 0;  // ... and how many names below it that are not in the tree
   };
-  struct Key {
-    std::uint32_t parent;
-    std::string_view name;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const noexcept {
-      return std::hash<std::string_view>{}(k.name) ^ (std::size_t{k.parent} * 0x9e3779b97f4a7c15ULL);
-    }
-  };
   // Where a link's walk is: the node reached, how many names below it are not in the tree, the links followed.
   struct Walk {
     std::uint32_t at;
@@ -88,7 +78,7 @@ class EntryTree {
   LinkVerdict walk_target(std::string_view rest, int depth, Walk& walk);
 
   std::vector<Node> nodes_;
-  std::unordered_map<Key, std::uint32_t, KeyHash> children_;
+  ChildMap children_;  // (folder node, name) -> node
 };
 
 }  // namespace ccpack::manifest

@@ -44,12 +44,14 @@ void put_octal(char* field, std::size_t width, std::uint64_t value) {
   }
 }
 
+// The sum of the block's bytes, its checksum field counted as eight spaces: every byte summed (a loop the
+// compiler vectorises; it runs once per entry on restore), then the field's own bytes swapped for spaces.
 std::uint32_t checksum(const char* block) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(block);
   std::uint32_t sum = 0;
-  for (std::size_t i = 0; i < kTarBlock; ++i) {
-    bool in_field = i >= offsetof(RawHeader, chksum) && i < offsetof(RawHeader, chksum) + 8;
-    sum += in_field ? ' ' : static_cast<unsigned char>(block[i]);
-  }
+  for (std::size_t i = 0; i < kTarBlock; ++i) sum += bytes[i];
+  constexpr std::size_t field = offsetof(RawHeader, chksum);
+  for (std::size_t i = field; i < field + 8; ++i) sum = sum - bytes[i] + ' ';
   return sum;
 }
 
@@ -218,7 +220,7 @@ UstarBlock decode_ustar_block(const char* block, const std::string& where) {
   out.typeflag = raw.typeflag;
   std::string name = field_string(raw.name, sizeof raw.name);
   std::string prefix = field_string(raw.prefix, sizeof raw.prefix);
-  out.path = prefix.empty() ? name : prefix + "/" + name;
+  out.path = prefix.empty() ? std::move(name) : prefix + "/" + name;
   out.link_target = field_string(raw.linkname, sizeof raw.linkname);
   out.mode = static_cast<std::uint32_t>(parse_octal(raw.mode, sizeof raw.mode, "mode", where));
   out.size = parse_octal(raw.size, sizeof raw.size, "size", where);

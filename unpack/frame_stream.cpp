@@ -7,6 +7,7 @@
 #include <zstd_errors.h>
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 
 #include "manifest/tar.hpp"
@@ -48,7 +49,8 @@ FrameStream::FrameStream(const Archive& a, FrameDecoder& decoder, std::size_t fr
       in_offset_(a.header.header_size + f_.offset),
       tar_offset_(tar_offset),
       next_entry_(f_.first_entry),
-      end_entry_(f_.first_entry + f_.entry_count) {
+      end_entry_(f_.first_entry + f_.entry_count),
+      archive_name_(quoted_path(a.path)) {
   ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_and_parameters);  // keeps the window's memory
   ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, manifest::kMaxWindowLog);
   if (whole && f_.raw_size <= kWholeFrameBytes) {
@@ -60,8 +62,9 @@ FrameStream::FrameStream(const Archive& a, FrameDecoder& decoder, std::size_t fr
 }
 
 std::uint64_t FrameStream::memory(const manifest::Frame& f, int window_log, std::size_t tokens, bool whole) {
-  if (whole && f.raw_size <= kWholeFrameBytes) return f.raw_size + ZSTD_BLOCKSIZE_MAX + kInputBytes;
-  return std::min(f.raw_size, std::uint64_t{1} << window_log) + tokens * kChunkBytes + kInputBytes;
+  const std::uint64_t input = kInputBytes + (f.compressed_size <= kHeldFrameBytes ? f.compressed_size : 0);
+  if (whole && f.raw_size <= kWholeFrameBytes) return f.raw_size + ZSTD_BLOCKSIZE_MAX + input;
+  return std::min(f.raw_size, std::uint64_t{1} << window_log) + tokens * kChunkBytes + input;
 }
 
 bool FrameStream::next(Chunk& chunk) {
@@ -83,26 +86,34 @@ bool FrameStream::next(Chunk& chunk) {
   return true;
 }
 
-std::string FrameStream::frame_name() const { return quoted_path(a_.path) + ": frame " + std::to_string(frame_); }
+std::string FrameStream::frame_name() const { return archive_name_ + ": frame " + std::to_string(frame_); }
 
-// The frame's compressed bytes, read through the input buffer and hashed, before zstd sees any of them. The
-// same bytes are read again to be decoded (page-cache copies: the frame's compressed size, against its raw size
-// for hashing each file).
+// The frame's compressed bytes, read and hashed before zstd sees any of them: into held_ when they are at most
+// kHeldFrameBytes (then decoded from there: in_ holds them all), else through the input buffer, to be read again
+// (page-cache copies: the frame's compressed size) and hashed again as they are decoded.
 void FrameStream::authenticate() {
+  const bool hold = f_.compressed_size <= kHeldFrameBytes;
+  if (hold) held_ = BigBuffer(static_cast<std::size_t>(f_.compressed_size));
   Sha256 hash;
   std::uint64_t offset = in_offset_;
-  for (std::uint64_t left = f_.compressed_size; left != 0;) {
+  for (std::uint64_t done = 0; done != f_.compressed_size;) {
     interrupt::check();
-    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(left, input_.size()));
-    std::size_t got = a_.read_payload(input_.data(), want, offset);
+    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(f_.compressed_size - done, input_.size()));
+    char* into = hold ? held_.data() + done : input_.data();
+    std::size_t got = a_.read_payload(into, want, offset);
     if (got != want) throw IntegrityError(quoted_path(a_.path) + " is truncated inside frame " + std::to_string(frame_));
-    hash.update(input_.data(), got);
+    hash.update(into, got);
     offset += got;
-    left -= got;
+    done += got;
   }
   // defence: frame-sha256-first
   if (hash.finish() != f_.sha256) throw IntegrityError(frame_name() + ": SHA-256 of the compressed bytes mismatch");
   authenticated_ = true;
+  if (hold) {
+    in_ = {held_.data(), held_.size(), 0};
+    in_offset_ += in_left_;
+    in_left_ = 0;
+  }
 }
 
 // The next piece of the frame's compressed bytes into the input buffer, hashed, once zstd has taken the last.
@@ -155,7 +166,8 @@ void FrameStream::end_of_frame(std::size_t rc, std::size_t produced) {
     if (in_.pos != in_.size || in_left_ != 0) throw IntegrityError(frame_name() + " ends before its recorded compressed size");
     if (raw_in_frame_ != f_.raw_size) throw IntegrityError(frame_name() + " decompresses to fewer bytes than recorded");
     // defence: frame-sha256
-    if (frame_hash_.finish() != f_.sha256) throw IntegrityError(frame_name() + ": SHA-256 of the compressed bytes mismatch");
+    if (held_.size() == 0 && frame_hash_.finish() != f_.sha256)
+      throw IntegrityError(frame_name() + ": SHA-256 of the compressed bytes mismatch");
     frame_done_ = true;
   } else if (in_.pos == in_.size && in_left_ == 0 && produced == 0) {
     throw IntegrityError(frame_name() + " is truncated (the zstd frame does not end)");
@@ -232,19 +244,19 @@ void FrameStream::parse(Chunk& c) {
 // File data in the chunk: one piece of the current file, written by the later stages straight from the chunk.
 std::size_t FrameStream::take_data(Chunk& c, std::size_t pos, std::size_t avail) {
   std::size_t take = std::min<std::uint64_t>(avail, data_left_);
-  const Entry& e = m_.entries[current_];
+  const std::uint64_t size = m_.entries.file_size(current_);
   Piece p;
   p.entry = static_cast<std::uint32_t>(current_);
   p.at = pos;
   p.length = take;
-  p.file_offset = e.size - data_left_;
+  p.file_offset = size - data_left_;
   p.last = take == data_left_;
   p.large = large_;
   c.pieces.push_back(std::move(p));
   data_left_ -= take;
   if (data_left_ == 0) {
     large_.reset();
-    pad_left_ = manifest::tar_padding(e.size);
+    pad_left_ = manifest::tar_padding(size);
     phase_ = pad_left_ > 0 ? Phase::padding : Phase::header;
   }
   return take;
@@ -252,7 +264,11 @@ std::size_t FrameStream::take_data(Chunk& c, std::size_t pos, std::size_t avail)
 
 // A whole 512-byte block: an end-of-archive block, a pax header, or the header of the next manifest entry.
 void FrameStream::on_block(Chunk& c, std::size_t pos) {
-  std::string where = quoted_path(a_.path) + ": tar offset " + std::to_string(tar_offset_ - kTarBlock);
+  // The block's place for messages, built in a reused string: this runs once per entry.
+  std::string& where = where_;
+  where.assign(archive_name_).append(": tar offset ");
+  char digits[24];
+  where.append(digits, std::to_chars(digits, digits + sizeof digits, tar_offset_ - kTarBlock).ptr);
   if (on_end_block(where)) return;
   manifest::UstarBlock b = manifest::decode_ustar_block(block_.data(), where);
   block_.clear();
@@ -302,36 +318,40 @@ std::size_t FrameStream::match_entry(const manifest::UstarBlock& b, const std::s
                          std::to_string(frame_));
   }
   std::size_t index = next_entry_++;
-  const Entry& e = m_.entries[index];
+  const manifest::EntryList& entries = m_.entries;
   std::optional<EntryType> typed = manifest::entry_type_of(b.typeflag);
   if (!typed) {
     throw IntegrityError(where + ": entry '" + escaped(b.path) + "' has tar type '" + escaped(std::string(1, b.typeflag)) +
                          "', which ccpack never writes");
   }
   EntryType type = *typed;
-  std::string path = b.path;
-  if (type == EntryType::dir && !path.empty() && path.back() == '/') path.pop_back();
+  std::string_view path = b.path;
+  if (type == EntryType::dir && !path.empty() && path.back() == '/') path.remove_suffix(1);
+  path_.clear();
+  entries.append_path(path_, index);
   // defence: tar-header-match
-  if (path != e.path || type != e.type || (b.mode & 07777) != e.mode || (type == EntryType::file && b.size != e.size) ||
-      (type != EntryType::file && b.size != 0) || (type == EntryType::symlink && b.link_target != e.link_target)) {
-    throw IntegrityError(where + ": tar header '" + escaped(b.path) + "' does not match manifest " + entry_name(e, index));
+  if (path != path_ || type != entries.type(index) || (b.mode & 07777) != entries.mode(index) ||
+      (type == EntryType::file && b.size != entries.file_size(index)) || (type != EntryType::file && b.size != 0) ||
+      (type == EntryType::symlink && b.link_target != entries.link_target(index))) {
+    throw IntegrityError(where + ": tar header '" + escaped(b.path) + "' does not match manifest " +
+                         entry_name(entries[index], index));
   }
   return index;
 }
 
 // A matched file goes to the data phase (folders and symlinks are made from the manifest, unpack/extractor.cpp).
 void FrameStream::start_entry(Chunk& c, std::size_t pos, std::size_t index) {
-  const Entry& e = m_.entries[index];
-  if (e.type != EntryType::file) return;
-  progress_.advance(e.size);
-  if (e.size == 0) {
+  if (m_.entries.type(index) != EntryType::file) return;
+  const std::uint64_t size = m_.entries.file_size(index);
+  progress_.advance(size);
+  if (size == 0) {
     c.pieces.push_back(Piece{static_cast<std::uint32_t>(index), pos, 0, 0, true, nullptr});
     return;
   }
   current_ = index;
-  data_left_ = e.size;
+  data_left_ = size;
   phase_ = Phase::data;
-  if (e.size > c.size - pos) large_ = std::make_shared<LargeFile>();  // spans chunks: opened by the writer first
+  if (size > c.size - pos) large_ = std::make_shared<LargeFile>();  // spans chunks: opened by the writer first
 }
 
 }  // namespace ccpack::unpack

@@ -34,6 +34,11 @@ inline constexpr std::size_t kInputBytes = 1 << 20;
 // buffer: the window of the FrameDecoder, reused frame after frame, is the only history in memory, and fresh
 // memory (page zeroing) is what a restore on a busy machine pays for most. docs/PERFORMANCE.md has the figures.
 inline constexpr std::uint64_t kWholeFrameBytes = 256ULL << 20;
+// From an archive file, a frame whose compressed bytes are at most this size is read and hashed once, into memory,
+// and decoded from there (FrameStream::authenticate): the bytes decoded are the bytes hashed, with no second read
+// and no second hash. A larger one is read again piece by piece, and hashed again, as it is decoded. Real caches'
+// frames compress to 5-15 MB.
+inline constexpr std::uint64_t kHeldFrameBytes = 64ULL << 20;
 
 // A file whose data spans chunks: opened before its first piece is written, hashed piece by piece in order.
 struct LargeFile {
@@ -108,7 +113,8 @@ class FrameStream {
   // From an archive file (not a stream), the first call also reads and hashes the frame's compressed bytes whole
   // before decoding any of them: zstd, the tar parser and the writer only see bytes whose SHA-256 is the one the
   // (signed) manifest gives the frame, so each file's content is exactly what create compressed (authenticates()).
-  // The hash at the frame's end still runs: the file could change between the two reads.
+  // Up to kHeldFrameBytes those bytes stay in memory and are decoded from there; a larger frame is read again and
+  // hashed again at its end, as the file could change between the two reads.
   bool next(Chunk& chunk);
 
   // Whether next() checks each frame of `a` before decoding it: for an archive file, not for a stream (read once,
@@ -150,6 +156,7 @@ class FrameStream {
   std::uint64_t raw_in_frame_ = 0;
   Sha256 frame_hash_;
   bool authenticated_ = false;
+  BigBuffer held_;  // the frame's compressed bytes, hashed and checked (kHeldFrameBytes); empty when read in pieces
   bool frame_done_ = false;
   BigBuffer whole_;  // the frame's raw bytes, when decoded whole (raw size plus one block, see fill_whole)
 
@@ -166,6 +173,9 @@ class FrameStream {
   std::uint64_t data_left_ = 0;
   std::uint64_t pad_left_ = 0;
   std::shared_ptr<LargeFile> large_;
+  std::string archive_name_;  // the archive's path, quoted, for messages
+  std::string where_;         // the current header's place, for messages (on_block)
+  std::string path_;          // the manifest path of the entry a header is checked against (match_entry)
 };
 
 }  // namespace ccpack::unpack

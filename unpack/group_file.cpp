@@ -1,6 +1,7 @@
 // See group_file.hpp. A cursor over the text that gives up (nullopt) at the first byte outside the common form.
 #include "unpack/group_file.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace ccpack::unpack {
@@ -55,6 +56,11 @@ class Cursor {
   std::size_t pos_ = 0;
 };
 
+// Printable ASCII without '"' or '\\': written between quotes as it is, exactly as nlohmann writes it.
+bool plain(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e && c != '"' && c != '\\'; });
+}
+
 }  // namespace
 
 std::optional<std::vector<GroupMember>> read_simple_group(std::string_view text) {
@@ -88,7 +94,7 @@ std::string write_group(const std::vector<GroupMember>& members) {
     out += '"';
     out += m.key;
     out += "\":";
-    if (m.replaced) {
+    if (m.replaced && !plain(m.value)) {
       out += nlohmann::ordered_json(std::string(m.value)).dump();  // nlohmann's own escaping, as the full path writes
     } else {
       out += '"';

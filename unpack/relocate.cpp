@@ -41,10 +41,6 @@ std::vector<bool> pickled_entries(const manifest::EntryList& entries, std::strin
   return below;
 }
 
-std::size_t PathRelocator::ChildHash::operator()(const ChildKey& k) const noexcept {
-  return std::hash<std::string_view>{}(k.name) ^ (std::size_t{k.parent} * 0x9e3779b97f4a7c15ULL);
-}
-
 PathRelocator::PathRelocator(const manifest::Manifest& manifest, std::size_t component, const fs::path& target)
     : entries_(&manifest.entries.compact(scratch_)),
       component_(manifest.components[component].name),
@@ -76,7 +72,7 @@ PathRelocator::PathRelocator(const manifest::Manifest& manifest, std::size_t com
   for (std::size_t i = 0; i < entries.size(); ++i) {
     std::uint32_t p = entries.parent(i);
     if (p == manifest::EntryList::kNoParent || !has_group[p] || entries.type(i) != manifest::EntryType::file) continue;
-    if (entries.component(i) == component_) files_.insert({p, entries.name(i)});
+    if (entries.component(i) == component_) (void)files_.emplace(p, entries.name(i), 0);
   }
 }
 
@@ -106,7 +102,7 @@ std::optional<std::string> PathRelocator::moved_child(std::uint32_t parent, std:
   std::string_view base = path.substr(path.rfind('/') + 1);
   std::string rel = std::string(folder) + std::string(base);  // where this child lies in the archive
   bool ours = path.size() > rel.size() && path.ends_with(rel) && path[path.size() - rel.size() - 1] == '/' && path.front() == '/';
-  if (!ours || files_.count(ChildKey{parent, base}) == 0 || path == to_ + rel) return std::nullopt;
+  if (!ours || files_.find(parent, base) == ChildMap::kNone || path == to_ + rel) return std::nullopt;
   return to_ + rel;
 }
 

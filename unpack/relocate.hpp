@@ -21,6 +21,7 @@
 
 #include "manifest/manifest.hpp"
 #include "unpack/pickle_paths.hpp"
+#include "util/child_map.hpp"
 
 namespace ccpack::unpack {
 
@@ -75,15 +76,6 @@ class PathRelocator {
  private:
   // The files a group file may name lie in its own folder: (folder entry, name) in the compact entry list
   // (manifest/entry_list.hpp) is enough, and no path is copied.
-  struct ChildKey {
-    std::uint32_t parent;
-    std::string_view name;
-    bool operator==(const ChildKey&) const = default;
-  };
-  struct ChildHash {
-    std::size_t operator()(const ChildKey& k) const noexcept;
-  };
-  using FileSet = std::unordered_set<ChildKey, ChildHash>;
 
   [[nodiscard]] bool rewrite_paths(nlohmann::ordered_json& doc, std::size_t entry, RelocationStats& stats) const;
   [[nodiscard]] std::optional<std::string> moved_child(std::uint32_t parent, std::string_view folder,
@@ -99,7 +91,7 @@ class PathRelocator {
   const manifest::EntryList* entries_ = nullptr;
   std::string component_;
   std::string to_;                   // the target folder, with a trailing '/'
-  FileSet files_;                    // this component's files
+  ChildMap files_;                   // this component's files (value 0) by (folder entry, name)
   std::string source_;               // the folder the component was packed from
   std::vector<bool> pickled_;        // per entry: a file below the component's fxgraph/ or aotautograd/
   std::once_flag file_hashes_once_;  // file_hashes_ is built at the first pickle (most restores have none)

@@ -55,14 +55,19 @@ Digest Sha256::of(const void* data, std::size_t size) {
   return out;
 }
 
-std::string to_hex(std::span<const std::uint8_t> bytes) {
+void append_hex(std::string& out, std::span<const std::uint8_t> bytes) {
   static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
+  std::size_t at = out.size();
+  out.resize(at + bytes.size() * 2);
   for (std::uint8_t b : bytes) {
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 0xf]);
+    out[at++] = digits[b >> 4];
+    out[at++] = digits[b & 0xf];
   }
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  std::string out;
+  append_hex(out, bytes);
   return out;
 }
 

@@ -40,6 +40,8 @@ class Sha256 {
 };
 
 [[nodiscard]] std::string to_hex(std::span<const std::uint8_t> bytes);
+// Appends the lower-case hex of `bytes` to `out` (to_hex without a string of its own).
+void append_hex(std::string& out, std::span<const std::uint8_t> bytes);
 // Lower-case hex of exactly 64 digits; anything else gives nullopt.
 [[nodiscard]] std::optional<Digest> digest_from_hex(std::string_view hex);
 

@@ -18,6 +18,7 @@
 #include "unit/support.hpp"
 #include "unpack/archive.hpp"
 #include "unpack/extractor.hpp"
+#include "unpack/frame_stream.hpp"
 #include "unpack/payload_source.hpp"
 #include "util/error.hpp"
 #include "util/fs.hpp"
@@ -180,9 +181,9 @@ class InOrderPayload : public unpack::PayloadSource {
 
 // One frame: a 6 MB file (so the frame spans chunks, and its first chunk could be written before the frame's end
 // is reached), then small files; `bad_file`: one of them differs from what its manifest entry hashes;
-// `frame_sha`: the frame's recorded SHA-256 is flipped.
-fs::path damaged_archive(const fs::path& dir, const std::string& name, bool bad_file, bool frame_sha) {
-  const std::string big = test::seeded_text(6'000'000, 7, 26);
+// `frame_sha`: the frame's recorded SHA-256 is flipped. `big`: the first file's bytes instead.
+fs::path damaged_archive(const fs::path& dir, const std::string& name, bool bad_file, bool frame_sha,
+                         const std::string& big = test::seeded_text(6'000'000, 7, 26)) {
   auto entry = [](std::string path, EntryType type, std::string_view bytes) {
     Entry e;
     e.path = std::move(path);
@@ -267,6 +268,27 @@ TEST_CASE("restore writes an archive file's checked frames without hashing each 
   s = unpack::extract(streamed, {{"inductor", root5.get(), nullptr}}, unpack::ExtractOptions{2, false, false});
   CHECK(s.written_files == 3);
   CHECK(test::slurp(t / "out5/sub/b") == "b!\n");
+}
+
+TEST_CASE("a frame too large to be held is read in pieces, refused before decoding, and restored when intact") {
+  test::ScratchDir t;
+  // Bytes zstd cannot shrink, so the frame's compressed size passes kHeldFrameBytes: it is hashed through the input
+  // buffer first, then read and hashed again as it is decoded.
+  const std::string big = test::seeded_text(unpack::kHeldFrameBytes + (1 << 20), 11, 256);
+  const fs::path bad = damaged_archive(t.path(), "bad.ccpack", false, true, big);
+  unpack::Archive a = unpack::Archive::open(bad);
+  REQUIRE(a.manifest.frames.size() == 1);
+  REQUIRE(a.manifest.frames[0].compressed_size > unpack::kHeldFrameBytes);
+  UniqueFd root = open_folder(t / "out");
+  CHECK(integrity_error_of(a, root.get(), false) == "'" + bad.string() + "': frame 0: SHA-256 of the compressed bytes mismatch");
+  CHECK(fs::is_empty(t / "out"));
+  const fs::path good = damaged_archive(t.path(), "good.ccpack", false, false, big);
+  unpack::Archive g = unpack::Archive::open(good);
+  UniqueFd root2 = open_folder(t / "out2");
+  unpack::ExtractStats s = unpack::extract(g, {{"inductor", root2.get(), nullptr}}, unpack::ExtractOptions{1, false, false});
+  CHECK(s.written_files == 3);
+  CHECK(test::slurp(t / "out2/a") == big);
+  CHECK(test::slurp(t / "out2/sub/b") == "b!\n");
 }
 
 TEST_CASE("extract makes each folder when its first entry needs it, and a folder it cannot make stops every thread") {
