@@ -266,9 +266,10 @@ void create_symlinks(const manifest::Manifest& m, const Roots& roots) {
 }
 
 // Runs the frames, several at once, and keeps the error of the lowest failing frame: frames run concurrently, one
-// per four threads and within kDecodeBudget of memory (each decoder holds its frame's raw bytes, or for a frame
-// over 256 MiB the zstd window, 128 MiB, and its chunks). With fewer threads, or a payload read from a stream
-// (restore oci://, read in order), frames run one after the other through one zstd window. A frame that fails
+// per four threads and within kDecodeBudget of memory (each decoder holds the raw bytes of the largest frame it has
+// decoded, and once it has met a frame over 256 MiB the zstd window, 128 MiB, and its chunks). With fewer threads,
+// or a payload read from a stream (restore oci://, read in order), frames run one after the other through one
+// decoder. A frame that fails
 // stops the frames after it, the ones before it run to their end, and the error of the lowest failing frame is the
 // one reported.
 class FrameRunner {
@@ -285,7 +286,6 @@ class FrameRunner {
     }
     // Streams are read in order: one frame at a time.
     lanes_ = a.payload ? 1 : concurrent_frames(jobs);
-    whole_ = lanes_ > 1;
   }
 
   void run() {
@@ -310,15 +310,22 @@ class FrameRunner {
 
  private:
   // How many frames may be decoded at once: one per kThreadsPerLane threads, and the largest count whose most
-  // costly frames (decoded whole) fit kDecodeBudget.
+  // costly frames fit kDecodeBudget. A decoder keeps the buffer of the largest frame it decoded whole, each lane's
+  // from a frame of its own, so the lanes hold at most the largest frames' buffers; and a decoder that met a frame
+  // too large to decode whole keeps its window too.
   [[nodiscard]] std::size_t concurrent_frames(unsigned jobs) const {
     std::size_t most = std::max<std::size_t>(1, jobs / kThreadsPerLane);
     std::vector<std::uint64_t> costs;
-    for (const manifest::Frame& f : m_.frames) costs.push_back(FrameStream::memory(f, m_.compression.window_log, tokens_, true));
+    std::uint64_t window = 0;
+    for (const manifest::Frame& f : m_.frames) {
+      std::uint64_t cost = FrameStream::memory(f, m_.compression.window_log, tokens_);
+      if (f.raw_size > kWholeFrameBytes) window = std::max(window, cost);
+      costs.push_back(cost);
+    }
     std::sort(costs.begin(), costs.end(), std::greater<>());
     std::size_t n = 1;
-    std::uint64_t sum = costs.empty() ? 0 : costs[0];
-    while (n < costs.size() && n < most && sum + costs[n] <= kDecodeBudget) sum += costs[n++];
+    std::uint64_t sum = costs.empty() ? 0 : costs[0] + window;
+    while (n < costs.size() && n < most && sum + costs[n] + window <= kDecodeBudget) sum += costs[n++] + window;
     return n;
   }
 
@@ -334,7 +341,7 @@ class FrameRunner {
   }
 
   void run_frame(std::size_t k, FrameDecoder& decoder, TokenRing<Chunk>& ring) {
-    FrameStream stream(a_, decoder, k, tar_offsets_[k], whole_, progress_);
+    FrameStream stream(a_, decoder, k, tar_offsets_[k], progress_);
     auto read = [&](oneapi::tbb::flow_control& fc) -> Chunk* {
       Chunk* c = &ring.next();
       if (k <= first_failed_.load() && stream.next(*c)) return c;
@@ -361,7 +368,6 @@ class FrameRunner {
   std::atomic<std::size_t> first_failed_;   // the lowest failed frame; frames.size() while none
   std::size_t tokens_ = 0;
   std::size_t lanes_ = 1;
-  bool whole_ = false;  // frames decoded whole (FrameStream): when several are decoded at once
 };
 
 }  // namespace

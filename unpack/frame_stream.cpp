@@ -35,8 +35,16 @@ FrameDecoder::FrameDecoder() : dctx_(ZSTD_createDCtx_advanced(ZSTD_customMem{big
 
 FrameDecoder::~FrameDecoder() { ZSTD_freeDCtx(dctx_); }
 
-FrameStream::FrameStream(const Archive& a, FrameDecoder& decoder, std::size_t frame, std::uint64_t tar_offset, bool whole,
-                         Progress& progress)
+char* FrameDecoder::whole_buffer(std::size_t size) {
+  if (whole_.size() < size) {
+    whole_ = BigBuffer();  // the old one goes first: the two are never held at once
+    whole_ = BigBuffer(size);
+  }
+  return whole_.data();
+}
+
+FrameStream::FrameStream(const Archive& a, FrameDecoder& decoder, std::size_t frame, std::uint64_t tar_offset, Progress& progress,
+                         std::uint64_t whole_limit)
     : a_(a),
       m_(a.manifest),
       f_(a.manifest.frames[frame]),
@@ -53,17 +61,18 @@ FrameStream::FrameStream(const Archive& a, FrameDecoder& decoder, std::size_t fr
       archive_name_(quoted_path(a.path)) {
   ZSTD_DCtx_reset(dctx_, ZSTD_reset_session_and_parameters);  // keeps the window's memory
   ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, manifest::kMaxWindowLog);
-  if (whole && f_.raw_size <= kWholeFrameBytes) {
+  if (f_.raw_size <= whole_limit) {
     // One block more than recorded, so a frame that decodes to more is caught by the size check below, by name.
-    whole_ = BigBuffer(f_.raw_size + ZSTD_BLOCKSIZE_MAX);
+    whole_size_ = static_cast<std::size_t>(f_.raw_size) + ZSTD_BLOCKSIZE_MAX;
+    whole_ = decoder.whole_buffer(whole_size_);
     ZSTD_DCtx_setParameter(dctx_, ZSTD_d_stableOutBuffer, 1);
   }
   in_ = {input_.data(), 0, 0};
 }
 
-std::uint64_t FrameStream::memory(const manifest::Frame& f, int window_log, std::size_t tokens, bool whole) {
+std::uint64_t FrameStream::memory(const manifest::Frame& f, int window_log, std::size_t tokens) {
   const std::uint64_t input = kInputBytes + (f.compressed_size <= kHeldFrameBytes ? f.compressed_size : 0);
-  if (whole && f.raw_size <= kWholeFrameBytes) return f.raw_size + ZSTD_BLOCKSIZE_MAX + input;
+  if (f.raw_size <= kWholeFrameBytes) return f.raw_size + ZSTD_BLOCKSIZE_MAX + input;
   return std::min(f.raw_size, std::uint64_t{1} << window_log) + tokens * kChunkBytes + input;
 }
 
@@ -73,8 +82,8 @@ bool FrameStream::next(Chunk& chunk) {
   if (!authenticated_ && authenticates(a_)) authenticate();
   chunk.size = 0;
   chunk.pieces.clear();
-  if (whole_.size() != 0) {
-    chunk.base = whole_.data() + raw_in_frame_;
+  if (whole_ != nullptr) {
+    chunk.base = whole_ + raw_in_frame_;
     while (chunk.size < kChunkBytes && !frame_done_) fill_whole(chunk);
   } else {
     if (chunk.buffer.size() == 0) chunk.buffer = BigBuffer(kChunkBytes);
@@ -143,7 +152,7 @@ void FrameStream::fill(Chunk& c) {
 void FrameStream::fill_whole(Chunk& c) {
   read_input();
   std::size_t before = raw_in_frame_;
-  ZSTD_outBuffer out{whole_.data(), whole_.size(), before};
+  ZSTD_outBuffer out{whole_, whole_size_, before};
   ZSTD_inBuffer step{in_.src, std::min(in_.size, in_.pos + kWholeStepBytes), in_.pos};
   std::size_t rc = ZSTD_decompressStream(dctx_, &out, &step);
   in_.pos = step.pos;

@@ -28,11 +28,11 @@ inline constexpr std::size_t kInputBytes = 1 << 20;
 // Frames up to this raw size are decoded into one buffer of their size. pack/layout.hpp makes frames of up to
 // about 200 MB from real caches; older archives hold up to 1 GiB per frame.
 //
-// Decoded whole (when frames are decoded in parallel): straight into one buffer of the frame's raw size
-// (ZSTD_d_stableOutBuffer), the chunks being views into it; zstd needs no window of its own and no copy from it,
-// which shortens the critical path. Otherwise through zstd's window (up to 128 MiB) into each chunk's own 4 MiB
-// buffer: the window of the FrameDecoder, reused frame after frame, is the only history in memory, and fresh
-// memory (page zeroing) is what a restore on a busy machine pays for most. docs/PERFORMANCE.md has the figures.
+// Decoded whole: straight into one buffer of the frame's raw size (ZSTD_d_stableOutBuffer), the chunks being views
+// into it; zstd needs no window of its own and no copy out of it (a sixth of a restore's user time on the real
+// fixture). The buffer is the FrameDecoder's, reused frame after frame like a window would be, since fresh memory
+// (page zeroing) is what a restore on a busy machine pays for most. A larger frame goes through zstd's window (up
+// to 128 MiB) into each chunk's own 4 MiB buffer. docs/PERFORMANCE.md has the figures.
 inline constexpr std::uint64_t kWholeFrameBytes = 256ULL << 20;
 // From an archive file, a frame whose compressed bytes are at most this size is read and hashed once, into memory,
 // and decoded from there (FrameStream::authenticate): the bytes decoded are the bytes hashed, with no second read
@@ -77,8 +77,8 @@ struct Chunk {
 // "entry 12 'inductor/x.py'"
 [[nodiscard]] std::string entry_name(const manifest::Entry& e, std::size_t index);
 
-// A zstd decompression context for the frames one thread decodes one after the other: its window (touched once)
-// serves them all.
+// A zstd decompression context for the frames one thread decodes one after the other: its window, or its buffer
+// for frames decoded whole (each touched once), serves them all.
 class FrameDecoder {
  public:
   FrameDecoder();
@@ -86,17 +86,21 @@ class FrameDecoder {
   FrameDecoder(const FrameDecoder&) = delete;
   FrameDecoder& operator=(const FrameDecoder&) = delete;
   [[nodiscard]] ZSTD_DCtx* get() const { return dctx_; }
+  // A buffer of at least `size` bytes for a frame decoded whole: the one the frames before it used, unless it is
+  // smaller (then a new one, and the old one is freed).
+  [[nodiscard]] char* whole_buffer(std::size_t size);
 
  private:
   ZSTD_DCtx* dctx_;
+  BigBuffer whole_;
 };
 
 class FrameStream {
  public:
-  // Frame `frame` of the archive's (fully loaded) manifest, decoded with `decoder` (whole when `whole` and the
-  // frame is at most kWholeFrameBytes); `tar_offset`: the raw bytes of the frames before it.
-  FrameStream(const Archive& a, FrameDecoder& decoder, std::size_t frame, std::uint64_t tar_offset, bool whole,
-              Progress& progress);
+  // Frame `frame` of the archive's (fully loaded) manifest, decoded with `decoder` (whole when the frame's raw size
+  // is at most `whole_limit`, else through zstd's window); `tar_offset`: the raw bytes of the frames before it.
+  FrameStream(const Archive& a, FrameDecoder& decoder, std::size_t frame, std::uint64_t tar_offset, Progress& progress,
+              std::uint64_t whole_limit = kWholeFrameBytes);
   FrameStream(const FrameStream&) = delete;
   FrameStream& operator=(const FrameStream&) = delete;
 
@@ -121,8 +125,9 @@ class FrameStream {
   // in order), whose bytes are checked only at each frame's end: its files' own SHA-256 vouch for them as written.
   [[nodiscard]] static bool authenticates(const Archive& a) { return !a.payload; }
 
-  // The memory a FrameStream of frame `f` and its decoder take at most, with `tokens` chunks in flight.
-  [[nodiscard]] static std::uint64_t memory(const manifest::Frame& f, int window_log, std::size_t tokens, bool whole);
+  // The memory a FrameStream of frame `f` and its decoder's part for it take at most, with `tokens` chunks in
+  // flight: its raw bytes when decoded whole, else the window and the chunks; and its compressed bytes.
+  [[nodiscard]] static std::uint64_t memory(const manifest::Frame& f, int window_log, std::size_t tokens);
 
  private:
   enum class Phase { header, pax, data, padding, end, done };
@@ -158,7 +163,8 @@ class FrameStream {
   bool authenticated_ = false;
   BigBuffer held_;  // the frame's compressed bytes, hashed and checked (kHeldFrameBytes); empty when read in pieces
   bool frame_done_ = false;
-  BigBuffer whole_;  // the frame's raw bytes, when decoded whole (raw size plus one block, see fill_whole)
+  char* whole_ = nullptr;       // the frame's raw bytes, when decoded whole: the decoder's buffer ...
+  std::size_t whole_size_ = 0;  // ... of which the raw size plus one block are used (see fill_whole)
 
   Phase phase_ = Phase::header;
   std::string block_;

@@ -66,10 +66,9 @@ struct Decoded {
   int chunks = 0;
 };
 
-Decoded decode(const unpack::Archive& a, bool whole) {
-  unpack::FrameDecoder decoder;
+Decoded decode_with(unpack::FrameDecoder& decoder, const unpack::Archive& a, bool whole) {
   Progress progress("test", 0, false);
-  unpack::FrameStream stream(a, decoder, 0, 0, whole, progress);
+  unpack::FrameStream stream(a, decoder, 0, 0, progress, whole ? unpack::kWholeFrameBytes : 0);
   Decoded d;
   unpack::Chunk chunk;
   while (stream.next(chunk)) {
@@ -84,6 +83,11 @@ Decoded decode(const unpack::Archive& a, bool whole) {
     }
   }
   return d;
+}
+
+Decoded decode(const unpack::Archive& a, bool whole) {
+  unpack::FrameDecoder decoder;
+  return decode_with(decoder, a, whole);
 }
 
 using test::integrity_error;
@@ -107,6 +111,23 @@ TEST_CASE("FrameStream: each file's bytes, in pieces at their offsets, whole or 
     CHECK(d.last_pieces[2] == 1);
     CHECK(d.files.count(0) == 0);  // folders and links carry no data
     CHECK(d.files.count(4) == 0);
+  }
+}
+
+TEST_CASE("FrameStream: one decoder's buffer serves a smaller frame after a larger one, and grows for a larger") {
+  test::ScratchDir t;
+  unpack::Archive big = unpack::Archive::open(write_archive(t, "big.ccpack"));
+  test::BuiltArchive b =
+      test::build_archive({{"inductor", manifest::ComponentKind::inductor, "/src", 0, 0}},
+                          {entry("inductor", EntryType::dir, 0755, ""), entry("inductor/hello", EntryType::file, 0644, "hi\n")},
+                          {{"inductor/hello", "hi\n"}});
+  test::write_file(t / "small.ccpack", test::archive_file(b.manifest.to_json(), b.payload, b.payload.size()));
+  unpack::Archive small = unpack::Archive::open(t / "small.ccpack");
+  unpack::FrameDecoder decoder;
+  for (const unpack::Archive* a : {&small, &big, &small, &big}) {
+    Decoded d = decode_with(decoder, *a, true);
+    CHECK(d.files[1] == (a == &small ? "hi\n" : "hello\n"));
+    if (a == &big) CHECK(d.files[2] == kBig);
   }
 }
 
