@@ -100,10 +100,16 @@ bool PathRelocator::streams(std::size_t entry) const { return entry < pickled_.s
 std::optional<std::string> PathRelocator::moved_child(std::uint32_t parent, std::string_view folder,
                                                       std::string_view path) const {
   std::string_view base = path.substr(path.rfind('/') + 1);
-  std::string rel = std::string(folder) + std::string(base);  // where this child lies in the archive
-  bool ours = path.size() > rel.size() && path.ends_with(rel) && path[path.size() - rel.size() - 1] == '/' && path.front() == '/';
-  if (!ours || files_.find(parent, base) == ChildMap::kNone || path == to_ + rel) return std::nullopt;
-  return to_ + rel;
+  // Where this child lies in the archive: `folder` then `base`, which `path` must end with, after a '/'.
+  const std::size_t rel = folder.size() + base.size();
+  bool ours = path.size() > rel && path.front() == '/' && path[path.size() - rel - 1] == '/' &&
+              path.substr(path.size() - rel, folder.size()) == folder;
+  if (!ours || files_.find(parent, base) == ChildMap::kNone) return std::nullopt;
+  if (path.size() == to_.size() + rel && path.starts_with(to_)) return std::nullopt;  // already there
+  std::string moved;
+  moved.reserve(to_.size() + rel);
+  moved.append(to_).append(folder).append(base);
+  return moved;
 }
 
 // The folder of group file `entry` relative to its component root ("" at the root, else ending in '/').
