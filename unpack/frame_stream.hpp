@@ -161,8 +161,8 @@ class FrameStream {
   std::uint64_t raw_in_frame_ = 0;
   Sha256 frame_hash_;
   bool authenticated_ = false;
-  BigBuffer held_;  // the frame's compressed bytes, hashed and checked (kHeldFrameBytes); empty when read in pieces
   bool frame_done_ = false;
+  BigBuffer held_;              // the frame's compressed bytes, hashed and checked (kHeldFrameBytes); empty when read in pieces
   char* whole_ = nullptr;       // the frame's raw bytes, when decoded whole: the decoder's buffer ...
   std::size_t whole_size_ = 0;  // ... of which the raw size plus one block are used (see fill_whole)
 
