@@ -22,8 +22,8 @@ namespace ccpack::manifest {
 // The kernel's MAXSYMLINKS: more symlinks followed to resolve one link is refused as a loop.
 inline constexpr int kMaxLinkHops = 40;
 
-// Memory: one node (32 bytes) and two map slots (24 bytes each) per entry; the paths and targets are not copied, so the entries
-// they point into must outlive the tree. Cost: each symlink's target is walked once (results are memoised), each
+// Memory: one node (32 bytes) and two map slots (24 bytes each) per entry; the paths and targets are not copied,
+// so the entries they point into must outlive the tree. Cost: each symlink's target is walked once (results are memoised), each
 // step one hash lookup of one name.
 class EntryTree {
  public:

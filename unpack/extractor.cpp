@@ -269,15 +269,14 @@ void create_symlinks(const manifest::Manifest& m, const Roots& roots) {
 // per four threads and within kDecodeBudget of memory (each decoder holds the raw bytes of the largest frame it has
 // decoded, and once it has met a frame over 256 MiB the zstd window, 128 MiB, and its chunks). With fewer threads,
 // or a payload read from a stream (restore oci://, read in order), frames run one after the other through one
-// decoder. A frame that fails
-// stops the frames after it, the ones before it run to their end, and the error of the lowest failing frame is the
-// one reported.
+// decoder. A frame that fails stops the frames after it, the ones before it run to their end, and the error of the
+// lowest failing frame is the one reported.
 class FrameRunner {
  public:
   FrameRunner(const Archive& a, Writer& writer, Progress& progress, unsigned jobs)
       : a_(a), m_(a.manifest), writer_(writer), progress_(progress), errors_(m_.frames.size()), first_failed_(m_.frames.size()) {
-    // One thread runs each chunk through every stage before it decodes the next: one chunk buffer is all it
-    // uses, and each more would be fresh memory to fault in (4 MiB each).
+    // One thread runs each chunk through every stage before it decodes the next: for a frame through zstd's window,
+    // one chunk buffer is all it uses, and each more would be fresh memory to fault in (4 MiB each).
     tokens_ = jobs <= 1 ? 1 : std::min(kMaxTokensPerFrame, 2 * static_cast<std::size_t>(jobs) + 2);
     std::uint64_t offset = 0;
     for (const manifest::Frame& f : m_.frames) {

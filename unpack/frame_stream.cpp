@@ -110,7 +110,7 @@ void FrameStream::authenticate() {
     std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(f_.compressed_size - done, input_.size()));
     char* into = hold ? held_.data() + done : input_.data();
     std::size_t got = a_.read_payload(into, want, offset);
-    if (got != want) throw IntegrityError(quoted_path(a_.path) + " is truncated inside frame " + std::to_string(frame_));
+    if (got != want) throw IntegrityError(archive_name_ + " is truncated inside frame " + std::to_string(frame_));
     hash.update(into, got);
     offset += got;
     done += got;
@@ -130,7 +130,7 @@ void FrameStream::read_input() {
   if (in_.pos != in_.size || in_left_ == 0) return;
   std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(in_left_, input_.size()));
   std::size_t got = a_.read_payload(input_.data(), want, in_offset_);
-  if (got != want) throw IntegrityError(quoted_path(a_.path) + " is truncated inside frame " + std::to_string(frame_));
+  if (got != want) throw IntegrityError(archive_name_ + " is truncated inside frame " + std::to_string(frame_));
   frame_hash_.update(input_.data(), got);
   in_ = {input_.data(), got, 0};
   in_offset_ += got;
@@ -197,10 +197,9 @@ void FrameStream::finish() const {
     }
     return;
   }
-  if (phase_ != Phase::done)
-    throw IntegrityError(quoted_path(a_.path) + ": tar stream ends early (missing end-of-archive blocks)");
+  if (phase_ != Phase::done) throw IntegrityError(archive_name_ + ": tar stream ends early (missing end-of-archive blocks)");
   if (next_entry_ != m_.entries.size()) {
-    throw IntegrityError(quoted_path(a_.path) + ": the tar stream holds " + std::to_string(next_entry_) +
+    throw IntegrityError(archive_name_ + ": the tar stream holds " + std::to_string(next_entry_) +
                          " entries, the manifest lists " + std::to_string(m_.entries.size()));
   }
 }
@@ -245,7 +244,7 @@ void FrameStream::parse(Chunk& c) {
         break;
       }
       case Phase::done:
-        throw IntegrityError(quoted_path(a_.path) + ": data after the end of the tar stream");
+        throw IntegrityError(archive_name_ + ": data after the end of the tar stream");
     }
   }
 }

@@ -162,7 +162,8 @@ class FrameStream {
   Sha256 frame_hash_;
   bool authenticated_ = false;
   bool frame_done_ = false;
-  BigBuffer held_;              // the frame's compressed bytes, hashed and checked (kHeldFrameBytes); empty when read in pieces
+  // The frame's compressed bytes, hashed and checked (kHeldFrameBytes); empty when they are read in pieces.
+  BigBuffer held_;
   char* whole_ = nullptr;       // the frame's raw bytes, when decoded whole: the decoder's buffer ...
   std::size_t whole_size_ = 0;  // ... of which the raw size plus one block are used (see fill_whole)
 

@@ -74,9 +74,6 @@ class PathRelocator {
   [[nodiscard]] RelocationStats stats() const;
 
  private:
-  // The files a group file may name lie in its own folder: (folder entry, name) in the compact entry list
-  // (manifest/entry_list.hpp) is enough, and no path is copied.
-
   [[nodiscard]] bool rewrite_paths(nlohmann::ordered_json& doc, std::size_t entry, RelocationStats& stats) const;
   [[nodiscard]] std::optional<std::string> moved_child(std::uint32_t parent, std::string_view folder,
                                                        std::string_view path) const;
@@ -90,8 +87,10 @@ class PathRelocator {
   manifest::EntryList scratch_;  // a compact copy of an edited list (entries_ may point here)
   const manifest::EntryList* entries_ = nullptr;
   std::string component_;
-  std::string to_;                   // the target folder, with a trailing '/'
-  ChildMap files_;                   // this component's files (value 0) by (folder entry, name)
+  std::string to_;  // the target folder, with a trailing '/'
+  // This component's files (value 0) by (folder entry, name) in the compact entry list (manifest/entry_list.hpp):
+  // the files a group file may name lie in its own folder, so that is enough, and no path is copied.
+  ChildMap files_;
   std::string source_;               // the folder the component was packed from
   std::vector<bool> pickled_;        // per entry: a file below the component's fxgraph/ or aotautograd/
   std::once_flag file_hashes_once_;  // file_hashes_ is built at the first pickle (most restores have none)
