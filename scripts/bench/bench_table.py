@@ -17,8 +17,13 @@ Each command's clock starts once its shell is inside the limit (benchkit/timing.
 pairs of the per-pair wall ratio ccpack/stock, the median wall and CPU time (user+sys of the command and its
 children, os.wait4) of each, the median of the per-pair CPU ratios, the median no-op, and the largest peak RSS.
 The first ccpack restore of each case is compared with the source (benchkit/treecmp.py).
+The restore floor (benchkit/floor.c: only creating the same folders and files from ccpack's tar stream, already
+decompressed in memory, with one thread per CPU of the limit) runs in each pair after the restores, under the same
+limit and into its own fresh ext4: its file creation time over stock's restore is the least a restore's ratio can
+be on this machine's filesystem (--floor: built with the C compiler when there is one, or a prebuilt binary).
 
-Usage: bench_table.py [--cases fixture,100k] [--cpus all] [--pairs 7] [--ccpack BIN] [--zstd BIN] [--json]
+Usage: bench_table.py [--cases fixture,100k] [--cpus all] [--pairs 7] [--ccpack BIN] [--zstd BIN] [--floor auto|off|BIN]
+                      [--json]
 Exit status: 0 when it ran, 1 when a command failed or a restore did not match, 2 when a limit cannot be set here.
 """
 import argparse
@@ -37,7 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402  (prepare_cache, tree_stats, warm_page_cache, Failure, REPO, GEN)
 import bench_quota  # noqa: E402  (Limit, cgroup_hierarchy)
-from benchkit import freshfs, report  # noqa: E402
+from benchkit import floor, freshfs, report  # noqa: E402
 from benchkit.timing import timed  # noqa: E402
 from benchkit.caches import synthetic_cache  # noqa: E402
 from benchkit.treecmp import Mismatch, verify_in_child  # noqa: E402
@@ -68,6 +73,7 @@ class Commands:
 
     def __init__(self, args, cache, work):
         self.args, self.cache, self.work = args, cache, work
+        self.floor_exe, self.tar = None, work / "stream.tar"  # the floor program and its input (use_floor)
         self.ck, self.st, self.key = work / "out.ccpack", work / "out.tar.zst", work / "bench.key"
         subprocess.run([args.ccpack, "keygen", "-q", "--out", str(self.key)], check=True)
         z = shlex.quote(args.zstd)
@@ -82,6 +88,21 @@ class Commands:
     def ccpack_restore(self, into):
         return [self.args.ccpack, "restore", str(self.ck), "--inductor-dir", str(into / "inductor"), "--triton-dir",
                 str(into / "triton"), "-q", "--python", self.args.python, "--trust", f"{self.key}.pub"]
+
+    def use_floor(self, exe):
+        """Makes the floor's input: ccpack's archive decompressed by zstd into its tar stream."""
+        subprocess.run([self.args.zstd, "-q", "-d", "-f", "--long=27", str(self.ck), "-o", str(self.tar)], check=True)
+        self.floor_exe = exe
+
+    def floor(self, into, threads):
+        """The floor's command: its one line of figures goes to a file beside the tar (read by floor_seconds)."""
+        out = shlex.quote(str(self.work / "floor.out"))
+        return ["sh", "-c", f"{shlex.quote(str(self.floor_exe))} {shlex.quote(str(self.tar))} "
+                            f"{shlex.quote(str(into))} {threads} no-sync > {out}"]
+
+    def floor_seconds(self):
+        fields = dict(kv.split("=") for kv in (self.work / "floor.out").read_text().split())
+        return float(fields["create_s"])
 
     def stock_restore(self, into):
         return ["sh", "-c", f"{shlex.quote(self.args.zstd)} -q -d --long=27 -c {shlex.quote(str(self.st))}"
@@ -120,6 +141,11 @@ def one_pair(i, c, limit, need, verify):
                     verify_in_child([(c.cache / "inductor_cache", into / "inductor"), (c.cache / "triton_cache", into / "triton")])
                 noops = [timed(c.ccpack_restore(into), limit, 0.2) for _ in range(c.args.noops)]
                 s["noop"] = sorted(noops)[len(noops) // 2]
+    if c.floor_exe is not None:
+        with fresh_folder(c.work, "restore-floor", need) as into:
+            threads = os.cpu_count() if limit.cpus == "all" else int(limit.cpus)
+            timed(c.floor(into, threads), limit, settle)
+            s["floor"] = c.floor_seconds()
     return s
 
 
@@ -130,7 +156,7 @@ def run_limit(c, limit, need):
         samples.append(s)
         log(f"  {limit.cpus} CPUs pair {i + 1}/{c.args.pairs}: create {s['create_ccpack'][0]:.3f} vs "
             f"{s['create_stock'][0]:.3f} s, restore {s['restore_ccpack'][0]:.3f} vs {s['restore_stock'][0]:.3f} s, "
-            f"no-op {s['noop'][0] * 1000:.1f} ms")
+            f"no-op {s['noop'][0] * 1000:.1f} ms" + (f", floor {s['floor']:.3f} s" if "floor" in s else ""))
     return samples
 
 
@@ -143,6 +169,9 @@ def summary(samples):
                    "stock_s": med(b[0] for b in s), "ccpack_cpu_s": med(a[1] for a in c),
                    "stock_cpu_s": med(b[1] for b in s), "cpu_ratio": med(a[1] / b[1] for a, b in zip(c, s)),
                    "ccpack_rss_mib": max(a[2] for a in c), "stock_rss_mib": max(b[2] for b in s)}
+    if all("floor" in x for x in samples):
+        row["floor"] = {"ratio": med(x["floor"] / x["restore_stock"][0] for x in samples),
+                        "s": med(x["floor"] for x in samples)}
     row["noop"] = {"ms": med(x["noop"][0] for x in samples) * 1000, "cpu_ms": med(x["noop"][1] for x in samples) * 1000,
                    "rss_mib": max(x["noop"][2] for x in samples)}
     return row
@@ -171,6 +200,8 @@ def run_case(case, args, work, limits):
         c = Commands(args, cache, run_dir)
         bench.warm_page_cache(cache)
         subprocess.run(c.ccpack_create(), check=True)  # untimed: the first create after idle pays faults
+        if args.floor_exe is not None:
+            c.use_floor(args.floor_exe)
         fp = freshfs.footprint(cache)
         need = (int(fp[0] * args.room), fp[1]) if freshfs.available() and not args.plain_folders else None
         rows = {}
@@ -188,22 +219,26 @@ def print_table(results, args):
     print(f"{m['cpu']}, {m['cores']} CPUs, Linux {m['kernel']}, {m['date']}; ccpack {args.ccpack}, zstd {args.zstd}")
     print(f"{args.pairs} alternating pairs per row; ratios are medians of per-pair ratios ccpack/stock (wall; CPU = "
           f"user+sys); no-op: median of {args.noops} per pair, then over pairs")
-    print("| cache | CPUs | create (wall; CPU) | restore (wall; CPU) | no-op restore | peak RSS create / restore / no-op "
-          "(stock) | load |")
-    print("|---|---|---|---|---|---|---|")
+    print("| cache | CPUs | create (wall; CPU) | restore (wall; CPU) | restore floor | no-op restore | peak RSS create / "
+          "restore / no-op (stock) | load |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in results.values():
         for cpus, row in r["rows"].items():
             c, s, n = row["create"], row["restore"], row["noop"]
             print(f"| {r['what']}, {r['files']:,} files, {r['bytes'] / 1e6:.0f} MB | {cpus} | {c['ratio']:.2f}x "
                   f"({c['ccpack_s']:.2f} vs {c['stock_s']:.2f} s; CPU {c['cpu_ratio']:.2f}x: {c['ccpack_cpu_s']:.2f} vs "
                   f"{c['stock_cpu_s']:.2f} s) | {s['ratio']:.2f}x ({s['ccpack_s']:.2f} vs {s['stock_s']:.2f} s; CPU "
-                  f"{s['cpu_ratio']:.2f}x: {s['ccpack_cpu_s']:.2f} vs {s['stock_cpu_s']:.2f} s) | {n['ms']:.1f} ms "
+                  f"{s['cpu_ratio']:.2f}x: {s['ccpack_cpu_s']:.2f} vs {s['stock_cpu_s']:.2f} s) | "
+                  + (f"{row['floor']['ratio']:.2f}x ({row['floor']['s']:.2f} s)" if "floor" in row else "-") +
+                  f" | {n['ms']:.1f} ms "
                   f"(CPU {n['cpu_ms']:.1f} ms) | {c['ccpack_rss_mib']:.0f} / {s['ccpack_rss_mib']:.0f} / "
                   f"{n['rss_mib']:.0f} MiB ({c['stock_rss_mib']:.0f} / {s['stock_rss_mib']:.0f}) | "
                   f"{row['load'][0]:.1f} -> {row['load'][1]:.1f} |")
     into = {r["fresh_ext4"] for r in results.values()}
     print(f"restores into: {'a fresh ext4 each' if into == {True} else 'a fresh folder each'}; "
           f"limits: {'; '.join(sorted({row['limit'] for r in results.values() for row in r['rows'].values()}))}")
+    print("restore floor: benchkit/floor.c creating the same entries from the decompressed stream, one thread per CPU; "
+          "its time over stock's restore (median of per-pair ratios) and its median time; -: not measured")
     print("command: " + shlex.join([sys.executable] + sys.argv))
 
 
@@ -222,6 +257,9 @@ def parse_args():
     ap.add_argument("--plain-folders", action="store_true", help="restore into new folders of --workdir, never a new ext4")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ccpack-bench"),
                     help="scratch folder; synthetic caches are kept there (default: %(default)s)")
+    ap.add_argument("--floor", default="auto",
+                    help="the restore floor program: auto (benchkit/floor.c built with the C compiler, when there is "
+                         "one), off, or a prebuilt floor binary (default: %(default)s)")
     ap.add_argument("--json", action="store_true", help="print every figure as one JSON object")
     args = ap.parse_args()
     for name in ("ccpack", "zstd"):
@@ -229,6 +267,11 @@ def parse_args():
         if found is None:
             ap.error(f"--{name} {getattr(args, name)}: not found or not executable")
         setattr(args, name, os.path.abspath(found))
+    args.floor_exe = None
+    if args.floor not in ("auto", "off"):
+        if shutil.which(args.floor) is None:
+            ap.error(f"--floor {args.floor}: not found or not executable")
+        args.floor_exe = os.path.abspath(shutil.which(args.floor))
     return args
 
 
@@ -251,6 +294,10 @@ def main():
     limits = make_limits(args.cpus)
     work = Path(args.workdir).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    if args.floor == "auto":
+        args.floor_exe = floor.build(work)
+        if args.floor_exe is None:
+            log("no C compiler: the restore floor is not measured (--floor BIN takes a prebuilt one)")
     try:
         results = {case: run_case(case, args, work, limits) for case in args.cases.split(",")}
     except (bench.Failure, Mismatch, subprocess.CalledProcessError) as e:

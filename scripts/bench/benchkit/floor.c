@@ -9,10 +9,11 @@
  * records path, linkpath and size that ccpack writes). Timed: folders are made in stream order (parents first),
  * then files and symlinks by THREADS threads, each taking whole folders (an entry goes to the thread numbered
  * by its folder, so no two threads write into one folder, as ccpack's writers do not), then, separately timed,
- * syncfs (ccpack restore makes its staging durable before the swap; stock tar does not).
+ * syncfs (ccpack restore makes its staging durable before the swap with --durable; stock tar does not), unless
+ * the fourth argument is "no-sync" (sync_s is then 0).
  * Prints one line: "create_s=<seconds> sync_s=<seconds> files=<n> dirs=<n>".
  *
- * Usage: floor TAR DEST THREADS   (DEST must exist and be empty)
+ * Usage: floor TAR DEST THREADS [no-sync]   (DEST must exist and be empty)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -135,8 +136,9 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: floor TAR DEST THREADS\n");
+  int sync = argc == 4;
+  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "no-sync") == 0)) {
+    fprintf(stderr, "usage: floor TAR DEST THREADS [no-sync]\n");
     return 2;
   }
   int in = open(argv[1], O_RDONLY | O_CLOEXEC);
@@ -168,7 +170,7 @@ int main(int argc, char **argv) {
   writer((void *)0);
   for (unsigned t = 1; t < n_threads; ++t) pthread_join(th[t], NULL);
   double t1 = now();
-  if (syncfs(dest_fd) != 0) die("syncfs", argv[2]);
+  if (sync && syncfs(dest_fd) != 0) die("syncfs", argv[2]);
   double t2 = now();
   printf("create_s=%.6f sync_s=%.6f files=%zu dirs=%zu\n", t1 - t0, t2 - t1, n_entries - dirs, dirs);
   return 0;
