@@ -203,7 +203,9 @@ def run_case(case, args, work, limits):
         if args.floor_exe is not None:
             c.use_floor(args.floor_exe)
         fp = freshfs.footprint(cache)
-        need = (int(fp[0] * args.room), fp[1]) if freshfs.available() and not args.plain_folders else None
+        # (size, inodes, journal MiB): room for the journal on top of --room times the cache's footprint
+        need = ((int(fp[0] * args.room) + args.journal_mb * MIB, fp[1], args.journal_mb or None)
+                if freshfs.available() and not args.plain_folders else None)
         rows = {}
         for limit in limits:
             log(f"  under {limit.describe()}")
@@ -235,7 +237,8 @@ def print_table(results, args):
                   f"{n['rss_mib']:.0f} MiB ({c['stock_rss_mib']:.0f} / {s['stock_rss_mib']:.0f}) | "
                   f"{row['load'][0]:.1f} -> {row['load'][1]:.1f} |")
     into = {r["fresh_ext4"] for r in results.values()}
-    print(f"restores into: {'a fresh ext4 each' if into == {True} else 'a fresh folder each'}; "
+    journal = f"{args.journal_mb} MiB journal" if args.journal_mb else "mkfs's default journal for its size"
+    print(f"restores into: {f'a fresh ext4 each ({journal})' if into == {True} else 'a fresh folder each'}; "
           f"limits: {'; '.join(sorted({row['limit'] for r in results.values() for row in r['rows'].values()}))}")
     print("restore floor: benchkit/floor.c creating the same entries from the decompressed stream, one thread per CPU; "
           "its time over stock's restore (median of per-pair ratios) and its median time; -: not measured")
@@ -254,6 +257,10 @@ def parse_args():
     ap.add_argument("--cache", help="folder holding inductor_cache and triton_cache (the fixture case)")
     ap.add_argument("--settle", type=float, default=bench.SETTLE_S, help="seconds after sync before each timed command")
     ap.add_argument("--room", type=float, default=4.0, help="each fresh ext4 is this many times the cache's footprint")
+    ap.add_argument("--journal-mb", type=int, default=0,
+                    help="each fresh ext4's journal in MiB (default: 0, mkfs's default for the image's size: 64 MiB "
+                         "at 100k files, which their folders fill; 1024 is what mkfs gives a node's disk of 128 GiB "
+                         "or more, as bench_quota.py uses)")
     ap.add_argument("--plain-folders", action="store_true", help="restore into new folders of --workdir, never a new ext4")
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "ccpack-bench"),
                     help="scratch folder; synthetic caches are kept there (default: %(default)s)")
