@@ -52,11 +52,13 @@ using manifest::EntryType;
 // larger one zstd's window and its chunks). The real H200 cache (frames of 183, 150 and 17 MiB) decodes all three
 // at once under this bound (verify -j16 measured at 320 MiB peak RSS); a cache of many 1 GiB frames, two at a time.
 constexpr std::uint64_t kDecodeBudget = 384ULL << 20;
-// One decoding thread keeps about three others busy writing and hashing (real H200 cache on the dev VM: a restore
-// takes 0.94 s of CPU, its decoding 0.215 s), so frames are decoded in parallel only with four threads per frame:
-// with fewer, the lanes compete for cores and each pays for its own history memory (2-core dev VM, alternating
-// runs: median 0.72 s with two lanes against 0.61 s for one frame through one window).
-constexpr unsigned kThreadsPerLane = 4;
+// One frame is decoded per thread at most (then the memory bound decides). Every frame of up to 256 MiB is
+// decoded whole into its decoder's buffer, with no window to share, and where creating files is cheap decoding is
+// the critical path: the real H200 cache's restore under two CPUs took 0.29-0.30 s against 0.31-0.34 s with one
+// frame at a time (2-core dev VM, `taskset -c 0,1`, alternating, 4 runs each; peak RSS 364 against 209 MiB), 100k
+// files 2.01-2.14 s against 2.20-2.36 s (3 each; 325 against 211 MiB). (When frames were decoded through one
+// 128 MiB window, two lanes on two cores were slower than one: 0.72 s against 0.61 s.)
+constexpr unsigned kThreadsPerLane = 1;
 // Chunks in flight per frame (the pipeline's tokens), at most: enough for the writers of one frame to overlap.
 constexpr std::size_t kMaxTokensPerFrame = 8;
 
