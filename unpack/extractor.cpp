@@ -268,8 +268,8 @@ void create_symlinks(const manifest::Manifest& m, const Roots& roots) {
 }
 
 // Runs the frames, several at once, and keeps the error of the lowest failing frame: frames run concurrently, one
-// per four threads and within kDecodeBudget of memory (each decoder holds the raw bytes of the largest frame it has
-// decoded, and once it has met a frame over 256 MiB the zstd window, 128 MiB, and its chunks). With fewer threads,
+// per thread and within kDecodeBudget of memory (each decoder holds the raw bytes of the largest frame it has
+// decoded, and once it has met a frame over 256 MiB the zstd window, 128 MiB, and its chunks). With one thread,
 // or a payload read from a stream (restore oci://, read in order), frames run one after the other through one
 // decoder. A frame that fails stops the frames after it, the ones before it run to their end, and the error of the
 // lowest failing frame is the one reported.
