@@ -116,7 +116,7 @@ TEST_CASE("frames: with several damaged frames, the lowest one is reported, ever
   std::string frame0 = "'" + (t / "bad.ccpack").string() + "': frame 0";
   for (int i = 0; i < 10; ++i) {
     unpack::ExtractOptions o;
-    o.jobs = 16;  // several lanes
+    o.jobs = i % 2 == 0 ? 16 : 2;  // several lanes; two (two CPUs)
     CHECK_THAT(
         integrity_error([&] { (void)unpack::extract(bad, {}, o); }),
         Catch::StartsWith(frame0 + " is corrupt: ") || Catch::Equals(frame0 + ": SHA-256 of the compressed bytes mismatch"));
