@@ -55,8 +55,8 @@ constexpr std::uint64_t kDecodeBudget = 384ULL << 20;
 // One frame is decoded per thread at most (then the memory bound decides). Every frame of up to 256 MiB is
 // decoded whole into its decoder's buffer, with no window to share, and where creating files is cheap decoding is
 // the critical path: the real H200 cache's restore under two CPUs took 0.29-0.30 s against 0.31-0.34 s with one
-// frame at a time (2-core dev VM, `taskset -c 0,1`, alternating, 4 runs each; peak RSS 364 against 209 MiB), 100k
-// files 2.01-2.14 s against 2.20-2.36 s (3 each; 325 against 211 MiB). (When frames were decoded through one
+// frame at a time (2-core dev VM, `taskset -c 0,1`, alternating, 4 runs each; peak RSS 356 against 204 MiB), 100k
+// files 2.01-2.14 s against 2.20-2.36 s (3 each; 318 against 206 MiB). (When frames were decoded through one
 // 128 MiB window, two lanes on two cores were slower than one: 0.72 s against 0.61 s.)
 constexpr unsigned kThreadsPerLane = 1;
 // Chunks in flight per frame (the pipeline's tokens), at most: enough for the writers of one frame to overlap.
