@@ -23,7 +23,7 @@ limit and into its own fresh ext4: its file creation time over stock's restore i
 be on this machine's filesystem (--floor: built with the C compiler when there is one, or a prebuilt binary).
 
 Usage: bench_table.py [--cases fixture,100k] [--cpus all] [--pairs 7] [--ccpack BIN] [--zstd BIN] [--floor auto|off|BIN]
-                      [--json]
+                      [--journal-mb MIB] [--json]
 Exit status: 0 when it ran, 1 when a command failed or a restore did not match, 2 when a limit cannot be set here.
 """
 import argparse
