@@ -52,13 +52,6 @@ using manifest::EntryType;
 // larger one zstd's window and its chunks). The real H200 cache (frames of 183, 150 and 17 MiB) decodes all three
 // at once under this bound (verify -j16 measured at 320 MiB peak RSS); a cache of many 1 GiB frames, two at a time.
 constexpr std::uint64_t kDecodeBudget = 384ULL << 20;
-// One frame is decoded per thread at most (then the memory bound decides). Every frame of up to 256 MiB is
-// decoded whole into its decoder's buffer, with no window to share, and where creating files is cheap decoding is
-// the critical path: the real H200 cache's restore under two CPUs took 0.29-0.30 s against 0.31-0.34 s with one
-// frame at a time (2-core dev VM, `taskset -c 0,1`, alternating, 4 runs each; peak RSS 356 against 204 MiB), 100k
-// files 2.01-2.14 s against 2.20-2.36 s (3 each; 318 against 206 MiB). (When frames were decoded through one
-// 128 MiB window, two lanes on two cores were slower than one: 0.72 s against 0.61 s.)
-constexpr unsigned kThreadsPerLane = 1;
 // Chunks in flight per frame (the pipeline's tokens), at most: enough for the writers of one frame to overlap.
 constexpr std::size_t kMaxTokensPerFrame = 8;
 
@@ -310,12 +303,18 @@ class FrameRunner {
   }
 
  private:
-  // How many frames may be decoded at once: one per kThreadsPerLane threads, and the largest count whose most
-  // costly frames fit kDecodeBudget. A decoder keeps the buffer of the largest frame it decoded whole, each lane's
-  // from a frame of its own, so the lanes hold at most the largest frames' buffers; and a decoder that met a frame
-  // too large to decode whole keeps its window too.
+  // How many frames may be decoded at once: one per thread, and the largest count whose most costly frames fit
+  // kDecodeBudget. A decoder keeps the buffer of the largest frame it decoded whole, each lane's from a frame of its
+  // own, so the lanes hold at most the largest frames' buffers; and a decoder that met a frame too large to decode
+  // whole keeps its window too.
+  // One per thread, not fewer: every frame of up to 256 MiB is decoded whole into its decoder's buffer, with no
+  // window to share, and where creating files is cheap decoding is the critical path. The real H200 cache's restore
+  // under two CPUs took 0.29-0.30 s against 0.31-0.34 s with one frame at a time (2-core dev VM, `taskset -c 0,1`,
+  // alternating, 4 runs each; peak RSS 356 against 204 MiB), 100k files 2.01-2.14 s against 2.20-2.36 s (3 each;
+  // 318 against 206 MiB). (When frames were decoded through one 128 MiB window, two lanes on two cores were slower
+  // than one: 0.72 s against 0.61 s.)
   [[nodiscard]] std::size_t concurrent_frames(unsigned jobs) const {
-    std::size_t most = std::max<std::size_t>(1, jobs / kThreadsPerLane);
+    std::size_t most = std::max<std::size_t>(1, jobs);
     std::vector<std::uint64_t> costs;
     std::uint64_t window = 0;
     for (const manifest::Frame& f : m_.frames) {
