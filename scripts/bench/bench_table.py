@@ -73,7 +73,7 @@ class Commands:
 
     def __init__(self, args, cache, work):
         self.args, self.cache, self.work = args, cache, work
-        self.floor_exe, self.tar = None, work / "stream.tar"  # the floor program and its input (use_floor)
+        self.tar = work / "stream.tar"  # the floor's input (make_floor_input)
         self.ck, self.st, self.key = work / "out.ccpack", work / "out.tar.zst", work / "bench.key"
         subprocess.run([args.ccpack, "keygen", "-q", "--out", str(self.key)], check=True)
         z = shlex.quote(args.zstd)
@@ -89,20 +89,17 @@ class Commands:
         return [self.args.ccpack, "restore", str(self.ck), "--inductor-dir", str(into / "inductor"), "--triton-dir",
                 str(into / "triton"), "-q", "--python", self.args.python, "--trust", f"{self.key}.pub"]
 
-    def use_floor(self, exe):
-        """Makes the floor's input: ccpack's archive decompressed by zstd into its tar stream."""
+    def make_floor_input(self):
+        """ccpack's archive decompressed by zstd into its tar stream, what the floor program reads."""
         subprocess.run([self.args.zstd, "-q", "-d", "-f", "--long=27", str(self.ck), "-o", str(self.tar)], check=True)
-        self.floor_exe = exe
 
     def floor(self, into, threads):
-        """The floor's command: its one line of figures goes to a file beside the tar (read by floor_seconds)."""
-        out = shlex.quote(str(self.work / "floor.out"))
-        return ["sh", "-c", f"{shlex.quote(str(self.floor_exe))} {shlex.quote(str(self.tar))} "
-                            f"{shlex.quote(str(into))} {threads} no-sync > {out}"]
+        """The floor's command, without syncfs: its one line of figures goes to a file (read by floor_seconds)."""
+        cmd = shlex.join(floor.argv(self.args.floor_exe, self.tar, into, threads, sync=False))
+        return ["sh", "-c", f"{cmd} > {shlex.quote(str(self.work / 'floor.out'))}"]
 
     def floor_seconds(self):
-        fields = dict(kv.split("=") for kv in (self.work / "floor.out").read_text().split())
-        return float(fields["create_s"])
+        return floor.parse((self.work / "floor.out").read_text())[0]
 
     def stock_restore(self, into):
         return ["sh", "-c", f"{shlex.quote(self.args.zstd)} -q -d --long=27 -c {shlex.quote(str(self.st))}"
@@ -141,7 +138,7 @@ def one_pair(i, c, limit, need, verify):
                     verify_in_child([(c.cache / "inductor_cache", into / "inductor"), (c.cache / "triton_cache", into / "triton")])
                 noops = [timed(c.ccpack_restore(into), limit, 0.2) for _ in range(c.args.noops)]
                 s["noop"] = sorted(noops)[len(noops) // 2]
-    if c.floor_exe is not None:
+    if c.args.floor_exe is not None:
         with fresh_folder(c.work, "restore-floor", need) as into:
             threads = os.cpu_count() if limit.cpus == "all" else int(limit.cpus)
             timed(c.floor(into, threads), limit, settle)
@@ -201,7 +198,7 @@ def run_case(case, args, work, limits):
         bench.warm_page_cache(cache)
         subprocess.run(c.ccpack_create(), check=True)  # untimed: the first create after idle pays faults
         if args.floor_exe is not None:
-            c.use_floor(args.floor_exe)
+            c.make_floor_input()
         fp = freshfs.footprint(cache)
         # (size, inodes, journal MiB): room for the journal on top of --room times the cache's footprint
         need = ((int(fp[0] * args.room) + args.journal_mb * MIB, fp[1], args.journal_mb or None)

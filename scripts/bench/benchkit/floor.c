@@ -136,7 +136,7 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-  int sync = argc == 4;
+  int sync_after = argc == 4;
   if (argc != 4 && !(argc == 5 && strcmp(argv[4], "no-sync") == 0)) {
     fprintf(stderr, "usage: floor TAR DEST THREADS [no-sync]\n");
     return 2;
@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
   writer((void *)0);
   for (unsigned t = 1; t < n_threads; ++t) pthread_join(th[t], NULL);
   double t1 = now();
-  if (sync && syncfs(dest_fd) != 0) die("syncfs", argv[2]);
+  if (sync_after && syncfs(dest_fd) != 0) die("syncfs", argv[2]);
   double t2 = now();
   printf("create_s=%.6f sync_s=%.6f files=%zu dirs=%zu\n", t1 - t0, t2 - t1, n_entries - dirs, dirs);
   return 0;

@@ -17,9 +17,18 @@ def build(work):
     return exe
 
 
-def run(exe, tar, dest, threads):
-    """Creates the entries of `tar` under dest; returns (create seconds, syncfs seconds)."""
-    out = subprocess.run([str(exe), str(tar), str(dest), str(threads)], check=True, stdout=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL).stdout.decode()
+def argv(exe, tar, dest, threads, sync=True):
+    """The floor's command line: create the entries of `tar` under dest with `threads` threads, then syncfs (or not)."""
+    return [str(exe), str(tar), str(dest), str(threads)] + ([] if sync else ["no-sync"])
+
+
+def parse(out):
+    """(create seconds, syncfs seconds) from the floor's one line of output."""
     fields = dict(kv.split("=") for kv in out.split())
     return float(fields["create_s"]), float(fields["sync_s"])
+
+
+def run(exe, tar, dest, threads):
+    """Creates the entries of `tar` under dest; returns (create seconds, syncfs seconds)."""
+    return parse(subprocess.run(argv(exe, tar, dest, threads), check=True, stdout=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL).stdout.decode())
