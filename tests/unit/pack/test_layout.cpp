@@ -185,6 +185,28 @@ TEST_CASE("layout: a split archive is the same bytes for any -j, and import give
   CHECK(unpack::extract(a, {}, {}).files == 8);
 }
 
+TEST_CASE("layout: a kernel name across a boundary of the pieces a pickle is read in is found, in order") {
+  // The pickle is read in pieces, in parallel: a name across every MiB up to 8 MiB lies across a boundary of
+  // pieces of 1, 2, 4 or 8 MiB, and is found only through the overlap each piece reads past its end. The names
+  // come in reverse alphabetical order, the scanner's is alphabetical: only names found move their folders into
+  // the pickle's frame, in order of mention; the folder it does not name (Z) stays in the rest.
+  test::ScratchDir t;
+  const std::string named = "HGFEDCBA";
+  std::string pickle(9 << 20, 'x');
+  for (std::size_t m = 1; m <= named.size(); ++m) pickle.replace((m << 20) - 26, kernel('A').size(), kernel(named[m - 1]));
+  test::write_file(t / "src/inductor_cache/fxgraph/ab/fabc/pabc", pickle);
+  for (char c : named + "Z") test::write_file(t / ("src/triton_cache/" + kernel(c) + "/k.llir"), std::string(1000 + c, c));
+  pack::PackResult r = pack::create_archive(split_dirs(t / "src"), t / "a.ccpack", split_options(2));
+  std::vector<std::string> files;
+  for (const manifest::Entry& x : r.manifest.entries) {
+    if (x.type == EntryType::file) files.push_back(x.path + "@" + std::to_string(x.frame));
+  }
+  std::vector<std::string> expected = {"inductor/fxgraph/ab/fabc/pabc@0"};
+  for (char c : named) expected.push_back("triton/" + kernel(c) + "/k.llir@0");
+  expected.push_back("triton/" + kernel('Z') + "/k.llir@1");
+  CHECK(files == expected);
+}
+
 TEST_CASE("layout: entries are reordered in place, cycle by cycle") {
   std::vector<std::string> v = {"a", "b", "c", "d", "e", "f"};
   pack::permute(v, {2, 0, 1, 4, 3, 5});
