@@ -21,6 +21,9 @@ The restore floor (benchkit/floor.c: only creating the same folders and files fr
 decompressed in memory, with one thread per CPU of the limit) runs in each pair after the restores, under the same
 limit and into its own fresh ext4: its file creation time over stock's restore is the least a restore's ratio can
 be on this machine's filesystem (--floor: built with the C compiler when there is one, or a prebuilt binary).
+Decoding alone follows it: `zstd -d` of ccpack's archive to /dev/null under the same limit (one thread, every frame
+in turn). Under one CPU, where a restore both decodes and creates the files on that CPU, the floor plus decoding
+is about the least a restore can take.
 
 Usage: bench_table.py [--cases fixture,100k] [--cpus all] [--pairs 7] [--ccpack BIN] [--zstd BIN] [--floor auto|off|BIN]
                       [--journal-mb MIB] [--json]
@@ -98,6 +101,10 @@ class Commands:
         cmd = shlex.join(floor.argv(self.args.floor_exe, self.tar, into, threads, sync=False))
         return ["sh", "-c", f"{cmd} > {shlex.quote(str(self.work / 'floor.out'))}"]
 
+    def decode(self):
+        """Decoding alone: ccpack's archive through stock zstd into /dev/null."""
+        return ["sh", "-c", f"{shlex.quote(self.args.zstd)} -q -d --long=27 -c {shlex.quote(str(self.ck))} > /dev/null"]
+
     def floor_seconds(self):
         return floor.parse((self.work / "floor.out").read_text())[0]
 
@@ -143,6 +150,7 @@ def one_pair(i, c, limit, need, verify):
             threads = os.cpu_count() if limit.cpus == "all" else int(limit.cpus)
             timed(c.floor(into, threads), limit, settle)
             s["floor"] = c.floor_seconds()
+    s["decode"] = timed(c.decode(), limit, settle)[0]
     return s
 
 
@@ -153,7 +161,8 @@ def run_limit(c, limit, need):
         samples.append(s)
         log(f"  {limit.cpus} CPUs pair {i + 1}/{c.args.pairs}: create {s['create_ccpack'][0]:.3f} vs "
             f"{s['create_stock'][0]:.3f} s, restore {s['restore_ccpack'][0]:.3f} vs {s['restore_stock'][0]:.3f} s, "
-            f"no-op {s['noop'][0] * 1000:.1f} ms" + (f", floor {s['floor']:.3f} s" if "floor" in s else ""))
+            f"no-op {s['noop'][0] * 1000:.1f} ms" + (f", floor {s['floor']:.3f} s" if "floor" in s else "") +
+            f", decode {s['decode']:.3f} s")
     return samples
 
 
@@ -169,6 +178,8 @@ def summary(samples):
     if all("floor" in x for x in samples):
         row["floor"] = {"ratio": med(x["floor"] / x["restore_stock"][0] for x in samples),
                         "s": med(x["floor"] for x in samples)}
+    row["decode"] = {"ratio": med(x["decode"] / x["restore_stock"][0] for x in samples),
+                     "s": med(x["decode"] for x in samples)}
     row["noop"] = {"ms": med(x["noop"][0] for x in samples) * 1000, "cpu_ms": med(x["noop"][1] for x in samples) * 1000,
                    "rss_mib": max(x["noop"][2] for x in samples)}
     return row
@@ -218,9 +229,9 @@ def print_table(results, args):
     print(f"{m['cpu']}, {m['cores']} CPUs, Linux {m['kernel']}, {m['date']}; ccpack {args.ccpack}, zstd {args.zstd}")
     print(f"{args.pairs} alternating pairs per row; ratios are medians of per-pair ratios ccpack/stock (wall; CPU = "
           f"user+sys); no-op: median of {args.noops} per pair, then over pairs")
-    print("| cache | CPUs | create (wall; CPU) | restore (wall; CPU) | restore floor | no-op restore | peak RSS create / "
-          "restore / no-op (stock) | load |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| cache | CPUs | create (wall; CPU) | restore (wall; CPU) | restore floor | decode | no-op restore | peak RSS "
+          "create / restore / no-op (stock) | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results.values():
         for cpus, row in r["rows"].items():
             c, s, n = row["create"], row["restore"], row["noop"]
@@ -229,7 +240,7 @@ def print_table(results, args):
                   f"{c['stock_cpu_s']:.2f} s) | {s['ratio']:.2f}x ({s['ccpack_s']:.2f} vs {s['stock_s']:.2f} s; CPU "
                   f"{s['cpu_ratio']:.2f}x: {s['ccpack_cpu_s']:.2f} vs {s['stock_cpu_s']:.2f} s) | "
                   + (f"{row['floor']['ratio']:.2f}x ({row['floor']['s']:.2f} s)" if "floor" in row else "-") +
-                  f" | {n['ms']:.1f} ms "
+                  f" | {row['decode']['ratio']:.2f}x ({row['decode']['s']:.2f} s) | {n['ms']:.1f} ms "
                   f"(CPU {n['cpu_ms']:.1f} ms) | {c['ccpack_rss_mib']:.0f} / {s['ccpack_rss_mib']:.0f} / "
                   f"{n['rss_mib']:.0f} MiB ({c['stock_rss_mib']:.0f} / {s['stock_rss_mib']:.0f}) | "
                   f"{row['load'][0]:.1f} -> {row['load'][1]:.1f} |")
@@ -239,6 +250,7 @@ def print_table(results, args):
           f"limits: {'; '.join(sorted({row['limit'] for r in results.values() for row in r['rows'].values()}))}")
     print("restore floor: benchkit/floor.c creating the same entries from the decompressed stream, one thread per CPU; "
           "its time over stock's restore (median of per-pair ratios) and its median time; -: not measured")
+    print("decode: zstd -d of ccpack's archive into /dev/null under the same limit, over stock's restore, and its median")
     print("command: " + shlex.join([sys.executable] + sys.argv))
 
 
