@@ -101,16 +101,19 @@ class Commands:
         cmd = shlex.join(floor.argv(self.args.floor_exe, self.tar, into, threads, sync=False))
         return ["sh", "-c", f"{cmd} > {shlex.quote(str(self.work / 'floor.out'))}"]
 
+    def decompress(self, archive):
+        """Shell text: stock zstd decoding `archive` to its standard output."""
+        return f"{shlex.quote(self.args.zstd)} -q -d --long=27 -c {shlex.quote(str(archive))}"
+
     def decode(self):
         """Decoding alone: ccpack's archive through stock zstd into /dev/null."""
-        return ["sh", "-c", f"{shlex.quote(self.args.zstd)} -q -d --long=27 -c {shlex.quote(str(self.ck))} > /dev/null"]
+        return ["sh", "-c", f"{self.decompress(self.ck)} > /dev/null"]
 
     def floor_seconds(self):
         return floor.parse((self.work / "floor.out").read_text())[0]
 
     def stock_restore(self, into):
-        return ["sh", "-c", f"{shlex.quote(self.args.zstd)} -q -d --long=27 -c {shlex.quote(str(self.st))}"
-                            f" | tar -x -C {shlex.quote(str(into))}"]
+        return ["sh", "-c", f"{self.decompress(self.st)} | tar -x -C {shlex.quote(str(into))}"]
 
 
 @contextlib.contextmanager
